@@ -1,0 +1,738 @@
+//! Configuration: parse (TOML, `--set key=value` overrides, JSON from Python) → `validate` →
+//! `Resolved` (every default filled in, derived values computed and checked once).
+//!
+//! Every key has a default, so an empty config runs. Keys carry their unit in the name. Errors
+//! name the dotted key at fault. Defaults live here and in `presets` only.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ConfigError;
+use crate::presets::{self, TimingPreset};
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub device: DeviceConfig,
+    pub timing: TimingConfig,
+    pub ftl: FtlConfig,
+    pub workload: WorkloadConfig,
+    pub run: RunConfig,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DeviceConfig {
+    /// Named preset giving default geometry and timing (`nandlab presets`).
+    pub preset: String,
+    pub page_size_bytes: Option<u64>,
+    pub pages_per_block: Option<u32>,
+    /// Physical erase blocks. Unset: from `device.logical_bytes` ÷ `device.utilization`, from the
+    /// trace's footprint for trace workloads, or the preset's default.
+    pub blocks: Option<u32>,
+    /// Logical pages ÷ physical pages. Default 0.8.
+    pub utilization: Option<f64>,
+    /// Logical capacity exported to the host (alternative to `device.utilization`).
+    pub logical_bytes: Option<u64>,
+    pub sector_size_bytes: u64,
+}
+
+impl Default for DeviceConfig {
+    fn default() -> Self {
+        Self {
+            preset: "generic".into(),
+            page_size_bytes: None,
+            pages_per_block: None,
+            blocks: None,
+            utilization: None,
+            logical_bytes: None,
+            sector_size_bytes: 512,
+        }
+    }
+}
+
+/// Overrides of the preset's per-page timing.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct TimingConfig {
+    pub read_page_ns: Option<u64>,
+    pub program_page_ns: Option<u64>,
+    pub erase_block_ns: Option<u64>,
+    pub transfer_page_ns: Option<u64>,
+    /// Copyback time per page; 0 disables copyback (copy = read + 2 transfers + program).
+    pub copy_page_ns: Option<u64>,
+    pub ram_page_ns: Option<u64>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct FtlConfig {
+    /// FTL kind: `"page"` (page-mapped log-structured store).
+    pub kind: String,
+    /// Victim selection: `greedy`, `cost-benefit`, `cat`, `fifo`, `random-d`.
+    pub cleaning: String,
+    /// Data placement: `none` (one log), `dac`, `oracle`.
+    pub placement: String,
+    /// Number of logs / DAC regions. Default 1 for `none`, 4 for `dac`, 2 for `oracle`.
+    pub regions: Option<u32>,
+    /// DAC time threshold for promotion/demotion; unset = no threshold.
+    pub time_threshold_s: Option<f64>,
+    /// The cleaner runs while fewer free blocks remain. Default: regions + 2.
+    pub gc_free_blocks_min: Option<u32>,
+    /// Sample size of the `random-d` policy.
+    pub random_d: u32,
+    /// Upper bound on blocks examined by one victim search of the age-dependent policies.
+    pub victim_scan_limit: u32,
+    /// Oracle log boundaries as next-write distances in units of the logical capacity
+    /// (host page writes ÷ logical pages), ascending; `regions - 1` values. Default: geometric
+    /// around 1.0 with ratio 4.
+    pub oracle_boundaries_passes: Option<Vec<f64>>,
+}
+
+impl Default for FtlConfig {
+    fn default() -> Self {
+        Self {
+            kind: "page".into(),
+            cleaning: "greedy".into(),
+            placement: "none".into(),
+            regions: None,
+            time_threshold_s: None,
+            gc_free_blocks_min: None,
+            random_d: 8,
+            victim_scan_limit: 65_536,
+            oracle_boundaries_passes: None,
+        }
+    }
+}
+
+/// One phase of a `phases` workload.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseConfig {
+    /// `uniform` or `hotcold`.
+    pub kind: String,
+    #[serde(default)]
+    pub hot_access_fraction: Option<f64>,
+    #[serde(default)]
+    pub hot_data_fraction: Option<f64>,
+    /// Length in bytes written (alternative: `passes`).
+    #[serde(default)]
+    pub bytes: Option<u64>,
+    /// Length in host page writes ÷ logical pages.
+    #[serde(default)]
+    pub passes: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkloadConfig {
+    /// `sequential`, `uniform`, `hotcold`, `phases`, `trace`.
+    pub kind: String,
+    /// Hot/cold "x/y": fraction x of accesses go to fraction y of the data.
+    pub hot_access_fraction: f64,
+    pub hot_data_fraction: f64,
+    /// Host page writes excluded from the metrics, as multiples of the logical page count
+    /// (trace workloads: number of warm-up replays of the trace).
+    pub warmup_passes: Option<f64>,
+    /// Measured host page writes as multiples of the logical page count (trace workloads: number
+    /// of measured replays).
+    pub passes: Option<f64>,
+    /// Write every logical page once, sequentially, before warm-up (not measured).
+    pub prefill: Option<bool>,
+    /// Size of each synthetic request. Default: one page.
+    pub request_bytes: Option<u64>,
+    /// Fraction of synthetic requests that are reads (same address distribution).
+    pub read_fraction: f64,
+    /// `closed` (next request when the previous one completes) or `poisson`.
+    pub arrival: String,
+    /// Poisson arrival rate; alternatively `workload.duration_s` spreads the requests evenly.
+    pub arrival_rate_per_s: Option<f64>,
+    pub duration_s: Option<f64>,
+    /// Phases of a `phases` workload. Default: the DAC paper's four-phase server run.
+    pub phases: Option<Vec<PhaseConfig>>,
+    /// Trace file (any supported format, optionally gzip-compressed).
+    pub path: Option<String>,
+    /// Trace format; unset = detected from the content.
+    pub format: Option<String>,
+    /// Keep only this device / volume / LUN of the trace.
+    pub device: Option<u64>,
+    /// How trace addresses are fitted onto the device: `auto`, `error`, `fold`, `compact`.
+    pub fit: String,
+    /// Chunk size of `compact` fitting. Default: one erase block.
+    pub compact_chunk_bytes: Option<u64>,
+    /// Trace arrival times: `trace` (open loop at the trace's timestamps) or `closed`.
+    pub trace_timing: String,
+}
+
+impl Default for WorkloadConfig {
+    fn default() -> Self {
+        Self {
+            kind: "uniform".into(),
+            hot_access_fraction: 0.9,
+            hot_data_fraction: 0.1,
+            warmup_passes: None,
+            passes: None,
+            prefill: None,
+            request_bytes: None,
+            read_fraction: 0.0,
+            arrival: "closed".into(),
+            arrival_rate_per_s: None,
+            duration_s: None,
+            phases: None,
+            path: None,
+            format: None,
+            device: None,
+            fit: "auto".into(),
+            compact_chunk_bytes: None,
+            trace_timing: "trace".into(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    pub seed: u64,
+    /// Run the O(n) invariant checker every this many requests (0 = never). For tests.
+    pub check_every_requests: u64,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        Self { seed: 1, check_every_requests: 0 }
+    }
+}
+
+/// Flash geometry after resolution.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+pub struct Geometry {
+    pub page_size_bytes: u64,
+    pub pages_per_block: u32,
+    pub blocks: u32,
+    pub logical_pages: u64,
+    pub sector_size_bytes: u64,
+}
+
+impl Geometry {
+    #[must_use]
+    pub fn physical_pages(&self) -> u64 {
+        u64::from(self.blocks) * u64::from(self.pages_per_block)
+    }
+    #[must_use]
+    pub fn logical_bytes(&self) -> u64 {
+        self.logical_pages * self.page_size_bytes
+    }
+    #[must_use]
+    pub fn utilization(&self) -> f64 {
+        self.logical_pages as f64 / self.physical_pages() as f64
+    }
+}
+
+/// Timing after resolution (preset + overrides).
+pub type Timing = TimingPreset;
+
+/// A validated configuration with every default filled in. The `config` field is the filled
+/// config itself (what `print-config` shows and every result records).
+#[derive(Clone, Debug, Serialize)]
+pub struct Resolved {
+    pub config: Config,
+    pub geometry: Geometry,
+    pub timing: Timing,
+    pub regions: u32,
+    pub gc_free_blocks_min: u32,
+}
+
+const UTILIZATION_DEFAULT: f64 = 0.8;
+
+impl Config {
+    /// Parses TOML text. `source` names the file in errors.
+    pub fn from_toml(text: &str, source: &str) -> Result<Self, ConfigError> {
+        let value: toml::Value = toml::from_str(text)
+            .map_err(|e| ConfigError::new("", format!("{source}: {}", e.message())))?;
+        Self::from_value(value)
+    }
+
+    /// Parses a `toml::Value` table (the result of merging files and overrides).
+    pub fn from_value(value: toml::Value) -> Result<Self, ConfigError> {
+        let text = toml::to_string(&value).map_err(|e| ConfigError::new("", e.to_string()))?;
+        toml::from_str::<Config>(&text).map_err(|e| {
+            let message = e.message().to_string();
+            // serde names the unknown field but not its table: report the best key we have.
+            let key = e
+                .span()
+                .and_then(|span| key_at(&text, span.start))
+                .unwrap_or_default();
+            ConfigError::new(key, message)
+        })
+    }
+
+    /// Parses JSON (the Python front end's config dicts).
+    pub fn from_json(text: &str) -> Result<Self, ConfigError> {
+        let json: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| ConfigError::new("", e.to_string()))?;
+        let value = json_to_toml(&json, "")?;
+        Self::from_value(value)
+    }
+
+    /// The config as a TOML value (for merging overrides on top).
+    #[must_use]
+    pub fn to_value(&self) -> toml::Value {
+        toml::Value::try_from(self).expect("a Config always serializes")
+    }
+}
+
+/// Applies `key=value` overrides to a TOML table. The value is parsed as a TOML value (so
+/// `0.9`, `true`, `[1, 2]` keep their types); anything that does not parse is taken as a string.
+pub fn apply_overrides(base: &mut toml::Value, overrides: &[String]) -> Result<(), ConfigError> {
+    for item in overrides {
+        let Some((key, raw)) = item.split_once('=') else {
+            return Err(ConfigError::new(item.as_str(), "an override must look like key=value"));
+        };
+        let key = key.trim();
+        let raw = raw.trim();
+        if key.is_empty() || key.split('.').any(str::is_empty) {
+            return Err(ConfigError::new(key, "empty key or key segment"));
+        }
+        let value = parse_scalar(raw);
+        set_path(base, key, value)?;
+    }
+    Ok(())
+}
+
+fn parse_scalar(raw: &str) -> toml::Value {
+    let wrapped = format!("v = {raw}");
+    match toml::from_str::<toml::Table>(&wrapped) {
+        Ok(mut t) => t.remove("v").unwrap_or_else(|| toml::Value::String(raw.to_string())),
+        Err(_) => toml::Value::String(raw.to_string()),
+    }
+}
+
+fn set_path(root: &mut toml::Value, key: &str, value: toml::Value) -> Result<(), ConfigError> {
+    let mut node = root;
+    let segments: Vec<&str> = key.split('.').collect();
+    for (i, segment) in segments.iter().enumerate() {
+        let table = node
+            .as_table_mut()
+            .ok_or_else(|| ConfigError::new(key, "this key's parent is not a table"))?;
+        if i + 1 == segments.len() {
+            table.insert((*segment).to_string(), value);
+            return Ok(());
+        }
+        node = table
+            .entry((*segment).to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    }
+    unreachable!("a key has at least one segment")
+}
+
+fn json_to_toml(json: &serde_json::Value, key: &str) -> Result<toml::Value, ConfigError> {
+    Ok(match json {
+        serde_json::Value::Null => {
+            return Err(ConfigError::new(key, "null is not a value: omit the key instead"))
+        }
+        serde_json::Value::Bool(b) => toml::Value::Boolean(*b),
+        serde_json::Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                toml::Value::Integer(i)
+            } else if let Some(u) = n.as_u64() {
+                toml::Value::Integer(i64::try_from(u).map_err(|_| {
+                    ConfigError::new(key, "integer too large")
+                })?)
+            } else {
+                toml::Value::Float(n.as_f64().unwrap_or(f64::NAN))
+            }
+        }
+        serde_json::Value::String(s) => toml::Value::String(s.clone()),
+        serde_json::Value::Array(items) => toml::Value::Array(
+            items.iter().map(|v| json_to_toml(v, key)).collect::<Result<_, _>>()?,
+        ),
+        serde_json::Value::Object(map) => {
+            let mut table = toml::Table::new();
+            for (k, v) in map {
+                let child = if key.is_empty() { k.clone() } else { format!("{key}.{k}") };
+                if v.is_null() {
+                    continue; // None from Python means "use the default".
+                }
+                table.insert(k.clone(), json_to_toml(v, &child)?);
+            }
+            toml::Value::Table(table)
+        }
+    })
+}
+
+/// Best-effort dotted key of the TOML line containing byte `offset` of `text`.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let mut table = String::new();
+    let mut pos = 0;
+    for line in text.lines() {
+        let end = pos + line.len();
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            table = trimmed.trim_matches(|c| c == '[' || c == ']').to_string();
+        }
+        if offset <= end {
+            let name = trimmed.split('=').next().unwrap_or("").trim();
+            if trimmed.starts_with('[') || name.is_empty() {
+                return Some(table);
+            }
+            return Some(if table.is_empty() { name.into() } else { format!("{table}.{name}") });
+        }
+        pos = end + 1;
+    }
+    None
+}
+
+fn check(cond: bool, key: &str, message: impl Into<String>) -> Result<(), ConfigError> {
+    if cond {
+        Ok(())
+    } else {
+        Err(ConfigError::new(key, message))
+    }
+}
+
+fn one_of(value: &str, key: &str, allowed: &[&str]) -> Result<(), ConfigError> {
+    check(
+        allowed.contains(&value),
+        key,
+        format!("unknown value {value:?}; expected one of {}", allowed.join(", ")),
+    )
+}
+
+pub const CLEANING_NAMES: &[&str] = &["greedy", "cost-benefit", "cat", "fifo", "random-d"];
+pub const PLACEMENT_NAMES: &[&str] = &["none", "dac", "oracle"];
+pub const WORKLOAD_KINDS: &[&str] = &["sequential", "uniform", "hotcold", "phases", "trace"];
+
+impl Config {
+    /// Validates every field and cross-field relation and fills in every default.
+    pub fn resolve(&self) -> Result<Resolved, ConfigError> {
+        let mut c = self.clone();
+        let preset = presets::preset(&c.device.preset).ok_or_else(|| {
+            ConfigError::new(
+                "device.preset",
+                format!(
+                    "unknown preset {:?}; expected one of {}",
+                    c.device.preset,
+                    presets::preset_names().join(", ")
+                ),
+            )
+        })?;
+        let d = &mut c.device;
+        let page_size_bytes = *d.page_size_bytes.get_or_insert(preset.page_size_bytes);
+        let pages_per_block = *d.pages_per_block.get_or_insert(preset.pages_per_block);
+        check(d.sector_size_bytes >= 1, "device.sector_size_bytes", "must be at least 1")?;
+        check(
+            page_size_bytes >= d.sector_size_bytes && page_size_bytes % d.sector_size_bytes == 0,
+            "device.page_size_bytes",
+            format!("must be a positive multiple of the sector size {}", d.sector_size_bytes),
+        )?;
+        check(
+            (2..=32_768).contains(&pages_per_block),
+            "device.pages_per_block",
+            "must be between 2 and 32768",
+        )?;
+        if let Some(u) = d.utilization {
+            check(u > 0.0 && u < 1.0, "device.utilization", "must be in (0, 1)")?;
+        }
+        let (blocks, logical_pages) = match (d.blocks, d.logical_bytes, d.utilization) {
+            (Some(_), Some(_), Some(_)) => {
+                return Err(ConfigError::new(
+                    "device.utilization",
+                    "device.blocks, device.logical_bytes and device.utilization over-determine \
+                     the device: set two of them",
+                ))
+            }
+            (Some(b), Some(lb), None) => (b, lb.div_ceil(page_size_bytes)),
+            (b, Some(lb), u) => {
+                let lp = lb.div_ceil(page_size_bytes);
+                let u = u.unwrap_or(UTILIZATION_DEFAULT);
+                let pages = (lp as f64 / u).ceil() as u64;
+                let blocks = b.map_or_else(
+                    || u32::try_from(pages.div_ceil(u64::from(pages_per_block))),
+                    Ok,
+                );
+                let blocks = blocks.map_err(|_| {
+                    ConfigError::new("device.logical_bytes", "device too large (over 2^32 blocks)")
+                })?;
+                (blocks, lp)
+            }
+            (b, None, u) => {
+                let blocks = b.unwrap_or(preset.blocks);
+                let u = u.unwrap_or(UTILIZATION_DEFAULT);
+                let physical = u64::from(blocks) * u64::from(pages_per_block);
+                (blocks, (physical as f64 * u).floor() as u64)
+            }
+        };
+        d.blocks = Some(blocks);
+        let geometry = Geometry {
+            page_size_bytes,
+            pages_per_block,
+            blocks,
+            logical_pages,
+            sector_size_bytes: d.sector_size_bytes,
+        };
+        d.utilization = Some(geometry.utilization());
+        d.logical_bytes = Some(geometry.logical_bytes());
+        check(blocks >= 4, "device.blocks", "must be at least 4")?;
+        check(logical_pages >= 1, "device.logical_bytes", "the device has no logical pages")?;
+        check(
+            geometry.physical_pages() < u64::from(u32::MAX),
+            "device.blocks",
+            "more than 2^32 - 1 physical pages are not supported",
+        )?;
+
+        let timing = resolve_timing(&mut c.timing, preset.timing);
+
+        let f = &mut c.ftl;
+        one_of(&f.kind, "ftl.kind", &["page"])?;
+        one_of(&f.cleaning, "ftl.cleaning", CLEANING_NAMES)?;
+        one_of(&f.placement, "ftl.placement", PLACEMENT_NAMES)?;
+        let default_regions = match f.placement.as_str() {
+            "dac" => 4,
+            "oracle" => 2,
+            _ => 1,
+        };
+        let regions = *f.regions.get_or_insert(default_regions);
+        check((1..=64).contains(&regions), "ftl.regions", "must be between 1 and 64")?;
+        check(
+            f.placement != "none" || regions == 1,
+            "ftl.regions",
+            "placement \"none\" is one log: use ftl.placement = \"dac\" or \"oracle\" for more",
+        )?;
+        if let Some(t) = f.time_threshold_s {
+            check(t.is_finite() && t >= 0.0, "ftl.time_threshold_s", "must be >= 0")?;
+            check(
+                f.placement == "dac",
+                "ftl.time_threshold_s",
+                "only the DAC placement uses a time threshold",
+            )?;
+        }
+        check(f.random_d >= 1, "ftl.random_d", "must be at least 1")?;
+        check(f.victim_scan_limit >= 1, "ftl.victim_scan_limit", "must be at least 1")?;
+        if f.placement == "oracle" {
+            let b = f.oracle_boundaries_passes.get_or_insert_with(|| {
+                (0..regions - 1)
+                    .map(|i| 4f64.powf(f64::from(i) - f64::from(regions - 2) / 2.0))
+                    .collect()
+            });
+            check(
+                b.len() == regions as usize - 1,
+                "ftl.oracle_boundaries_passes",
+                format!("needs regions - 1 = {} values", regions - 1),
+            )?;
+            check(
+                b.windows(2).all(|w| w[0] < w[1]) && b.iter().all(|v| *v > 0.0),
+                "ftl.oracle_boundaries_passes",
+                "values must be positive and strictly increasing",
+            )?;
+        } else {
+            check(
+                f.oracle_boundaries_passes.is_none(),
+                "ftl.oracle_boundaries_passes",
+                "only the oracle placement uses boundaries",
+            )?;
+        }
+        let gc_free_blocks_min = *f.gc_free_blocks_min.get_or_insert(regions + 2);
+        check(
+            gc_free_blocks_min >= 2,
+            "ftl.gc_free_blocks_min",
+            "must be at least 2 (the cleaner needs a block to copy into)",
+        )?;
+        // Blocks that can never hold valid data at steady state: the free reserve plus one open
+        // block per region. With fewer spare pages than that, the cleaner could find every
+        // closed block full of valid pages and make no progress.
+        let spare_blocks_min = u64::from(gc_free_blocks_min) + u64::from(regions) + 1;
+        let spare_pages = geometry.physical_pages().saturating_sub(logical_pages);
+        check(
+            spare_pages >= spare_blocks_min * u64::from(pages_per_block),
+            "device.utilization",
+            format!(
+                "leaves {spare_pages} spare pages; the cleaner needs at least \
+                 {spare_blocks_min} spare blocks (gc_free_blocks_min + regions + 1); lower the \
+                 utilization or add blocks"
+            ),
+        )?;
+
+        validate_workload(&mut c.workload, &geometry)?;
+        Ok(Resolved { config: c, geometry, timing, regions, gc_free_blocks_min })
+    }
+}
+
+fn resolve_timing(t: &mut TimingConfig, p: TimingPreset) -> Timing {
+    let copy = t.copy_page_ns.or(p.copy_page_ns).filter(|&ns| ns > 0);
+    let timing = Timing {
+        read_page_ns: *t.read_page_ns.get_or_insert(p.read_page_ns),
+        program_page_ns: *t.program_page_ns.get_or_insert(p.program_page_ns),
+        erase_block_ns: *t.erase_block_ns.get_or_insert(p.erase_block_ns),
+        transfer_page_ns: *t.transfer_page_ns.get_or_insert(p.transfer_page_ns),
+        copy_page_ns: copy,
+        ram_page_ns: *t.ram_page_ns.get_or_insert(p.ram_page_ns),
+    };
+    t.copy_page_ns = Some(copy.unwrap_or(0));
+    timing
+}
+
+fn validate_fraction(v: f64, key: &str, open: bool) -> Result<(), ConfigError> {
+    let ok = if open { v > 0.0 && v < 1.0 } else { (0.0..=1.0).contains(&v) };
+    check(ok, key, if open { "must be in (0, 1)" } else { "must be in [0, 1]" })
+}
+
+fn validate_workload(w: &mut WorkloadConfig, g: &Geometry) -> Result<(), ConfigError> {
+    one_of(&w.kind, "workload.kind", WORKLOAD_KINDS)?;
+    validate_fraction(w.hot_access_fraction, "workload.hot_access_fraction", true)?;
+    validate_fraction(w.hot_data_fraction, "workload.hot_data_fraction", true)?;
+    validate_fraction(w.read_fraction, "workload.read_fraction", false)?;
+    one_of(&w.arrival, "workload.arrival", &["closed", "poisson"])?;
+    one_of(&w.fit, "workload.fit", &["auto", "error", "fold", "compact"])?;
+    one_of(&w.trace_timing, "workload.trace_timing", &["trace", "closed"])?;
+    let is_trace = w.kind == "trace";
+    let warmup = *w.warmup_passes.get_or_insert(if is_trace { 0.0 } else { 1.0 });
+    let passes = *w.passes.get_or_insert(if is_trace { 1.0 } else { 2.0 });
+    check(warmup.is_finite() && warmup >= 0.0, "workload.warmup_passes", "must be >= 0")?;
+    check(passes.is_finite() && passes > 0.0, "workload.passes", "must be > 0")?;
+    if is_trace {
+        check(
+            warmup.fract() == 0.0 && passes.fract() == 0.0,
+            "workload.passes",
+            "for trace workloads, passes and warmup_passes count whole replays of the trace",
+        )?;
+        check(w.path.is_some(), "workload.path", "a trace workload needs a trace file path")?;
+    }
+    w.prefill.get_or_insert(true);
+    let request_bytes = *w.request_bytes.get_or_insert(g.page_size_bytes);
+    check(
+        request_bytes >= 1 && request_bytes <= g.logical_bytes(),
+        "workload.request_bytes",
+        "must be between 1 and the logical capacity",
+    )?;
+    if let Some(r) = w.arrival_rate_per_s {
+        check(r.is_finite() && r > 0.0, "workload.arrival_rate_per_s", "must be > 0")?;
+    }
+    if let Some(d) = w.duration_s {
+        check(d.is_finite() && d > 0.0, "workload.duration_s", "must be > 0")?;
+    }
+    if w.arrival == "poisson" {
+        check(
+            w.arrival_rate_per_s.is_some() != w.duration_s.is_some(),
+            "workload.arrival_rate_per_s",
+            "poisson arrivals need exactly one of workload.arrival_rate_per_s or \
+             workload.duration_s",
+        )?;
+    }
+    if w.kind == "phases" {
+        let phases = w.phases.get_or_insert_with(default_phases);
+        check(!phases.is_empty(), "workload.phases", "needs at least one phase")?;
+        for (i, p) in phases.iter_mut().enumerate() {
+            let key = format!("workload.phases[{i}]");
+            one_of(&p.kind, &format!("{key}.kind"), &["uniform", "hotcold"])?;
+            if p.kind == "hotcold" {
+                let x = *p.hot_access_fraction.get_or_insert(w.hot_access_fraction);
+                let y = *p.hot_data_fraction.get_or_insert(w.hot_data_fraction);
+                validate_fraction(x, &format!("{key}.hot_access_fraction"), true)?;
+                validate_fraction(y, &format!("{key}.hot_data_fraction"), true)?;
+            }
+            check(
+                p.bytes.is_some() != p.passes.is_some(),
+                &format!("{key}.passes"),
+                "each phase needs exactly one of bytes or passes",
+            )?;
+            if let Some(v) = p.passes {
+                check(v.is_finite() && v > 0.0, &format!("{key}.passes"), "must be > 0")?;
+            }
+        }
+    }
+    if let Some(c) = w.compact_chunk_bytes {
+        check(
+            c >= g.page_size_bytes && c % g.page_size_bytes == 0,
+            "workload.compact_chunk_bytes",
+            "must be a positive multiple of the page size",
+        )?;
+    }
+    Ok(())
+}
+
+/// The DAC paper's server run: after the prefill, four phases of equal length alternating
+/// 90/10 locality and uniform access. Each phase writes 40 MB onto 24 MB × 0.9 of data in the
+/// paper, i.e. 1.85 passes over the logical space.
+fn default_phases() -> Vec<PhaseConfig> {
+    let passes = 40.0 / (24.0 * 0.9);
+    ["hotcold", "uniform", "hotcold", "uniform"]
+        .iter()
+        .map(|k| PhaseConfig {
+            kind: (*k).into(),
+            hot_access_fraction: (*k == "hotcold").then_some(0.9),
+            hot_data_fraction: (*k == "hotcold").then_some(0.1),
+            bytes: None,
+            passes: Some(passes),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(overrides: &[&str]) -> Result<Resolved, ConfigError> {
+        let mut v = Config::default().to_value();
+        let o: Vec<String> = overrides.iter().map(|s| (*s).to_string()).collect();
+        apply_overrides(&mut v, &o)?;
+        Config::from_value(v)?.resolve()
+    }
+
+    #[test]
+    fn defaults_resolve() {
+        let r = resolve(&[]).unwrap();
+        assert_eq!(r.geometry.blocks, 4096);
+        assert_eq!(r.geometry.pages_per_block, 64);
+        assert_eq!(r.geometry.logical_pages, (4096.0 * 64.0 * 0.8f64).floor() as u64);
+        assert_eq!(r.regions, 1);
+        assert_eq!(r.gc_free_blocks_min, 3);
+    }
+
+    #[test]
+    fn overrides_keep_types() {
+        let r = resolve(&["device.utilization=0.9", "ftl.placement=dac", "run.seed=7"]).unwrap();
+        assert_eq!(r.regions, 4);
+        assert_eq!(r.config.run.seed, 7);
+        assert!((r.geometry.utilization() - 0.9).abs() < 1e-5);
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let e = resolve(&["ftl.cleaning=lru"]).unwrap_err();
+        assert_eq!(e.key, "ftl.cleaning");
+        let e = resolve(&["device.utilization=1.5"]).unwrap_err();
+        assert_eq!(e.key, "device.utilization");
+        let e = resolve(&["device.bogus=1"]).unwrap_err();
+        assert!(e.to_string().contains("bogus"), "{e}");
+        let e = resolve(&["device.utilization=0.999"]).unwrap_err();
+        assert_eq!(e.key, "device.utilization");
+        let e = resolve(&["ftl.regions=3"]).unwrap_err();
+        assert_eq!(e.key, "ftl.regions");
+        let e = resolve(&["device.page_size_bytes=1000"]).unwrap_err();
+        assert_eq!(e.key, "device.page_size_bytes");
+        let e = resolve(&["workload.kind=trace"]).unwrap_err();
+        assert_eq!(e.key, "workload.path");
+    }
+
+    #[test]
+    fn logical_bytes_sizes_the_device() {
+        let r = resolve(&["device.logical_bytes=104857600", "device.utilization=0.5"]).unwrap();
+        assert_eq!(r.geometry.logical_pages, 25_600);
+        assert_eq!(r.geometry.blocks, 800);
+    }
+
+    #[test]
+    fn oracle_default_boundaries() {
+        let r = resolve(&["ftl.placement=oracle", "ftl.regions=4"]).unwrap();
+        assert_eq!(r.config.ftl.oracle_boundaries_passes, Some(vec![0.25, 1.0, 4.0]));
+        let r = resolve(&["ftl.placement=oracle"]).unwrap();
+        assert_eq!(r.config.ftl.oracle_boundaries_passes, Some(vec![1.0]));
+    }
+
+    #[test]
+    fn json_config() {
+        let c = Config::from_json(r#"{"device": {"blocks": 64, "utilization": null}}"#).unwrap();
+        assert_eq!(c.device.blocks, Some(64));
+        let e = Config::from_json(r#"{"ftl": {"nope": 1}}"#).unwrap_err();
+        assert!(e.to_string().contains("nope"));
+    }
+}

@@ -1,0 +1,279 @@
+//! The request-level device: the one API that trace replay, synthetic workloads, the NBD
+//! virtual drive and the benchmarks all drive.
+//!
+//! `submit` takes a read / write / trim / flush of a byte range at a simulated arrival time and
+//! returns its simulated start and completion times. Requests are split into pages; a write
+//! that covers part of a page merges with the page's old content (read-modify-write, one flash
+//! read when the page holds data). Timing is one serialized channel: a request starts when it
+//! arrives or when the flash finishes the previous one, whichever is later, and takes the sum
+//! of its flash operations' times (foreground cleaning included). A multi-channel engine will
+//! replace `busy_until_ns` with a scheduler over `Flash::take_pending_ns`-style per-op times.
+
+use crate::config::{Geometry, Resolved};
+use crate::error::{ConfigError, RequestError};
+use crate::flash::{CountingMedia, Flash, FlashCounters, Lpn, Media};
+use crate::ftl::{Ftl, FtlCounters, PageFtl};
+use crate::metrics::{self, HostCounters, LatencyHistogram, Metrics, WearSummary};
+use crate::request::{Request, RequestKind};
+use crate::{gc, placement};
+
+/// What happened to one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// When the request arrived (closed-loop requests arrive when the device becomes idle).
+    pub arrival_ns: u64,
+    /// When the flash started serving it.
+    pub start_ns: u64,
+    pub complete_ns: u64,
+    /// Flash time spent on this request, cleaning included.
+    pub service_ns: u64,
+}
+
+impl Completion {
+    #[must_use]
+    pub fn latency_ns(&self) -> u64 {
+        self.complete_ns - self.arrival_ns
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Snapshot {
+    host: HostCounters,
+    flash: FlashCounters,
+    ftl: FtlCounters,
+    time_ns: u64,
+}
+
+pub struct Device {
+    ftl: Box<dyn Ftl>,
+    geometry: Geometry,
+    busy_until_ns: u64,
+    last_arrival_ns: u64,
+    host: HostCounters,
+    read_latency: LatencyHistogram,
+    write_latency: LatencyHistogram,
+    window_start: Snapshot,
+}
+
+impl Device {
+    /// A device on the metadata-only counting media, policies from the config. `future` is the
+    /// oracle placement's knowledge (see `placement::by_name`).
+    pub fn new(resolved: &Resolved, future: Option<Vec<u32>>) -> Result<Self, ConfigError> {
+        let media = Box::new(CountingMedia::new(resolved.geometry));
+        Self::with_media(resolved, media, future)
+    }
+
+    /// A device on a given media (payload-storing media of later issues plug in here).
+    pub fn with_media(
+        resolved: &Resolved,
+        media: Box<dyn Media>,
+        future: Option<Vec<u32>>,
+    ) -> Result<Self, ConfigError> {
+        let flash = Flash::new(media, resolved.timing);
+        let victim = gc::by_name(resolved)?;
+        let placement = placement::by_name(resolved, future)?;
+        let ftl = PageFtl::new(flash, victim, placement, resolved.gc_free_blocks_min);
+        Ok(Self::with_ftl(Box::new(ftl)))
+    }
+
+    #[must_use]
+    pub fn with_ftl(ftl: Box<dyn Ftl>) -> Self {
+        let geometry = *ftl.geometry();
+        Self {
+            ftl,
+            geometry,
+            busy_until_ns: 0,
+            last_arrival_ns: 0,
+            host: HostCounters::default(),
+            read_latency: LatencyHistogram::default(),
+            write_latency: LatencyHistogram::default(),
+            window_start: Snapshot::default(),
+        }
+    }
+
+    #[must_use]
+    pub fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    #[must_use]
+    pub fn ftl(&self) -> &dyn Ftl {
+        self.ftl.as_ref()
+    }
+
+    /// Simulated time at which the flash becomes idle.
+    #[must_use]
+    pub fn now_ns(&self) -> u64 {
+        self.busy_until_ns
+    }
+
+    /// Pages `[first, end)` a byte range touches.
+    #[must_use]
+    pub fn page_range(&self, offset_bytes: u64, length_bytes: u64) -> (u64, u64) {
+        let p = self.geometry.page_size_bytes;
+        (offset_bytes / p, (offset_bytes + length_bytes).div_ceil(p))
+    }
+
+    fn check_range(&self, req: &Request) -> Result<(), RequestError> {
+        let capacity_bytes = self.geometry.logical_bytes();
+        let end = req.offset_bytes.checked_add(req.length_bytes);
+        if end.is_none_or(|e| e > capacity_bytes) {
+            return Err(RequestError::OutOfRange {
+                offset_bytes: req.offset_bytes,
+                length_bytes: req.length_bytes,
+                capacity_bytes,
+            });
+        }
+        Ok(())
+    }
+
+    /// Serves one request; see the module doc for the timing rule.
+    pub fn submit(&mut self, req: &Request) -> Result<Completion, RequestError> {
+        self.check_range(req)?;
+        let arrival_ns = match req.arrival_ns {
+            Some(a) => {
+                if a < self.last_arrival_ns {
+                    return Err(RequestError::TimeWentBackwards {
+                        arrival_ns: a,
+                        previous_arrival_ns: self.last_arrival_ns,
+                    });
+                }
+                a
+            }
+            None => self.busy_until_ns.max(self.last_arrival_ns),
+        };
+        self.last_arrival_ns = arrival_ns;
+        let start_ns = arrival_ns.max(self.busy_until_ns);
+        let (first, end) = self.page_range(req.offset_bytes, req.length_bytes);
+        let h = &mut self.host;
+        match req.kind {
+            RequestKind::Write => {
+                h.write_requests += 1;
+                h.write_bytes += req.length_bytes;
+                let p = self.geometry.page_size_bytes;
+                for lpn in first..end {
+                    let lpn = lpn as Lpn;
+                    let page_start = u64::from(lpn) * p;
+                    let partial = req.offset_bytes > page_start
+                        || req.offset_bytes + req.length_bytes < page_start + p;
+                    if partial && self.ftl.read_page(lpn, start_ns, None) {
+                        self.host.rmw_read_pages += 1;
+                    }
+                    self.ftl.write_page(lpn, start_ns, None);
+                }
+                self.host.write_pages += end - first;
+            }
+            RequestKind::Read => {
+                h.read_requests += 1;
+                h.read_bytes += req.length_bytes;
+                h.read_pages += end - first;
+                for lpn in first..end {
+                    if !self.ftl.read_page(lpn as Lpn, start_ns, None) {
+                        self.host.unmapped_read_pages += 1;
+                    }
+                }
+            }
+            RequestKind::Trim => {
+                h.trim_requests += 1;
+                // Only pages the range covers entirely are discarded.
+                let p = self.geometry.page_size_bytes;
+                let whole_first = req.offset_bytes.div_ceil(p);
+                let whole_end = (req.offset_bytes + req.length_bytes) / p;
+                for lpn in whole_first..whole_end.max(whole_first) {
+                    self.ftl.trim_page(lpn as Lpn, start_ns);
+                }
+                self.host.trim_pages += whole_end.saturating_sub(whole_first);
+            }
+            RequestKind::Flush => {
+                h.flush_requests += 1;
+            }
+        }
+        let service_ns = self.ftl.flash_mut().take_pending_ns();
+        let complete_ns = start_ns + service_ns;
+        self.busy_until_ns = complete_ns;
+        let latency = complete_ns - arrival_ns;
+        match req.kind {
+            RequestKind::Read => self.read_latency.record(latency),
+            RequestKind::Write => self.write_latency.record(latency),
+            RequestKind::Trim | RequestKind::Flush => {}
+        }
+        Ok(Completion { arrival_ns, start_ns, complete_ns, service_ns })
+    }
+
+    /// Starts the measurement window: counters and latencies reported by `metrics` count from
+    /// here (warm-up before it is excluded).
+    pub fn start_measurement(&mut self) {
+        self.window_start = self.snapshot();
+        self.read_latency.reset();
+        self.write_latency.reset();
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            host: self.host,
+            flash: self.ftl.flash().counters,
+            ftl: self.ftl.counters(),
+            time_ns: self.busy_until_ns,
+        }
+    }
+
+    /// The measurement window's metrics (wall-clock fields are left for the front end).
+    #[must_use]
+    pub fn metrics(&self) -> Metrics {
+        let now = self.snapshot();
+        let w = &self.window_start;
+        let host = now.host - w.host;
+        let total = |a: &[u64; 3], b: &[u64; 3]| FlashCounters::total(a) - FlashCounters::total(b);
+        let flash_program_pages = total(&now.flash.programs, &w.flash.programs);
+        let gc_copied_pages = now.flash.copies[1] - w.flash.copies[1];
+        let erases = total(&now.flash.erases, &w.flash.erases);
+        let wear = WearSummary::from_counts(self.ftl.erase_counts());
+        let table = self.ftl.table_memory_bytes();
+        let media = self.ftl.flash().media().memory_bytes();
+        let ppb = self.geometry.pages_per_block;
+        Metrics {
+            host_read_requests: host.read_requests,
+            host_write_requests: host.write_requests,
+            host_trim_requests: host.trim_requests,
+            host_flush_requests: host.flush_requests,
+            host_read_pages: host.read_pages,
+            host_write_pages: host.write_pages,
+            host_trim_pages: host.trim_pages,
+            host_read_bytes: host.read_bytes,
+            host_write_bytes: host.write_bytes,
+            unmapped_read_pages: host.unmapped_read_pages,
+            rmw_read_pages: host.rmw_read_pages,
+            flash_read_pages: total(&now.flash.reads, &w.flash.reads),
+            flash_program_pages,
+            gc_copied_pages,
+            erases,
+            gc_victims: now.ftl.gc_victims - w.ftl.gc_victims,
+            victim_searches_capped: now.ftl.victim_searches_capped - w.ftl.victim_searches_capped,
+            write_amplification: if host.write_pages == 0 {
+                0.0
+            } else {
+                flash_program_pages as f64 / host.write_pages as f64
+            },
+            cleaning_cost: metrics::cleaning_cost(erases, gc_copied_pages, ppb),
+            wear_mean: wear.mean,
+            wear_stddev: wear.stddev,
+            wear_min: wear.min,
+            wear_max: wear.max,
+            wear_histogram: wear.histogram,
+            flash_busy_ns: now.flash.busy_ns - w.flash.busy_ns,
+            sim_time_ns: now.time_ns - w.time_ns,
+            read_latency_ns: self.read_latency.summary(),
+            write_latency_ns: self.write_latency.summary(),
+            table_memory_bytes: table,
+            media_memory_bytes: media,
+            memory_bytes_per_page: (table + media) as f64 / self.geometry.physical_pages() as f64,
+            wall_seconds: 0.0,
+            host_writes_per_wall_second: 0.0,
+        }
+    }
+
+    /// Runs the FTL's full invariant check.
+    pub fn check(&self) {
+        self.ftl.check();
+    }
+}

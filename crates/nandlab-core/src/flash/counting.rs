@@ -1,0 +1,106 @@
+//! `CountingMedia`: the metadata-only media. It stores what real flash would let an FTL read
+//! back (per-page OOB, per-block erase count and write pointer) but no payload, so simulations
+//! of large devices need little RAM: 12 bytes per page plus 8 per block.
+
+use super::{BlockId, Media, Oob, Ppn, NONE};
+use crate::config::Geometry;
+
+pub struct CountingMedia {
+    geometry: Geometry,
+    pages_per_block: u32,
+    /// OOB LPN of each page; `NONE` when erased.
+    lpn: Vec<u32>,
+    seq: Vec<u64>,
+    /// Region written in the block header at its first program.
+    block_region: Vec<u8>,
+    erase_count: Vec<u32>,
+    write_pointer: Vec<u32>,
+}
+
+impl CountingMedia {
+    #[must_use]
+    pub fn new(geometry: Geometry) -> Self {
+        let pages = geometry.physical_pages() as usize;
+        let blocks = geometry.blocks as usize;
+        Self {
+            geometry,
+            pages_per_block: geometry.pages_per_block,
+            lpn: vec![NONE; pages],
+            seq: vec![0; pages],
+            block_region: vec![0; blocks],
+            erase_count: vec![0; blocks],
+            write_pointer: vec![0; blocks],
+        }
+    }
+
+    #[inline]
+    fn split(&self, ppn: Ppn) -> (usize, u32) {
+        ((ppn / self.pages_per_block) as usize, ppn % self.pages_per_block)
+    }
+}
+
+impl Media for CountingMedia {
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    #[inline]
+    fn program(&mut self, ppn: Ppn, oob: Oob, _data: Option<&[u8]>) {
+        let (block, offset) = self.split(ppn);
+        // NAND rule: pages of a block are programmed in order, each once per erase.
+        assert_eq!(self.write_pointer[block], offset, "out-of-order program of page {ppn}");
+        assert_eq!(self.lpn[ppn as usize], NONE, "program of a programmed page {ppn}");
+        assert_ne!(oob.lpn, NONE);
+        if offset == 0 {
+            self.block_region[block] = oob.region;
+        } else {
+            assert_eq!(self.block_region[block], oob.region, "block {block} mixes regions");
+        }
+        self.write_pointer[block] = offset + 1;
+        self.lpn[ppn as usize] = oob.lpn;
+        self.seq[ppn as usize] = oob.seq;
+    }
+
+    #[inline]
+    fn read(&mut self, ppn: Ppn, _data: Option<&mut [u8]>) -> Oob {
+        self.oob(ppn).unwrap_or_else(|| panic!("read of erased page {ppn}"))
+    }
+
+    #[inline]
+    fn copy(&mut self, from: Ppn, to: Ppn, oob: Oob) {
+        assert_ne!(self.lpn[from as usize], NONE, "copy from erased page {from}");
+        self.program(to, oob, None);
+    }
+
+    #[inline]
+    fn oob(&self, ppn: Ppn) -> Option<Oob> {
+        let lpn = self.lpn[ppn as usize];
+        (lpn != NONE).then(|| Oob {
+            lpn,
+            seq: self.seq[ppn as usize],
+            region: self.block_region[(ppn / self.pages_per_block) as usize],
+        })
+    }
+
+    fn erase(&mut self, block: BlockId) {
+        let b = block as usize;
+        let ppb = self.pages_per_block as usize;
+        self.lpn[b * ppb..(b + 1) * ppb].fill(NONE);
+        self.write_pointer[b] = 0;
+        self.erase_count[b] += 1;
+    }
+
+    fn erase_count(&self, block: BlockId) -> u32 {
+        self.erase_count[block as usize]
+    }
+
+    fn programmed_pages(&self, block: BlockId) -> u32 {
+        self.write_pointer[block as usize]
+    }
+
+    fn memory_bytes(&self) -> u64 {
+        (self.lpn.len() * 4 + self.seq.len() * 8) as u64
+            + (self.block_region.len() + self.erase_count.len() * 4 + self.write_pointer.len() * 4)
+                as u64
+    }
+}

@@ -1,0 +1,173 @@
+//! Flash media and the operation layer every FTL programs against.
+//!
+//! `Media` is the storage seam: per-page state and out-of-band (OOB) metadata (LPN, region,
+//! sequence number), per-block erase counts and write pointers. `CountingMedia` keeps only that
+//! metadata (no payload): the fast path. A payload-storing, file-backed media (NBD issue)
+//! implements the same trait; FTL code never knows which one it runs on.
+//!
+//! `Flash` wraps a media with the timing model and source-tagged operation counters (the
+//! MQSim idea: tag every flash operation with why it happened — host, cleaner, wear leveling —
+//! so write amplification and cleaning cost fall out of accounting).
+
+mod counting;
+
+pub use counting::CountingMedia;
+
+use crate::config::{Geometry, Timing};
+
+/// Physical page number: `block * pages_per_block + page_in_block`.
+pub type Ppn = u32;
+/// Logical page number.
+pub type Lpn = u32;
+/// Erase block index.
+pub type BlockId = u32;
+
+/// Sentinel for "no page / no block".
+pub const NONE: u32 = u32::MAX;
+
+/// Out-of-band metadata programmed with every page (SPEC §2.5: LPN, region, update sequence).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Oob {
+    pub lpn: Lpn,
+    /// Global program sequence number: the newest copy of an LPN has the largest.
+    pub seq: u64,
+    pub region: u8,
+}
+
+/// The flash chip array as storage. Programs must go in page order inside a block and only to
+/// erased pages; these are asserted (they are FTL bugs, not user errors).
+pub trait Media {
+    fn geometry(&self) -> &Geometry;
+    fn program(&mut self, ppn: Ppn, oob: Oob, data: Option<&[u8]>);
+    /// Reads a programmed page's payload (when the media keeps payloads) and returns its OOB.
+    fn read(&mut self, ppn: Ppn, data: Option<&mut [u8]>) -> Oob;
+    /// Copies a programmed page to an erased one with new OOB (copyback or read + program).
+    fn copy(&mut self, from: Ppn, to: Ppn, oob: Oob);
+    /// OOB of a programmed page; `None` for an erased page.
+    fn oob(&self, ppn: Ppn) -> Option<Oob>;
+    fn erase(&mut self, block: BlockId);
+    fn erase_count(&self, block: BlockId) -> u32;
+    /// Pages programmed since the block's last erase.
+    fn programmed_pages(&self, block: BlockId) -> u32;
+    /// Bytes of RAM this media uses for its own state.
+    fn memory_bytes(&self) -> u64;
+}
+
+/// Why a flash operation happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    Host = 0,
+    Cleaner = 1,
+    WearLeveling = 2,
+}
+
+const SOURCES: usize = 3;
+
+/// Flash operation counts by source, and busy time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlashCounters {
+    pub reads: [u64; SOURCES],
+    pub programs: [u64; SOURCES],
+    /// Page copies (each also counted as one read and one program of its source).
+    pub copies: [u64; SOURCES],
+    pub erases: [u64; SOURCES],
+    pub busy_ns: u64,
+}
+
+impl FlashCounters {
+    #[must_use]
+    pub fn total(a: &[u64; SOURCES]) -> u64 {
+        a.iter().sum()
+    }
+}
+
+/// A media plus the timing model. Each operation adds its time to `pending_ns`, which the
+/// device turns into the current request's service time (single channel, serialized: the seam
+/// for a multi-channel scheduler is `take_pending_ns`).
+pub struct Flash {
+    media: Box<dyn Media>,
+    timing: Timing,
+    pending_ns: u64,
+    pub counters: FlashCounters,
+}
+
+impl Flash {
+    #[must_use]
+    pub fn new(media: Box<dyn Media>, timing: Timing) -> Self {
+        Self { media, timing, pending_ns: 0, counters: FlashCounters::default() }
+    }
+
+    #[must_use]
+    pub fn media(&self) -> &dyn Media {
+        self.media.as_ref()
+    }
+
+    #[must_use]
+    pub fn geometry(&self) -> &Geometry {
+        self.media.geometry()
+    }
+
+    #[must_use]
+    pub fn timing(&self) -> &Timing {
+        &self.timing
+    }
+
+    #[inline]
+    fn charge(&mut self, ns: u64) {
+        self.pending_ns += ns;
+        self.counters.busy_ns += ns;
+    }
+
+    /// Service time accumulated since the last call.
+    pub fn take_pending_ns(&mut self) -> u64 {
+        std::mem::take(&mut self.pending_ns)
+    }
+
+    #[inline]
+    pub fn read(&mut self, ppn: Ppn, source: Source, data: Option<&mut [u8]>) -> Oob {
+        self.counters.reads[source as usize] += 1;
+        self.charge(self.timing.read_page_ns + self.timing.transfer_page_ns);
+        self.media.read(ppn, data)
+    }
+
+    #[inline]
+    pub fn program(&mut self, ppn: Ppn, oob: Oob, source: Source, data: Option<&[u8]>) {
+        self.counters.programs[source as usize] += 1;
+        self.charge(self.timing.transfer_page_ns + self.timing.program_page_ns);
+        self.media.program(ppn, oob, data);
+    }
+
+    /// Moves a page: on-chip copyback when the chip has it, otherwise read, transfer out and
+    /// in, program.
+    #[inline]
+    pub fn copy(&mut self, from: Ppn, to: Ppn, oob: Oob, source: Source) {
+        let s = source as usize;
+        self.counters.copies[s] += 1;
+        self.counters.reads[s] += 1;
+        self.counters.programs[s] += 1;
+        let t = &self.timing;
+        let ns = t.copy_page_ns.unwrap_or(
+            t.read_page_ns + 2 * t.transfer_page_ns + t.program_page_ns,
+        );
+        self.charge(ns);
+        self.media.copy(from, to, oob);
+    }
+
+    #[inline]
+    pub fn erase(&mut self, block: BlockId, source: Source) {
+        self.counters.erases[source as usize] += 1;
+        self.charge(self.timing.erase_block_ns);
+        self.media.erase(block);
+    }
+
+    #[inline]
+    #[must_use]
+    pub fn oob(&self, ppn: Ppn) -> Option<Oob> {
+        self.media.oob(ppn)
+    }
+
+    #[must_use]
+    pub fn erase_count(&self, block: BlockId) -> u32 {
+        self.media.erase_count(block)
+    }
+}

@@ -1,0 +1,310 @@
+//! The DAC paper's lookup table (SPEC §2): per erase block its state, valid-page count, write
+//! pointer (first free page), last modification time, erase count and region; plus the indexes
+//! the victim policies search.
+//!
+//! Index: closed blocks (fully programmed, not open for writing) sit in one of
+//! `pages_per_block + 1` buckets by valid-page count, each an intrusive doubly linked list in
+//! order of last modification (head = least recently modified). "Modified" means a page of the
+//! block was programmed or invalidated; both happen "now", and simulated time never goes
+//! backwards, so appending at the tail keeps every bucket sorted with O(1) work per page. That
+//! makes Greedy O(pages_per_block) per victim and Cost-benefit exact in the same time (the oldest
+//! block of each bucket is that bucket's best), and bounds CAT's branch-and-bound search (see
+//! `gc::cat`). A second list keeps closed blocks in the order they were closed (FIFO).
+//!
+//! A histogram of erase counts gives the minimum and maximum erase count in O(1) amortized.
+
+use crate::flash::{BlockId, NONE};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockState {
+    Free,
+    /// The active block of a region: being filled.
+    Open,
+    /// Fully programmed; a cleaning candidate.
+    Closed,
+}
+
+pub struct BlockTable {
+    pub pages_per_block: u32,
+    pub state: Vec<BlockState>,
+    pub valid: Vec<u32>,
+    pub write_pointer: Vec<u32>,
+    pub last_modified_ns: Vec<u64>,
+    pub erase_count: Vec<u32>,
+    pub region: Vec<u8>,
+    bucket_head: Vec<u32>,
+    bucket_tail: Vec<u32>,
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    fifo_head: u32,
+    fifo_tail: u32,
+    fifo_prev: Vec<u32>,
+    fifo_next: Vec<u32>,
+    closed_blocks: u32,
+    erase_histogram: Vec<u32>,
+    erase_min: u32,
+    erase_max: u32,
+}
+
+impl BlockTable {
+    #[must_use]
+    pub fn new(blocks: u32, pages_per_block: u32) -> Self {
+        let n = blocks as usize;
+        let buckets = pages_per_block as usize + 1;
+        Self {
+            pages_per_block,
+            state: vec![BlockState::Free; n],
+            valid: vec![0; n],
+            write_pointer: vec![0; n],
+            last_modified_ns: vec![0; n],
+            erase_count: vec![0; n],
+            region: vec![0; n],
+            bucket_head: vec![NONE; buckets],
+            bucket_tail: vec![NONE; buckets],
+            prev: vec![NONE; n],
+            next: vec![NONE; n],
+            fifo_head: NONE,
+            fifo_tail: NONE,
+            fifo_prev: vec![NONE; n],
+            fifo_next: vec![NONE; n],
+            closed_blocks: 0,
+            erase_histogram: vec![blocks],
+            erase_min: 0,
+            erase_max: 0,
+        }
+    }
+
+    #[must_use]
+    pub fn blocks(&self) -> u32 {
+        self.state.len() as u32
+    }
+
+    #[must_use]
+    pub fn closed_blocks(&self) -> u32 {
+        self.closed_blocks
+    }
+
+    /// Least recently modified closed block with exactly `valid` valid pages.
+    #[inline]
+    #[must_use]
+    pub fn bucket_head(&self, valid: u32) -> u32 {
+        self.bucket_head[valid as usize]
+    }
+
+    /// Next block in the same bucket (more recently modified), or `NONE`.
+    #[inline]
+    #[must_use]
+    pub fn bucket_next(&self, block: BlockId) -> u32 {
+        self.next[block as usize]
+    }
+
+    /// Closed block closed longest ago, or `NONE`.
+    #[inline]
+    #[must_use]
+    pub fn fifo_head(&self) -> u32 {
+        self.fifo_head
+    }
+
+    #[must_use]
+    pub fn erase_count_min(&self) -> u32 {
+        self.erase_min
+    }
+
+    #[must_use]
+    pub fn erase_count_max(&self) -> u32 {
+        self.erase_max
+    }
+
+    /// Opens a free block as a region's active block.
+    pub fn open(&mut self, block: BlockId, region: u8, now_ns: u64) {
+        let b = block as usize;
+        assert_eq!(self.state[b], BlockState::Free);
+        assert_eq!(self.valid[b], 0);
+        assert_eq!(self.write_pointer[b], 0);
+        self.state[b] = BlockState::Open;
+        self.region[b] = region;
+        self.last_modified_ns[b] = now_ns;
+    }
+
+    /// Records a page programmed at the block's write pointer; returns the page's offset.
+    #[inline]
+    pub fn program(&mut self, block: BlockId, now_ns: u64) -> u32 {
+        let b = block as usize;
+        debug_assert_eq!(self.state[b], BlockState::Open);
+        let offset = self.write_pointer[b];
+        assert!(offset < self.pages_per_block);
+        self.write_pointer[b] = offset + 1;
+        self.valid[b] += 1;
+        self.last_modified_ns[b] = now_ns;
+        offset
+    }
+
+    #[inline]
+    #[must_use]
+    pub fn is_full(&self, block: BlockId) -> bool {
+        self.write_pointer[block as usize] == self.pages_per_block
+    }
+
+    /// A fully programmed open block becomes a cleaning candidate.
+    pub fn close(&mut self, block: BlockId) {
+        let b = block as usize;
+        assert_eq!(self.state[b], BlockState::Open);
+        assert!(self.is_full(block));
+        self.state[b] = BlockState::Closed;
+        self.closed_blocks += 1;
+        self.bucket_push(block, self.valid[b]);
+        self.fifo_push(block);
+    }
+
+    /// One of the block's pages became invalid (overwritten, trimmed or copied away).
+    #[inline]
+    pub fn invalidate(&mut self, block: BlockId, now_ns: u64) {
+        let b = block as usize;
+        let valid = self.valid[b];
+        assert!(valid > 0, "invalidate on block {block} with no valid page");
+        debug_assert!(now_ns >= self.last_modified_ns[b]);
+        self.valid[b] = valid - 1;
+        self.last_modified_ns[b] = now_ns;
+        if self.state[b] == BlockState::Closed {
+            self.bucket_unlink(block, valid);
+            self.bucket_push(block, valid - 1);
+        }
+    }
+
+    /// Takes a closed block out of the candidate indexes (it is being cleaned).
+    pub fn take_victim(&mut self, block: BlockId) {
+        let b = block as usize;
+        assert_eq!(self.state[b], BlockState::Closed);
+        self.bucket_unlink(block, self.valid[b]);
+        self.fifo_unlink(block);
+        self.closed_blocks -= 1;
+        self.state[b] = BlockState::Open; // No longer a candidate; not yet free.
+    }
+
+    /// The block was erased: it is free again.
+    pub fn erased(&mut self, block: BlockId) {
+        let b = block as usize;
+        assert_eq!(self.valid[b], 0, "erase of block {block} with valid pages");
+        self.state[b] = BlockState::Free;
+        self.write_pointer[b] = 0;
+        let old = self.erase_count[b];
+        self.erase_count[b] = old + 1;
+        self.erase_histogram[old as usize] -= 1;
+        if self.erase_histogram.len() <= old as usize + 1 {
+            self.erase_histogram.push(0);
+        }
+        self.erase_histogram[old as usize + 1] += 1;
+        self.erase_max = self.erase_max.max(old + 1);
+        while self.erase_histogram[self.erase_min as usize] == 0 {
+            self.erase_min += 1;
+        }
+    }
+
+    /// Number of blocks with each erase count (index = erase count).
+    #[must_use]
+    pub fn erase_histogram(&self) -> &[u32] {
+        &self.erase_histogram
+    }
+
+    fn bucket_push(&mut self, block: BlockId, valid: u32) {
+        let v = valid as usize;
+        let b = block as usize;
+        let tail = self.bucket_tail[v];
+        self.prev[b] = tail;
+        self.next[b] = NONE;
+        if tail == NONE {
+            self.bucket_head[v] = block;
+        } else {
+            debug_assert!(self.last_modified_ns[tail as usize] <= self.last_modified_ns[b]);
+            self.next[tail as usize] = block;
+        }
+        self.bucket_tail[v] = block;
+    }
+
+    fn bucket_unlink(&mut self, block: BlockId, valid: u32) {
+        let v = valid as usize;
+        let b = block as usize;
+        let (p, n) = (self.prev[b], self.next[b]);
+        if p == NONE {
+            debug_assert_eq!(self.bucket_head[v], block);
+            self.bucket_head[v] = n;
+        } else {
+            self.next[p as usize] = n;
+        }
+        if n == NONE {
+            debug_assert_eq!(self.bucket_tail[v], block);
+            self.bucket_tail[v] = p;
+        } else {
+            self.prev[n as usize] = p;
+        }
+        self.prev[b] = NONE;
+        self.next[b] = NONE;
+    }
+
+    fn fifo_push(&mut self, block: BlockId) {
+        let b = block as usize;
+        self.fifo_prev[b] = self.fifo_tail;
+        self.fifo_next[b] = NONE;
+        if self.fifo_tail == NONE {
+            self.fifo_head = block;
+        } else {
+            self.fifo_next[self.fifo_tail as usize] = block;
+        }
+        self.fifo_tail = block;
+    }
+
+    fn fifo_unlink(&mut self, block: BlockId) {
+        let b = block as usize;
+        let (p, n) = (self.fifo_prev[b], self.fifo_next[b]);
+        if p == NONE {
+            self.fifo_head = n;
+        } else {
+            self.fifo_next[p as usize] = n;
+        }
+        if n == NONE {
+            self.fifo_tail = p;
+        } else {
+            self.fifo_prev[n as usize] = p;
+        }
+        self.fifo_prev[b] = NONE;
+        self.fifo_next[b] = NONE;
+    }
+
+    /// Full consistency check of the indexes (O(blocks)); for tests and `run.check_every_requests`.
+    pub fn check(&self) {
+        let mut seen = 0u32;
+        for v in 0..=self.pages_per_block {
+            let mut b = self.bucket_head[v as usize];
+            let mut prev = NONE;
+            let mut last = 0u64;
+            while b != NONE {
+                let i = b as usize;
+                assert_eq!(self.state[i], BlockState::Closed, "block {b} in bucket not closed");
+                assert_eq!(self.valid[i], v, "block {b} in bucket {v} has {}", self.valid[i]);
+                assert_eq!(self.prev[i], prev);
+                assert!(self.last_modified_ns[i] >= last, "bucket {v} not in time order");
+                last = self.last_modified_ns[i];
+                prev = b;
+                b = self.next[i];
+                seen += 1;
+                assert!(seen <= self.blocks(), "cycle in bucket {v}");
+            }
+            assert_eq!(self.bucket_tail[v as usize], prev);
+        }
+        assert_eq!(seen, self.closed_blocks);
+        let mut fifo = 0u32;
+        let mut b = self.fifo_head;
+        while b != NONE {
+            assert_eq!(self.state[b as usize], BlockState::Closed);
+            fifo += 1;
+            assert!(fifo <= self.blocks(), "cycle in fifo");
+            b = self.fifo_next[b as usize];
+        }
+        assert_eq!(fifo, self.closed_blocks);
+        let total: u32 = self.erase_histogram.iter().sum();
+        assert_eq!(total, self.blocks());
+        let min = self.erase_count.iter().copied().min().unwrap_or(0);
+        let max = self.erase_count.iter().copied().max().unwrap_or(0);
+        assert_eq!((min, max), (self.erase_min, self.erase_max));
+    }
+}

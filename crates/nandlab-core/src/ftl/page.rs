@@ -1,0 +1,296 @@
+//! Page-mapped log-structured FTL (paper 000, SPEC §2): the translation table (LPN → PPN, with
+//! the page's region and region entry time), the region table (each region's active block), the
+//! lookup table (`BlockTable`), a free-block list and the cleaner.
+//!
+//! Write path: if free blocks are below `gc_free_blocks_min`, clean until they are not; ask the
+//! placement for the page's region; program at that region's active block (opening a free one
+//! when full); map the LPN; invalidate the old copy. Cleaning: ask the victim policy for a
+//! closed block, copy each valid page (LPN from the page's OOB, valid iff the translation table
+//! still points at it) to the region the placement picks, erase the victim, free it.
+//!
+//! A page's region is not stored per page: every block holds pages of one region, so the
+//! region is the block's. Entry times are kept only for placements that use them.
+
+use std::collections::VecDeque;
+
+use super::block_table::{BlockState, BlockTable};
+use super::{Ftl, FtlCounters};
+use crate::config::Geometry;
+use crate::flash::{BlockId, Flash, Lpn, Oob, Ppn, Source, NONE};
+use crate::gc::VictimPolicy;
+use crate::placement::{PageState, Placement};
+
+pub struct PageFtl {
+    geometry: Geometry,
+    pages_per_block: u32,
+    flash: Flash,
+    /// LPN → PPN (`NONE` = unmapped).
+    l2p: Vec<Ppn>,
+    /// LPN → time it entered its region (empty unless the placement needs it).
+    entered_ns: Vec<u64>,
+    blocks: BlockTable,
+    /// Active (open) block of each region, `NONE` if none yet.
+    active: Vec<BlockId>,
+    free: VecDeque<BlockId>,
+    gc_free_blocks_min: u32,
+    victim: Box<dyn VictimPolicy>,
+    placement: Box<dyn Placement>,
+    seq: u64,
+    counters: FtlCounters,
+}
+
+impl PageFtl {
+    #[must_use]
+    pub fn new(
+        flash: Flash,
+        victim: Box<dyn VictimPolicy>,
+        placement: Box<dyn Placement>,
+        gc_free_blocks_min: u32,
+    ) -> Self {
+        let geometry = *flash.geometry();
+        let regions = placement.regions();
+        assert!(regions >= 1 && regions <= 255);
+        assert!(gc_free_blocks_min >= 2);
+        assert!(geometry.blocks > gc_free_blocks_min + regions);
+        let logical = geometry.logical_pages as usize;
+        let entered_ns =
+            if placement.needs_residence_time() { vec![0; logical] } else { Vec::new() };
+        Self {
+            geometry,
+            pages_per_block: geometry.pages_per_block,
+            flash,
+            l2p: vec![NONE; logical],
+            entered_ns,
+            blocks: BlockTable::new(geometry.blocks, geometry.pages_per_block),
+            active: vec![NONE; regions as usize],
+            free: (0..geometry.blocks).collect(),
+            gc_free_blocks_min,
+            victim,
+            placement,
+            seq: 0,
+            counters: FtlCounters::default(),
+        }
+    }
+
+    #[must_use]
+    pub fn block_table(&self) -> &BlockTable {
+        &self.blocks
+    }
+
+    #[must_use]
+    pub fn free_blocks(&self) -> usize {
+        self.free.len()
+    }
+
+    /// Physical page an LPN maps to, if any.
+    #[must_use]
+    pub fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
+        let p = self.l2p[lpn as usize];
+        (p != NONE).then_some(p)
+    }
+
+    #[inline]
+    fn page_state(&self, lpn: Lpn, ppn: Ppn) -> PageState {
+        PageState {
+            region: self.blocks.region[(ppn / self.pages_per_block) as usize],
+            entered_ns: self.entered_ns.get(lpn as usize).copied().unwrap_or(0),
+        }
+    }
+
+    /// A page to program in `region`, opening a new active block if needed. Never cleans: the
+    /// caller made sure enough free blocks exist.
+    #[inline]
+    fn next_page(&mut self, region: u8, now_ns: u64) -> Ppn {
+        let r = region as usize;
+        let mut block = self.active[r];
+        if block == NONE {
+            block = self.free.pop_front().expect("free-block reserve exhausted");
+            self.blocks.open(block, region, now_ns);
+            self.active[r] = block;
+        }
+        let offset = self.blocks.program(block, now_ns);
+        let ppn = block * self.pages_per_block + offset;
+        if self.blocks.is_full(block) {
+            // A full block stops being active: it may be cleaned and freed from now on.
+            self.blocks.close(block);
+            self.active[r] = NONE;
+        }
+        ppn
+    }
+
+    #[inline]
+    fn invalidate(&mut self, ppn: Ppn, now_ns: u64) {
+        self.blocks.invalidate(ppn / self.pages_per_block, now_ns);
+    }
+
+    #[inline]
+    fn set_region_entry(&mut self, lpn: Lpn, old: Option<PageState>, region: u8, now_ns: u64) {
+        if !self.entered_ns.is_empty() && old.is_none_or(|o| o.region != region) {
+            self.entered_ns[lpn as usize] = now_ns;
+        }
+    }
+
+    /// Cleans victims until the free-block reserve is restored.
+    fn clean(&mut self, now_ns: u64) {
+        // Each victim frees one block and its copies consume at most that many pages, so the
+        // loop ends; the bound turns a logic error into a loud failure instead of a hang.
+        let mut rounds = 0u32;
+        while (self.free.len() as u32) < self.gc_free_blocks_min {
+            rounds += 1;
+            assert!(rounds <= 4 * self.geometry.blocks, "cleaner makes no progress");
+            self.clean_one(now_ns);
+        }
+    }
+
+    fn clean_one(&mut self, now_ns: u64) {
+        let selection = self
+            .victim
+            .select(&self.blocks, now_ns)
+            .expect("cleaner found no closed block: the device is over-full");
+        let victim = selection.block;
+        self.counters.gc_victims += 1;
+        self.counters.victim_searches_capped += u64::from(selection.capped);
+        self.blocks.take_victim(victim);
+        let first = victim * self.pages_per_block;
+        let programmed = self.blocks.write_pointer[victim as usize];
+        let mut remaining = self.blocks.valid[victim as usize];
+        for ppn in first..first + programmed {
+            if remaining == 0 {
+                break;
+            }
+            let Some(oob) = self.flash.oob(ppn) else { continue };
+            if self.l2p[oob.lpn as usize] != ppn {
+                continue;
+            }
+            remaining -= 1;
+            let state = self.page_state(oob.lpn, ppn);
+            let region = self.placement.cleaner_copy(oob.lpn, state, now_ns);
+            let target = self.next_page(region, now_ns);
+            self.seq += 1;
+            let new_oob = Oob { lpn: oob.lpn, seq: self.seq, region };
+            self.flash.copy(ppn, target, new_oob, Source::Cleaner);
+            self.l2p[oob.lpn as usize] = target;
+            self.set_region_entry(oob.lpn, Some(state), region, now_ns);
+            self.invalidate(ppn, now_ns);
+            self.counters.gc_valid_pages += 1;
+        }
+        assert_eq!(self.blocks.valid[victim as usize], 0, "victim {victim} still has valid pages");
+        self.flash.erase(victim, Source::Cleaner);
+        self.blocks.erased(victim);
+        self.free.push_back(victim);
+    }
+}
+
+impl Ftl for PageFtl {
+    fn name(&self) -> &'static str {
+        "page"
+    }
+
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    fn write_page(&mut self, lpn: Lpn, now_ns: u64, data: Option<&[u8]>) {
+        assert!(u64::from(lpn) < self.geometry.logical_pages);
+        if (self.free.len() as u32) < self.gc_free_blocks_min {
+            self.clean(now_ns);
+        }
+        let old_ppn = self.l2p[lpn as usize];
+        let old = (old_ppn != NONE).then(|| self.page_state(lpn, old_ppn));
+        let region = self.placement.host_write(lpn, old, now_ns);
+        assert!(u32::from(region) < self.placement.regions());
+        let ppn = self.next_page(region, now_ns);
+        self.seq += 1;
+        self.flash.program(ppn, Oob { lpn, seq: self.seq, region }, Source::Host, data);
+        self.l2p[lpn as usize] = ppn;
+        self.set_region_entry(lpn, old, region, now_ns);
+        if old_ppn != NONE {
+            self.invalidate(old_ppn, now_ns);
+        }
+    }
+
+    fn read_page(&mut self, lpn: Lpn, _now_ns: u64, data: Option<&mut [u8]>) -> bool {
+        let ppn = self.l2p[lpn as usize];
+        if ppn == NONE {
+            return false;
+        }
+        let oob = self.flash.read(ppn, Source::Host, data);
+        // Paired with the program-time OOB: the translation table never points at a page
+        // holding another LPN.
+        assert_eq!(oob.lpn, lpn, "translation table points at a page of another LPN");
+        true
+    }
+
+    fn trim_page(&mut self, lpn: Lpn, now_ns: u64) {
+        let ppn = self.l2p[lpn as usize];
+        if ppn != NONE {
+            self.l2p[lpn as usize] = NONE;
+            self.invalidate(ppn, now_ns);
+        }
+    }
+
+    fn is_mapped(&self, lpn: Lpn) -> bool {
+        self.l2p[lpn as usize] != NONE
+    }
+
+    fn flash(&self) -> &Flash {
+        &self.flash
+    }
+
+    fn flash_mut(&mut self) -> &mut Flash {
+        &mut self.flash
+    }
+
+    fn counters(&self) -> FtlCounters {
+        self.counters
+    }
+
+    fn erase_counts(&self) -> &[u32] {
+        &self.blocks.erase_count
+    }
+
+    fn table_memory_bytes(&self) -> u64 {
+        let blocks = u64::from(self.geometry.blocks);
+        // Lookup table: state 1, valid 4, write pointer 4, last modified 8, erase count 4,
+        // region 1; indexes: 4 links of 4 bytes.
+        let per_block = 1 + 4 + 4 + 8 + 4 + 1 + 16;
+        (self.l2p.len() * 4 + self.entered_ns.len() * 8) as u64
+            + blocks * per_block
+            + blocks * 4 // free list
+            + self.active.len() as u64 * 4
+    }
+
+    fn check(&self) {
+        self.blocks.check();
+        let ppb = self.pages_per_block;
+        let mut valid = vec![0u32; self.geometry.blocks as usize];
+        for (lpn, &ppn) in self.l2p.iter().enumerate() {
+            if ppn == NONE {
+                continue;
+            }
+            let oob = self.flash.oob(ppn).expect("mapped page is erased");
+            assert_eq!(oob.lpn as usize, lpn, "mapping is not the inverse of OOB");
+            let b = (ppn / ppb) as usize;
+            assert_ne!(self.blocks.state[b], BlockState::Free);
+            assert!(ppn % ppb < self.blocks.write_pointer[b]);
+            valid[b] += 1;
+        }
+        assert_eq!(valid, self.blocks.valid, "valid counts do not match the mapping");
+        let media = self.flash.media();
+        for b in 0..self.geometry.blocks {
+            let i = b as usize;
+            assert_eq!(media.programmed_pages(b), self.blocks.write_pointer[i]);
+            assert_eq!(media.erase_count(b), self.blocks.erase_count[i]);
+        }
+        let free_listed = self.free.len();
+        let free_state =
+            self.blocks.state.iter().filter(|s| **s == BlockState::Free).count();
+        assert_eq!(free_listed, free_state, "free list and block states disagree");
+        for &b in &self.active {
+            if b != NONE {
+                assert_eq!(self.blocks.state[b as usize], BlockState::Open);
+                assert!(!self.blocks.is_full(b));
+            }
+        }
+    }
+}

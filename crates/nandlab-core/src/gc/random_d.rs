@@ -1,0 +1,51 @@
+//! Random-d ("d-choices"): sample d closed blocks uniformly and clean the one with the fewest
+//! valid pages. A cheap reference policy between FIFO (d = 1 behaves like random) and Greedy
+//! (d → ∞).
+
+use super::{Selection, VictimPolicy};
+use crate::ftl::block_table::{BlockState, BlockTable};
+use crate::rng::Prng;
+
+pub struct RandomD {
+    d: u32,
+    rng: Prng,
+}
+
+impl RandomD {
+    #[must_use]
+    pub fn new(d: u32, seed: u64) -> Self {
+        assert!(d >= 1);
+        Self { d, rng: Prng::for_stream(seed, "gc.random-d") }
+    }
+}
+
+impl VictimPolicy for RandomD {
+    fn name(&self) -> &'static str {
+        "random-d"
+    }
+
+    fn select(&mut self, table: &BlockTable, _now_ns: u64) -> Option<Selection> {
+        if table.closed_blocks() == 0 {
+            return None;
+        }
+        let blocks = u64::from(table.blocks());
+        let mut best: Option<u32> = None;
+        let mut sampled = 0;
+        // Rejection sampling over all blocks; closed blocks are the vast majority at steady
+        // state, and the attempt cap keeps the search bounded.
+        let mut attempts = 0u32;
+        while sampled < self.d && attempts < 64 * self.d {
+            attempts += 1;
+            let b = self.rng.below(blocks) as u32;
+            if table.state[b as usize] != BlockState::Closed {
+                continue;
+            }
+            sampled += 1;
+            if best.is_none_or(|x| table.valid[b as usize] < table.valid[x as usize]) {
+                best = Some(b);
+            }
+        }
+        let block = best.or_else(|| super::least_valid(table))?;
+        Some(Selection { block, capped: sampled < self.d })
+    }
+}

@@ -1,0 +1,291 @@
+//! Metrics (SPEC §2.3): host and flash counters, write amplification, the DAC paper's
+//! simplified cleaning cost, wear (erase-count mean, standard deviation, maximum, histogram),
+//! flash busy time, latency percentiles and memory.
+//!
+//! Counters are windows: the device snapshots them when measurement starts (after warm-up) and
+//! the report is the difference. Wear figures are device state at the end of the run (erase
+//! counts accumulate over the device's whole life, warm-up included), as a user inspecting a
+//! worn device would see them.
+
+use serde::Serialize;
+
+/// Log-linear latency histogram: 64 power-of-two ranges × 32 linear sub-buckets, so any value
+/// is recorded with under 3.2 % relative error in O(1) and without allocation.
+#[derive(Clone, Debug)]
+pub struct LatencyHistogram {
+    buckets: Vec<u64>,
+    count: u64,
+    sum_ns: u128,
+    max_ns: u64,
+}
+
+const SUB_BITS: u32 = 5;
+const SUB: u64 = 1 << SUB_BITS;
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        Self { buckets: vec![0; (64 * SUB) as usize], count: 0, sum_ns: 0, max_ns: 0 }
+    }
+}
+
+impl LatencyHistogram {
+    #[inline]
+    fn index(v: u64) -> usize {
+        if v < SUB {
+            return v as usize;
+        }
+        let msb = 63 - v.leading_zeros(); // >= SUB_BITS
+        let shift = msb - SUB_BITS;
+        let sub = (v >> shift) & (SUB - 1);
+        ((u64::from(shift + 1) * SUB) + sub) as usize
+    }
+
+    /// Smallest value mapping to bucket `i` (inverse of `index`).
+    fn lower(i: usize) -> u64 {
+        let i = i as u64;
+        if i < SUB {
+            return i;
+        }
+        let shift = i / SUB - 1;
+        (SUB + i % SUB) << shift
+    }
+
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        self.buckets[Self::index(ns)] += 1;
+        self.count += 1;
+        self.sum_ns += u128::from(ns);
+        self.max_ns = self.max_ns.max(ns);
+    }
+
+    pub fn reset(&mut self) {
+        self.buckets.fill(0);
+        self.count = 0;
+        self.sum_ns = 0;
+        self.max_ns = 0;
+    }
+
+    #[must_use]
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Value at quantile `q` (0..=1): the midpoint of the bucket holding that rank.
+    #[must_use]
+    pub fn quantile(&self, q: f64) -> u64 {
+        if self.count == 0 {
+            return 0;
+        }
+        if q >= 1.0 {
+            return self.max_ns;
+        }
+        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+        let mut seen = 0;
+        for (i, &c) in self.buckets.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                let lo = Self::lower(i);
+                let hi = Self::lower(i + 1).saturating_sub(1).max(lo);
+                return (lo + (hi - lo) / 2).min(self.max_ns);
+            }
+        }
+        self.max_ns
+    }
+
+    #[must_use]
+    pub fn summary(&self) -> LatencySummary {
+        LatencySummary {
+            count: self.count,
+            mean: if self.count == 0 { 0.0 } else { self.sum_ns as f64 / self.count as f64 },
+            p50: self.quantile(0.50),
+            p90: self.quantile(0.90),
+            p99: self.quantile(0.99),
+            p999: self.quantile(0.999),
+            max: self.max_ns,
+        }
+    }
+}
+
+/// Latency distribution of one request kind, in nanoseconds.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub mean: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+}
+
+/// Wear figures over every block's erase count.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct WearSummary {
+    pub mean: f64,
+    pub stddev: f64,
+    pub min: u32,
+    pub max: u32,
+    /// `[erase_count, blocks]` pairs for every erase count some block has.
+    pub histogram: Vec<[u64; 2]>,
+}
+
+impl WearSummary {
+    #[must_use]
+    pub fn from_counts(counts: &[u32]) -> Self {
+        if counts.is_empty() {
+            return Self::default();
+        }
+        let n = counts.len() as f64;
+        let mean = counts.iter().map(|&c| f64::from(c)).sum::<f64>() / n;
+        let var = counts.iter().map(|&c| (f64::from(c) - mean).powi(2)).sum::<f64>() / n;
+        let mut sorted = counts.to_vec();
+        sorted.sort_unstable();
+        let mut histogram: Vec<[u64; 2]> = Vec::new();
+        for c in sorted {
+            match histogram.last_mut() {
+                Some(last) if last[0] == u64::from(c) => last[1] += 1,
+                _ => histogram.push([u64::from(c), 1]),
+            }
+        }
+        Self {
+            mean,
+            stddev: var.sqrt(),
+            min: counts.iter().copied().min().unwrap_or(0),
+            max: counts.iter().copied().max().unwrap_or(0),
+            histogram,
+        }
+    }
+}
+
+/// Host-side counters kept by the device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HostCounters {
+    pub read_requests: u64,
+    pub write_requests: u64,
+    pub trim_requests: u64,
+    pub flush_requests: u64,
+    pub read_pages: u64,
+    pub write_pages: u64,
+    pub trim_pages: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// Reads of never-written or trimmed pages (answered without touching flash).
+    pub unmapped_read_pages: u64,
+    /// Flash reads done to merge a partial-page write with the page's old content.
+    pub rmw_read_pages: u64,
+}
+
+macro_rules! sub_fields {
+    ($a:expr, $b:expr, $T:ident { $($f:ident),* }) => {
+        $T { $($f: $a.$f - $b.$f),* }
+    };
+}
+
+impl std::ops::Sub for HostCounters {
+    type Output = Self;
+    fn sub(self, o: Self) -> Self {
+        sub_fields!(self, o, HostCounters {
+            read_requests, write_requests, trim_requests, flush_requests, read_pages,
+            write_pages, trim_pages, read_bytes, write_bytes, unmapped_read_pages, rmw_read_pages
+        })
+    }
+}
+
+/// The report of one run's measurement window. Field names are the public metric names
+/// (JSON, Python, CSV columns).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Metrics {
+    pub host_read_requests: u64,
+    pub host_write_requests: u64,
+    pub host_trim_requests: u64,
+    pub host_flush_requests: u64,
+    pub host_read_pages: u64,
+    pub host_write_pages: u64,
+    pub host_trim_pages: u64,
+    pub host_read_bytes: u64,
+    pub host_write_bytes: u64,
+    pub unmapped_read_pages: u64,
+    pub rmw_read_pages: u64,
+    pub flash_read_pages: u64,
+    pub flash_program_pages: u64,
+    /// Valid pages copied by the cleaner (the DAC paper's TotalBlocksCopied).
+    pub gc_copied_pages: u64,
+    /// Blocks erased (the DAC paper's NumberOfErase).
+    pub erases: u64,
+    pub gc_victims: u64,
+    pub victim_searches_capped: u64,
+    /// Flash page programs ÷ host page writes.
+    pub write_amplification: f64,
+    /// SimplifiedCleaningCost = erases + gc_copied_pages / pages_per_block × 0.75.
+    pub cleaning_cost: f64,
+    pub wear_mean: f64,
+    pub wear_stddev: f64,
+    pub wear_min: u32,
+    pub wear_max: u32,
+    pub wear_histogram: Vec<[u64; 2]>,
+    /// Time the flash spent on operations in the window.
+    pub flash_busy_ns: u64,
+    /// Simulated time the window spans.
+    pub sim_time_ns: u64,
+    pub read_latency_ns: LatencySummary,
+    pub write_latency_ns: LatencySummary,
+    /// RAM of the FTL's tables (translation, region, lookup, indexes).
+    pub table_memory_bytes: u64,
+    /// RAM of the media model (OOB, erase counts; payload when stored).
+    pub media_memory_bytes: u64,
+    /// (table + media) bytes per physical page.
+    pub memory_bytes_per_page: f64,
+    /// Filled in by front ends (the core has no wall clock).
+    pub wall_seconds: f64,
+    /// Measured host page writes ÷ wall seconds of the whole run (front ends fill it in).
+    pub host_writes_per_wall_second: f64,
+}
+
+/// The DAC paper's ratio of segment write time to erase time in its cleaning cost.
+pub const WRITE_TO_ERASE_RATIO: f64 = 0.75;
+
+#[must_use]
+pub fn cleaning_cost(erases: u64, copied_pages: u64, pages_per_block: u32) -> f64 {
+    erases as f64 + copied_pages as f64 / f64::from(pages_per_block) * WRITE_TO_ERASE_RATIO
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_index_roundtrip() {
+        for v in [0u64, 1, 31, 32, 33, 63, 64, 1000, 123_456, 10_000_000_000, u64::MAX / 3] {
+            let i = LatencyHistogram::index(v);
+            assert!(LatencyHistogram::lower(i) <= v, "v={v}");
+            assert!(LatencyHistogram::lower(i + 1) > v, "v={v}");
+        }
+    }
+
+    #[test]
+    fn quantiles_within_bucket_error() {
+        let mut h = LatencyHistogram::default();
+        for v in 1..=100_000u64 {
+            h.record(v * 1000);
+        }
+        let p50 = h.quantile(0.5) as f64;
+        assert!((p50 / 50_000_000.0 - 1.0).abs() < 0.032, "{p50}");
+        let p99 = h.quantile(0.99) as f64;
+        assert!((p99 / 99_000_000.0 - 1.0).abs() < 0.032, "{p99}");
+        assert_eq!(h.quantile(1.0), 100_000_000);
+    }
+
+    #[test]
+    fn wear_summary_exact() {
+        let w = WearSummary::from_counts(&[1, 1, 3, 3]);
+        assert_eq!(w.mean, 2.0);
+        assert_eq!(w.stddev, 1.0);
+        assert_eq!(w.max, 3);
+        assert_eq!(w.histogram, vec![[1, 2], [3, 2]]);
+    }
+
+    #[test]
+    fn cleaning_cost_formula() {
+        assert_eq!(cleaning_cost(10, 64, 32), 10.0 + 2.0 * 0.75);
+    }
+}

@@ -1,0 +1,90 @@
+//! Future-knowledge oracle placement: each write (host or cleaner copy) goes to the log whose
+//! band contains the page's true time to its next host write, measured in host page writes.
+//! Pages that die soon share blocks, so victims are nearly empty. No real FTL can do this; it is
+//! the yardstick that shows how far a practical placement (DAC, none) is from informed
+//! separation on the same workload.
+//!
+//! Bands: `boundaries` (ascending, in host page writes) split distances into `regions` classes;
+//! the shortest distances go to the Top region (N−1), never-rewritten pages to the Bottom (0).
+
+use super::{PageState, Placement};
+use crate::flash::Lpn;
+
+/// Distance value meaning "never written again".
+pub const NEVER: u32 = u32::MAX;
+
+pub struct Oracle {
+    regions: u32,
+    boundaries: Vec<u64>,
+    /// Per host page write, in order: host page writes until the same LPN is written again.
+    future: Vec<u32>,
+    cursor: u64,
+    /// Per LPN: index of its next host write (`u64::MAX` = never).
+    next_write_at: Vec<u64>,
+}
+
+impl Oracle {
+    #[must_use]
+    pub fn new(regions: u32, boundaries: Vec<u64>, future: Vec<u32>, logical_pages: u64) -> Self {
+        assert_eq!(boundaries.len() + 1, regions as usize);
+        Self {
+            regions,
+            boundaries,
+            future,
+            cursor: 0,
+            next_write_at: vec![u64::MAX; logical_pages as usize],
+        }
+    }
+
+    fn region_for(&self, distance: u64) -> u8 {
+        let class = self.boundaries.iter().take_while(|&&b| b <= distance).count() as u32;
+        (self.regions - 1 - class) as u8
+    }
+}
+
+impl Placement for Oracle {
+    fn name(&self) -> &'static str {
+        "oracle"
+    }
+
+    fn regions(&self) -> u32 {
+        self.regions
+    }
+
+    fn host_write(&mut self, lpn: Lpn, _current: Option<PageState>, _now_ns: u64) -> u8 {
+        let i = self.cursor as usize;
+        assert!(i < self.future.len(), "oracle: more host page writes than foreseen");
+        let d = self.future[i];
+        self.cursor += 1;
+        let (distance, at) = if d == NEVER {
+            (u64::MAX, u64::MAX)
+        } else {
+            (u64::from(d), self.cursor - 1 + u64::from(d))
+        };
+        self.next_write_at[lpn as usize] = at;
+        self.region_for(distance)
+    }
+
+    fn cleaner_copy(&mut self, lpn: Lpn, _current: PageState, _now_ns: u64) -> u8 {
+        let at = self.next_write_at[lpn as usize];
+        let distance = if at == u64::MAX { u64::MAX } else { at - self.cursor };
+        self.region_for(distance)
+    }
+}
+
+/// For a stream of host page writes (LPNs in order), the distance from each write to the next
+/// write of the same LPN, or `NEVER`.
+#[must_use]
+pub fn next_write_distances(writes: &[Lpn], logical_pages: u64) -> Vec<u32> {
+    assert!(writes.len() < NEVER as usize, "oracle supports fewer than 2^32 - 1 page writes");
+    let mut last_seen = vec![u32::MAX; logical_pages as usize];
+    let mut out = vec![NEVER; writes.len()];
+    for (i, &lpn) in writes.iter().enumerate().rev() {
+        let next = last_seen[lpn as usize];
+        if next != u32::MAX {
+            out[i] = next - i as u32;
+        }
+        last_seen[lpn as usize] = i as u32;
+    }
+    out
+}

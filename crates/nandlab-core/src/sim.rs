@@ -1,0 +1,85 @@
+//! The run loop: feeds a workload's items to a device, starts the measurement window at the
+//! workload's marker, places timed arrivals after the untimed prefill, checks invariants on
+//! request, and reports progress.
+
+use crate::device::Device;
+use crate::error::RequestError;
+use crate::metrics::Metrics;
+use crate::workload::WorkItem;
+
+/// Why a run stopped early.
+#[derive(Debug)]
+pub enum RunError<E> {
+    /// The workload source failed (e.g. a malformed trace line).
+    Workload(E),
+    /// The device rejected a request (index counts requests from 0).
+    Request { index: u64, error: RequestError },
+}
+
+impl<E: std::fmt::Display> std::fmt::Display for RunError<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Workload(e) => write!(f, "{e}"),
+            Self::Request { index, error } => write!(f, "request #{index}: {error}"),
+        }
+    }
+}
+
+impl<E: std::fmt::Debug + std::fmt::Display> std::error::Error for RunError<E> {}
+
+/// Options of the run loop.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOptions {
+    /// Run the device's O(n) invariant check every this many requests (0 = never).
+    pub check_every_requests: u64,
+    /// Call the progress callback every this many requests (0 = never).
+    pub progress_every_requests: u64,
+}
+
+/// Drives `device` with `items` to the end and returns the measurement window's metrics.
+///
+/// Timed arrivals are relative to the first timed request, which arrives when the device has
+/// finished everything before it (the untimed prefill).
+pub fn run<E>(
+    device: &mut Device,
+    items: impl Iterator<Item = Result<WorkItem, E>>,
+    options: RunOptions,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Metrics, RunError<E>> {
+    let mut index = 0u64;
+    let mut time_base: Option<u64> = None;
+    let mut measuring = false;
+    for item in items {
+        match item.map_err(RunError::Workload)? {
+            WorkItem::StartMeasurement => {
+                assert!(!measuring, "workload announced measurement twice");
+                measuring = true;
+                device.start_measurement();
+            }
+            WorkItem::Request(mut req) => {
+                if let Some(a) = req.arrival_ns {
+                    let base = *time_base.get_or_insert_with(|| device.now_ns());
+                    req.arrival_ns = Some(base + a);
+                }
+                device.submit(&req).map_err(|error| RunError::Request { index, error })?;
+                index += 1;
+                if options.check_every_requests > 0 && index % options.check_every_requests == 0 {
+                    device.check();
+                }
+                if options.progress_every_requests > 0
+                    && index % options.progress_every_requests == 0
+                {
+                    progress(index);
+                }
+            }
+        }
+    }
+    if !measuring {
+        device.start_measurement();
+    }
+    if options.check_every_requests > 0 {
+        device.check();
+    }
+    progress(index);
+    Ok(device.metrics())
+}

@@ -1,0 +1,245 @@
+//! Synthetic workloads (SPEC §10): sequential prefill, uniform random, hot/cold "x/y" locality,
+//! and phases of those (the DAC paper's four-phase server run). Generators are seeded and pure,
+//! so a workload can be generated twice identically (the oracle placement needs a look-ahead
+//! pass). Trace replay lives in the `nandlab-trace` crate and produces the same `WorkItem`s.
+//!
+//! Lengths are counted in host page writes: `passes` × logical pages. Sequence: prefill (every
+//! logical page once, in order; untimed), warm-up (`warmup_passes`), `StartMeasurement`, then
+//! the measured part (`passes`). Reads (`read_fraction`) are extra requests drawn from the same
+//! address distribution and do not count toward the length.
+
+use crate::config::{PhaseConfig, Resolved};
+use crate::request::{Request, RequestKind};
+use crate::rng::Prng;
+
+/// One step of a workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkItem {
+    Request(Request),
+    /// Everything before this is warm-up and excluded from the metrics.
+    StartMeasurement,
+}
+
+/// How a segment chooses the start page of each request.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Pattern {
+    Sequential,
+    Uniform,
+    /// Fraction `access` of requests go to the first `hot_pages` pages.
+    HotCold { access: f64, hot_pages: u64 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Segment {
+    pattern: Pattern,
+    page_writes: u64,
+    timed: bool,
+    measured: bool,
+}
+
+/// A seeded synthetic workload.
+pub struct Synthetic {
+    segments: Vec<Segment>,
+    segment: usize,
+    written: u64,
+    seq_next: u64,
+    logical_pages: u64,
+    pages_per_request: u64,
+    request_bytes: u64,
+    page_size_bytes: u64,
+    read_fraction: f64,
+    /// Mean Poisson inter-arrival time (`None`: closed loop).
+    interarrival_ns: Option<f64>,
+    clock_ns: f64,
+    rng: Prng,
+    measurement_announced: bool,
+}
+
+fn pattern_of(kind: &str, x: Option<f64>, y: Option<f64>, logical_pages: u64) -> Pattern {
+    match kind {
+        "sequential" => Pattern::Sequential,
+        "hotcold" => {
+            let y = y.expect("resolve fills hot_data_fraction");
+            let hot_pages = ((logical_pages as f64 * y).round() as u64).clamp(1, logical_pages - 1);
+            Pattern::HotCold { access: x.expect("resolve fills hot_access_fraction"), hot_pages }
+        }
+        _ => Pattern::Uniform,
+    }
+}
+
+fn passes_to_pages(passes: f64, logical_pages: u64) -> u64 {
+    (passes * logical_pages as f64).round() as u64
+}
+
+impl Synthetic {
+    /// The synthetic workload of a resolved config (`workload.kind` other than `trace`).
+    #[must_use]
+    pub fn new(r: &Resolved) -> Self {
+        let w = &r.config.workload;
+        let g = r.geometry;
+        let lp = g.logical_pages;
+        let main = |passes: f64, measured: bool| -> Vec<Segment> {
+            if w.kind == "phases" {
+                let phases: &[PhaseConfig] = w.phases.as_deref().unwrap_or(&[]);
+                let total: f64 = phases.iter().map(|p| phase_pages(p, lp, g.page_size_bytes)).sum();
+                // Warm-up of a phases run: the same mix scaled to the warm-up length.
+                let scale = if measured { 1.0 } else { passes * lp as f64 / total.max(1.0) };
+                phases
+                    .iter()
+                    .map(|p| Segment {
+                        pattern: pattern_of(&p.kind, p.hot_access_fraction, p.hot_data_fraction, lp),
+                        page_writes: (phase_pages(p, lp, g.page_size_bytes) * scale).round() as u64,
+                        timed: true,
+                        measured,
+                    })
+                    .collect()
+            } else {
+                vec![Segment {
+                    pattern: pattern_of(
+                        &w.kind,
+                        Some(w.hot_access_fraction),
+                        Some(w.hot_data_fraction),
+                        lp,
+                    ),
+                    page_writes: passes_to_pages(passes, lp),
+                    timed: true,
+                    measured,
+                }]
+            }
+        };
+        let mut segments = Vec::new();
+        if w.prefill == Some(true) {
+            segments.push(Segment {
+                pattern: Pattern::Sequential,
+                page_writes: lp,
+                timed: false,
+                measured: false,
+            });
+        }
+        let warmup = w.warmup_passes.unwrap_or(0.0);
+        if warmup > 0.0 {
+            segments.extend(main(warmup, false));
+        }
+        let passes = w.passes.unwrap_or(1.0);
+        segments.extend(main(passes, true));
+        segments.retain(|s| s.page_writes > 0);
+
+        let request_bytes = w.request_bytes.unwrap_or(g.page_size_bytes);
+        let pages_per_request = request_bytes.div_ceil(g.page_size_bytes).max(1);
+        let timed_page_writes: u64 = segments.iter().filter(|s| s.timed).map(|s| s.page_writes).sum();
+        let timed_requests = timed_page_writes.div_ceil(pages_per_request) as f64
+            / (1.0 - w.read_fraction).max(1e-9);
+        let interarrival_ns = if w.arrival == "poisson" {
+            Some(match (w.arrival_rate_per_s, w.duration_s) {
+                (Some(rate), _) => 1e9 / rate,
+                (None, Some(d)) => d * 1e9 / timed_requests.max(1.0),
+                (None, None) => unreachable!("resolve requires a rate or a duration"),
+            })
+        } else {
+            None
+        };
+        Self {
+            segments,
+            segment: 0,
+            written: 0,
+            seq_next: 0,
+            logical_pages: lp,
+            pages_per_request,
+            request_bytes,
+            page_size_bytes: g.page_size_bytes,
+            read_fraction: w.read_fraction,
+            interarrival_ns,
+            clock_ns: 0.0,
+            rng: Prng::for_stream(r.config.run.seed, "workload"),
+            measurement_announced: false,
+        }
+    }
+
+    /// Requests this workload will issue, for progress bars (reads estimated).
+    #[must_use]
+    pub fn estimated_requests(&self) -> u64 {
+        let writes: u64 =
+            self.segments.iter().map(|s| s.page_writes.div_ceil(self.pages_per_request)).sum();
+        (writes as f64 / (1.0 - self.read_fraction).max(1e-9)).round() as u64
+    }
+
+    fn start_page(&mut self, pattern: Pattern) -> u64 {
+        let span = self.logical_pages.saturating_sub(self.pages_per_request - 1).max(1);
+        match pattern {
+            Pattern::Sequential => {
+                let p = self.seq_next;
+                self.seq_next = (p + self.pages_per_request) % self.logical_pages;
+                p
+            }
+            Pattern::Uniform => self.rng.below(span),
+            Pattern::HotCold { access, hot_pages } => {
+                if self.rng.unit_f64() < access {
+                    self.rng.below(hot_pages.min(span).max(1))
+                } else {
+                    let cold_span = span.saturating_sub(hot_pages).max(1);
+                    hot_pages.min(span - 1) + self.rng.below(cold_span)
+                }
+            }
+        }
+    }
+}
+
+fn phase_pages(p: &PhaseConfig, logical_pages: u64, page_size_bytes: u64) -> f64 {
+    match (p.bytes, p.passes) {
+        (Some(b), _) => b.div_ceil(page_size_bytes) as f64,
+        (None, Some(passes)) => passes * logical_pages as f64,
+        (None, None) => 0.0,
+    }
+}
+
+impl Iterator for Synthetic {
+    type Item = WorkItem;
+
+    fn next(&mut self) -> Option<WorkItem> {
+        while self.segment < self.segments.len()
+            && self.written >= self.segments[self.segment].page_writes
+        {
+            self.segment += 1;
+            self.written = 0;
+        }
+        let seg = *self.segments.get(self.segment)?;
+        if seg.measured && !self.measurement_announced {
+            self.measurement_announced = true;
+            return Some(WorkItem::StartMeasurement);
+        }
+        let is_read = self.read_fraction > 0.0
+            && seg.pattern != Pattern::Sequential
+            && self.rng.unit_f64() < self.read_fraction;
+        let start = self.start_page(seg.pattern);
+        let pages = if is_read {
+            self.pages_per_request
+        } else {
+            self.pages_per_request.min(seg.page_writes - self.written)
+        };
+        let pages = pages.min(self.logical_pages - start);
+        if !is_read {
+            self.written += pages;
+        }
+        let length_bytes = if pages == 1 && self.request_bytes < self.page_size_bytes {
+            self.request_bytes
+        } else {
+            pages * self.page_size_bytes
+        };
+        let arrival_ns = match (seg.timed, self.interarrival_ns) {
+            (true, Some(mean)) => {
+                self.clock_ns += self.rng.exponential(mean);
+                Some(self.clock_ns as u64)
+            }
+            _ => None,
+        };
+        Some(WorkItem::Request(Request {
+            kind: if is_read { RequestKind::Read } else { RequestKind::Write },
+            offset_bytes: start * self.page_size_bytes,
+            length_bytes,
+            arrival_ns,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,241 @@
+//! Opening trace files (with transparent gzip decompression) and the
+//! [`TraceReader`] record iterator.
+//!
+//! A file is gunzipped when its first two bytes are the gzip magic
+//! `1f 8b`, whatever its name; concatenated gzip members are read as one
+//! stream. Lines are read into one reused buffer (no per-line allocation);
+//! a line longer than [`MAX_LINE_BYTES`] is an error (it usually means the
+//! file is binary).
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use flate2::bufread::MultiGzDecoder;
+
+use crate::formats::{self, excerpt, trim, Parsed};
+use crate::{TraceError, TraceFormat, TraceOp, TraceRecord};
+
+/// The longest line accepted, in bytes.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+const BUFFER_BYTES: usize = 256 * 1024;
+
+/// Reads a (possibly gzipped) text file line by line into a reused buffer.
+pub(crate) struct LineReader {
+    path: PathBuf,
+    input: Box<dyn BufRead + Send>,
+    gzip: bool,
+    buf: Vec<u8>,
+    line: u64,
+}
+
+impl LineReader {
+    pub(crate) fn open(path: &Path) -> Result<Self, TraceError> {
+        let io_err = |what: &str, e: std::io::Error| TraceError::Io {
+            path: path.to_path_buf(),
+            message: format!("{what}: {e}"),
+        };
+        let file = File::open(path).map_err(|e| io_err("cannot open", e))?;
+        let mut raw = BufReader::with_capacity(BUFFER_BYTES, file);
+        let head = raw.fill_buf().map_err(|e| io_err("cannot read", e))?;
+        let gzip = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
+        let input: Box<dyn BufRead + Send> = if gzip {
+            Box::new(BufReader::with_capacity(
+                BUFFER_BYTES,
+                MultiGzDecoder::new(raw),
+            ))
+        } else {
+            Box::new(raw)
+        };
+        Ok(LineReader {
+            path: path.to_path_buf(),
+            input,
+            gzip,
+            buf: Vec::with_capacity(256),
+            line: 0,
+        })
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// 1-based number of the line last read.
+    pub(crate) fn line(&self) -> u64 {
+        self.line
+    }
+
+    /// Reads the next line; `Ok(false)` at end of file.
+    pub(crate) fn advance(&mut self) -> Result<bool, TraceError> {
+        self.buf.clear();
+        let limit = MAX_LINE_BYTES as u64 + 1;
+        match (&mut self.input).take(limit).read_until(b'\n', &mut self.buf) {
+            Ok(0) => Ok(false),
+            Ok(n) => {
+                self.line += 1;
+                if n > MAX_LINE_BYTES && self.buf.last() != Some(&b'\n') {
+                    return Err(TraceError::Parse {
+                        path: self.path.clone(),
+                        line: self.line,
+                        message: format!(
+                            "line is longer than {MAX_LINE_BYTES} bytes (is this a binary file?)"
+                        ),
+                    });
+                }
+                if self.line == 1 && self.buf.starts_with(b"\xEF\xBB\xBF") {
+                    self.buf.drain(..3);
+                }
+                Ok(true)
+            }
+            Err(e) => Err(TraceError::Io {
+                path: self.path.clone(),
+                message: format!(
+                    "read error at line {} of the {}: {}",
+                    self.line + 1,
+                    if self.gzip {
+                        "gzip-decompressed stream (truncated or corrupt gzip file?)"
+                    } else {
+                        "file"
+                    },
+                    e
+                ),
+            }),
+        }
+    }
+
+    /// The current line without its line ending and surrounding whitespace.
+    pub(crate) fn text(&self) -> &[u8] {
+        trim(&self.buf)
+    }
+
+    /// Whether the current line is blank or a `#` comment.
+    pub(crate) fn is_ignorable(&self) -> bool {
+        let t = self.text();
+        t.is_empty() || t[0] == b'#'
+    }
+
+    /// A Parse error for the current line: `reason: "line text"`.
+    pub(crate) fn parse_error(&self, reason: &str) -> TraceError {
+        TraceError::Parse {
+            path: self.path.clone(),
+            line: self.line,
+            message: format!("{}: \"{}\"", reason, excerpt(self.text(), 80)),
+        }
+    }
+}
+
+/// An iterator over the records of one trace file, in file order.
+///
+/// Created by [`crate::open`]. Yields `Ok(record)` for every I/O request that
+/// passes the device selection, and stops after the first error (which it
+/// yields as `Err`): once an error has been returned, `next` returns `None`.
+pub struct TraceReader {
+    lines: LineReader,
+    format: TraceFormat,
+    device: Option<u64>,
+    t0: Option<u128>,
+    last_ns: u64,
+    finished: bool,
+}
+
+impl std::fmt::Debug for TraceReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceReader")
+            .field("path", &self.lines.path())
+            .field("format", &self.format)
+            .field("device", &self.device)
+            .field("line", &self.lines.line())
+            .finish_non_exhaustive()
+    }
+}
+
+impl TraceReader {
+    pub(crate) fn new(lines: LineReader, format: TraceFormat, device: Option<u64>) -> Self {
+        TraceReader {
+            lines,
+            format,
+            device,
+            t0: None,
+            last_ns: 0,
+            finished: false,
+        }
+    }
+
+    /// The format being read (given in the options or detected).
+    pub fn format(&self) -> TraceFormat {
+        self.format
+    }
+
+    /// The trace file.
+    pub fn path(&self) -> &Path {
+        self.lines.path()
+    }
+
+    fn next_record(&mut self) -> Result<Option<TraceRecord>, TraceError> {
+        loop {
+            if !self.lines.advance()? {
+                return Ok(None);
+            }
+            if self.lines.is_ignorable() {
+                continue;
+            }
+            let text = self.lines.text();
+            if formats::is_header(self.format, text) {
+                continue;
+            }
+            let raw = match formats::parse_line(self.format, text) {
+                Ok(Parsed::Record(raw)) => raw,
+                Ok(Parsed::Skip) => continue,
+                Ok(Parsed::End) => return Ok(None),
+                Err(reason) => return Err(self.lines.parse_error(&reason)),
+            };
+            if self.device.is_some_and(|d| d != raw.device) {
+                continue;
+            }
+            if raw.length_bytes == 0 && raw.op != TraceOp::Flush {
+                continue;
+            }
+            if raw.offset_bytes.checked_add(raw.length_bytes).is_none() {
+                return Err(self
+                    .lines
+                    .parse_error("offset + length overflows a 64-bit byte address"));
+            }
+            let t0 = *self.t0.get_or_insert(raw.time_ns);
+            let rel = u64::try_from(raw.time_ns.saturating_sub(t0)).unwrap_or(u64::MAX);
+            let time_ns = rel.max(self.last_ns);
+            self.last_ns = time_ns;
+            return Ok(Some(TraceRecord {
+                op: raw.op,
+                offset_bytes: raw.offset_bytes,
+                length_bytes: raw.length_bytes,
+                time_ns,
+                device: raw.device,
+                line: self.lines.line(),
+            }));
+        }
+    }
+}
+
+impl Iterator for TraceReader {
+    type Item = Result<TraceRecord, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.finished {
+            return None;
+        }
+        match self.next_record() {
+            Ok(Some(rec)) => Some(Ok(rec)),
+            Ok(None) => {
+                self.finished = true;
+                None
+            }
+            Err(e) => {
+                self.finished = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+impl std::iter::FusedIterator for TraceReader {}

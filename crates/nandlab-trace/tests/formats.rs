@@ -1,0 +1,272 @@
+//! Each format parsed from a tiny hand-written fixture to exact records.
+
+mod common;
+
+use common::{fixture, gzip, read_all, write_tmp};
+use nandlab_trace::{
+    detect_format, open, scan, TraceFormat, TraceOp, TraceOptions, TraceRecord,
+};
+
+fn r(op: TraceOp, offset: u64, length: u64, time_ns: u64, device: u64, line: u64) -> TraceRecord {
+    TraceRecord {
+        op,
+        offset_bytes: offset,
+        length_bytes: length,
+        time_ns,
+        device,
+        line,
+    }
+}
+
+fn detected() -> TraceOptions {
+    TraceOptions::default()
+}
+
+fn only_device(d: u64) -> TraceOptions {
+    TraceOptions {
+        format: None,
+        device: Some(d),
+    }
+}
+
+const MSR: &str = "\
+128166385295514663,hm,0,Write,9056014336,2048,2833
+128166385295514878,hm,1,Read,11855351808,512,2617
+# a comment
+
+128166385295514000,hm,0,write,4096,4096,10
+128166385295515175,hm,0,Read,0,0,1
+128166385295515200,hm,0,READ,8192,4096,5
+";
+
+#[test]
+fn msr_exact_records() {
+    let p = write_tmp("fmt-msr.csv", MSR.as_bytes());
+    assert_eq!(detect_format(&p).unwrap(), TraceFormat::Msr);
+    use TraceOp::*;
+    assert_eq!(
+        read_all(&p, &detected()),
+        vec![
+            r(Write, 9_056_014_336, 2048, 0, 0, 1),
+            r(Read, 11_855_351_808, 512, 21_500, 1, 2),
+            // the clock went backwards: clamped to the previous time
+            r(Write, 4096, 4096, 21_500, 0, 5),
+            // line 6 has size 0: skipped
+            r(Read, 8192, 4096, 53_700, 0, 7),
+        ]
+    );
+    // Device selection: only disk 1, whose first record gets time 0.
+    assert_eq!(
+        read_all(&p, &only_device(1)),
+        vec![r(Read, 11_855_351_808, 512, 0, 1, 2)]
+    );
+    assert_eq!(read_all(&p, &only_device(0)).len(), 3);
+}
+
+#[test]
+fn spc_exact_records() {
+    let p = fixture("spc-sample.csv");
+    assert_eq!(detect_format(&p).unwrap(), TraceFormat::Spc);
+    use TraceOp::*;
+    assert_eq!(
+        read_all(&p, &detected()),
+        vec![
+            r(Write, 20_941_264 * 512, 8192, 0, 0, 1),
+            r(Read, 20_939_840 * 512, 8192, 2_335_000, 1, 2),
+            r(Write, 0, 512, 448_294_001, 2, 4),
+        ]
+    );
+}
+
+#[test]
+fn disksim_exact_records() {
+    let p = write_tmp(
+        "fmt-disksim.trace",
+        b"5265.313 0 6357144 8 0\n5265.703 1 6307768 16 1\n5266 0 1 8 3\n",
+    );
+    assert_eq!(detect_format(&p).unwrap(), TraceFormat::Disksim);
+    use TraceOp::*;
+    assert_eq!(
+        read_all(&p, &detected()),
+        vec![
+            r(Write, 6_357_144 * 512, 4096, 0, 0, 1),
+            r(Read, 6_307_768 * 512, 8192, 390_000, 1, 2),
+            r(Read, 512, 4096, 687_000, 0, 3),
+        ]
+    );
+}
+
+#[test]
+fn mqsim_exact_records() {
+    let p = write_tmp(
+        "fmt-mqsim.trace",
+        b"938513000 4 264719034 16 0\n938828000 3 197570570 16 1\n938000000 13 93230992 32 0",
+    );
+    assert_eq!(detect_format(&p).unwrap(), TraceFormat::Mqsim);
+    use TraceOp::*;
+    assert_eq!(
+        read_all(&p, &detected()),
+        vec![
+            r(Write, 264_719_034 * 512, 8192, 0, 4, 1),
+            r(Read, 197_570_570 * 512, 8192, 315_000, 3, 2),
+            // earlier than the previous record: clamped; no final newline
+            r(Write, 93_230_992 * 512, 16_384, 315_000, 13, 3),
+        ]
+    );
+    // The same lines read as DiskSim (explicit format): times are ms.
+    let as_disksim = read_all(
+        &p,
+        &TraceOptions {
+            format: Some(TraceFormat::Disksim),
+            device: None,
+        },
+    );
+    assert_eq!(as_disksim[1].time_ns, 315_000 * 1_000_000);
+}
+
+#[test]
+fn blkparse_exact_records() {
+    let p = fixture("blkparse-sample.txt");
+    assert_eq!(detect_format(&p).unwrap(), TraceFormat::Blkparse);
+    use TraceOp::*;
+    let sda = 8 << 20;
+    let sdb = 8 << 20 | 16;
+    assert_eq!(
+        read_all(&p, &detected()),
+        vec![
+            r(Write, 223_490 * 512, 4096, 0, sda, 8),
+            r(Read, 512_000, 8192, 798_267, sdb, 10),
+            r(Trim, 4096 * 512, 2048 * 512, 1_598_267, sda, 11),
+            r(Flush, 0, 0, 2_098_267, sda, 12),
+            r(Flush, 0, 0, 2_598_267, sda, 13),
+            r(Write, 256_000, 4096, 3_098_267, sda, 14),
+        ]
+    );
+    assert_eq!(
+        read_all(&p, &only_device(sdb)),
+        vec![r(Read, 512_000, 8192, 0, sdb, 10)]
+    );
+    let s = scan(&p, &detected()).unwrap();
+    assert_eq!((s.records, s.reads, s.writes, s.trims, s.flushes), (6, 1, 2, 1, 2));
+    assert_eq!(s.bytes_trimmed, 1_048_576);
+    assert_eq!(s.devices, vec![sda, sdb]);
+}
+
+#[test]
+fn tencent_exact_records() {
+    let p = write_tmp(
+        "fmt-tencent.csv.gz",
+        &gzip(b"1538323200,4247200,128,1,1058\n1538323199,13896880,128,0,1063\n1538323201,49413280,16,0,1063\n"),
+    );
+    assert_eq!(detect_format(&p).unwrap(), TraceFormat::Tencent);
+    use TraceOp::*;
+    assert_eq!(
+        read_all(&p, &detected()),
+        vec![
+            r(Write, 4_247_200 * 512, 65_536, 0, 1058, 1),
+            r(Read, 13_896_880 * 512, 65_536, 0, 1063, 2),
+            r(Read, 49_413_280 * 512, 8192, 1_000_000_000, 1063, 3),
+        ]
+    );
+    assert_eq!(
+        read_all(&p, &only_device(1063)),
+        vec![
+            r(Read, 13_896_880 * 512, 65_536, 0, 1063, 2),
+            r(Read, 49_413_280 * 512, 8192, 2_000_000_000, 1063, 3),
+        ]
+    );
+}
+
+#[test]
+fn systor_exact_records() {
+    let p = write_tmp(
+        "fmt-systor.csv",
+        b"Timestamp,Response,IOType,LUN,Offset,Size\n\
+1456095145.133076000,0.000806000,R,0,899056122368,131072\n\
+1456095145.126285000,0.008044000,R,0,4256049987072,122880\n\
+1456095147.572965123,0.000236000,W,1,3773561050624,7680\n",
+    );
+    assert_eq!(detect_format(&p).unwrap(), TraceFormat::Systor);
+    use TraceOp::*;
+    assert_eq!(
+        read_all(&p, &detected()),
+        vec![
+            r(Read, 899_056_122_368, 131_072, 0, 0, 2),
+            r(Read, 4_256_049_987_072, 122_880, 0, 0, 3),
+            r(Write, 3_773_561_050_624, 7680, 2_439_889_123, 1, 4),
+        ]
+    );
+}
+
+#[test]
+fn cloudphysics_exact_records() {
+    let p = write_tmp(
+        "fmt-cloudphysics.csv",
+        b"version,time,op,size,lbn\n1,5633898,2a,512,42932745\n1,5633900,28,4096,8\n1,5633910,35,0,0\n1,5633920,42,8192,16\n",
+    );
+    assert_eq!(detect_format(&p).unwrap(), TraceFormat::Cloudphysics);
+    use TraceOp::*;
+    assert_eq!(
+        read_all(&p, &detected()),
+        vec![
+            r(Write, 42_932_745 * 512, 512, 0, 0, 2),
+            r(Read, 4096, 4096, 2000, 0, 3),
+            r(Flush, 0, 0, 12_000, 0, 4),
+            r(Trim, 8192, 8192, 22_000, 0, 5),
+        ]
+    );
+}
+
+#[test]
+fn format_names_round_trip() {
+    for f in TraceFormat::ALL {
+        assert_eq!(TraceFormat::from_name(f.name()), Some(f));
+        assert_eq!(TraceFormat::from_name(&f.name().to_uppercase()), Some(f));
+        assert_eq!(f.to_string(), f.name());
+    }
+    assert_eq!(TraceFormat::from_name("csv"), None);
+    let names: Vec<_> = TraceFormat::ALL.iter().map(|f| f.name()).collect();
+    assert_eq!(
+        names,
+        ["msr", "spc", "disksim", "mqsim", "blkparse", "tencent", "systor", "cloudphysics"]
+    );
+}
+
+#[test]
+fn explicit_format_overrides_detection_and_header_is_skipped() {
+    // BOM + header + CRLF line endings + a repeated header in the middle.
+    let p = write_tmp(
+        "fmt-systor-crlf.csv",
+        b"\xEF\xBB\xBFTimestamp,Response,IOType,LUN,Offset,Size\r\n1.5,0.1,W,3,4096,4096\r\nTimestamp,Response,IOType,LUN,Offset,Size\r\n2.5,,R,3,0,512\r\n",
+    );
+    let reader = open(
+        &p,
+        &TraceOptions {
+            format: Some(TraceFormat::Systor),
+            device: None,
+        },
+    )
+    .unwrap();
+    assert_eq!(reader.format(), TraceFormat::Systor);
+    let recs: Vec<_> = reader.map(Result::unwrap).collect();
+    assert_eq!(
+        recs,
+        vec![
+            r(TraceOp::Write, 4096, 4096, 0, 3, 2),
+            r(TraceOp::Read, 0, 512, 1_000_000_000, 3, 4),
+        ]
+    );
+}
+
+#[test]
+fn gzip_is_detected_by_magic_not_name() {
+    let plain = write_tmp("fmt-gz-named.gz", b"938513000 4 1 16 0\n");
+    assert_eq!(read_all(&plain, &detected()).len(), 1);
+    let gz = write_tmp("fmt-gz-unnamed.txt", &gzip(b"938513000 4 1 16 0\n938513001 4 1 16 1\n"));
+    assert_eq!(read_all(&gz, &detected()).len(), 2);
+    // Two concatenated gzip members read as one stream.
+    let mut two = gzip(b"938513000 4 1 16 0\n");
+    two.extend(gzip(b"938513001 4 1 16 1\n"));
+    let p = write_tmp("fmt-gz-multi.gz", &two);
+    assert_eq!(read_all(&p, &detected()).len(), 2);
+}
