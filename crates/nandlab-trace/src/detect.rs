@@ -6,8 +6,12 @@
 //! 1. If the first sampled line is a known header line -
 //!    `Timestamp,Response,IOType,LUN,Offset,Size` (SYSTOR'17) or
 //!    `version,time,op,size,lbn` (CloudPhysics) - that format is chosen.
-//! 2. Otherwise every headerless format's own line parser is tried on every
-//!    sampled line; a format is a candidate when it accepts all of them. The
+//! 2. Otherwise every headerless format's own line parser is tried on the
+//!    sampled lines in order; the candidates are the formats that accept the
+//!    longest run of sampled lines from the start (normally all of them; if
+//!    the file has a malformed line among the first 50, the format that got
+//!    furthest is chosen and reading it later reports that line as a `Parse`
+//!    error with its line number, which is more useful than "unknown"). The
 //!    parsers are strict about field counts, separators and value shapes, so
 //!    for instance MSR needs 7 comma-separated fields with `Read`/`Write` in
 //!    the 4th, Tencent 5 comma-separated integers with `0`/`1` in the 4th,
@@ -21,7 +25,8 @@
 //!    (milliseconds); no `.` anywhere means MQSim (nanoseconds)**, unless the
 //!    5th column holds a value other than 0/1, which only DiskSim (flags)
 //!    allows.
-//! 4. Exactly one candidate: detected. None, or several: `UnknownFormat`,
+//! 4. Exactly one candidate: detected. None (every format rejects the first
+//!    data line), or several: `UnknownFormat`,
 //!    listing each format tried and why it was rejected, and asking the user
 //!    to set `workload.format`.
 
@@ -47,9 +52,10 @@ pub fn detect_format(path: &Path) -> Result<TraceFormat, TraceError> {
     detect_sample(path, &sample)
 }
 
-/// Checks every sampled line against `format`; `Err((line, reason))` on the
-/// first line it rejects.
-fn check(format: TraceFormat, sample: &[(u64, Vec<u8>)]) -> Result<(), (u64, String)> {
+/// How far `format` gets through the sample: the number of data lines it
+/// accepts before the first line it rejects, and that rejection (`None` when
+/// it accepts the whole sample).
+fn check(format: TraceFormat, sample: &[(u64, Vec<u8>)]) -> (usize, Option<(u64, String)>) {
     let mut data_lines = 0usize;
     for (line, text) in sample {
         if formats::is_header(format, text) {
@@ -58,13 +64,13 @@ fn check(format: TraceFormat, sample: &[(u64, Vec<u8>)]) -> Result<(), (u64, Str
         match formats::parse_line(format, text) {
             Ok(Parsed::Record(_)) | Ok(Parsed::Skip) => data_lines += 1,
             Ok(Parsed::End) => break,
-            Err(reason) => return Err((*line, reason)),
+            Err(reason) => return (data_lines, Some((*line, reason))),
         }
     }
     if data_lines == 0 {
-        return Err((sample[0].0, "no data lines".to_string()));
+        return (0, Some((sample[0].0, "no data lines".to_string())));
     }
-    Ok(())
+    (data_lines, None)
 }
 
 pub(crate) fn detect_sample(
@@ -82,6 +88,7 @@ pub(crate) fn detect_sample(
     {
         return Ok(f);
     }
+    let mut best = 0usize;
     let mut candidates = Vec::new();
     let mut reasons = Vec::new();
     for f in TraceFormat::ALL {
@@ -89,9 +96,16 @@ pub(crate) fn detect_sample(
             reasons.push("cloudphysics: needs the header line \"version,time,op,size,lbn\"".into());
             continue;
         }
-        match check(f, sample) {
-            Ok(()) => candidates.push(f),
-            Err((line, reason)) => reasons.push(format!("{}: line {}: {}", f.name(), line, reason)),
+        let (accepted, failure) = check(f, sample);
+        if let Some((line, reason)) = failure {
+            reasons.push(format!("{}: line {}: {}", f.name(), line, reason));
+        }
+        if accepted > 0 && accepted >= best {
+            if accepted > best {
+                candidates.clear();
+                best = accepted;
+            }
+            candidates.push(f);
         }
     }
     if candidates.contains(&TraceFormat::Disksim) && candidates.contains(&TraceFormat::Mqsim) {
@@ -113,9 +127,9 @@ pub(crate) fn detect_sample(
         many => Err(TraceError::UnknownFormat {
             path: path.to_path_buf(),
             message: format!(
-                "ambiguous trace format: the first {} lines are valid as {}; set \
+                "ambiguous trace format: the first {} data lines are valid as {}; set \
                  workload.format to the right one",
-                sample.len(),
+                best,
                 many.iter().map(|f| f.name()).collect::<Vec<_>>().join(" and ")
             ),
         }),
@@ -162,5 +176,19 @@ mod tests {
         assert!(msg.contains("msr: line 1: expected 7 comma-separated fields, found 1"), "{msg}");
         assert!(msg.contains("disksim: line 1: field 3 (start sector)"), "{msg}");
         assert!(matches!(detect(&[]), Err(TraceError::Empty { .. })));
+    }
+
+    #[test]
+    fn malformed_line_in_sample_picks_longest_prefix() {
+        let lines = [
+            "128166385295514663,hm,0,Write,9056014336,2048,2833",
+            "128166385295514663,hm,0,Write,9056014336,2048,2833",
+            "128166385295514663,hm,0",
+        ];
+        assert_eq!(detect(&lines).unwrap(), TraceFormat::Msr);
+        // DiskSim/MQSim tie on the same prefix: MQSim (no '.' seen).
+        assert_eq!(detect(&["10 4 1 16 0", "bad"]).unwrap(), TraceFormat::Mqsim);
+        // A '.' later in the sample: MQSim stops there, DiskSim goes further.
+        assert_eq!(detect(&["10 4 1 16 0", "10.5 4 1 16 0", "bad"]).unwrap(), TraceFormat::Disksim);
     }
 }

@@ -31,6 +31,8 @@ pub trait Ftl {
     /// Discards one logical page.
     fn trim_page(&mut self, lpn: Lpn, now_ns: u64);
     fn is_mapped(&self, lpn: Lpn) -> bool;
+    /// Where a logical page lives: its physical page and region (for inspection and tests).
+    fn locate(&self, lpn: Lpn) -> Option<(crate::flash::Ppn, u8)>;
     fn flash(&self) -> &Flash;
     fn flash_mut(&mut self) -> &mut Flash;
     fn counters(&self) -> FtlCounters;

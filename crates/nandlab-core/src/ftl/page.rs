@@ -233,6 +233,10 @@ impl Ftl for PageFtl {
         self.l2p[lpn as usize] != NONE
     }
 
+    fn locate(&self, lpn: Lpn) -> Option<(Ppn, u8)> {
+        self.lookup(lpn).map(|ppn| (ppn, self.blocks.region[(ppn / self.pages_per_block) as usize]))
+    }
+
     fn flash(&self) -> &Flash {
         &self.flash
     }
