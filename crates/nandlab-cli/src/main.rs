@@ -1,1 +1,270 @@
-fn main() {}
+//! `nandlab`: the command line. A thin layer over `nandlab-run`: argument parsing, progress
+//! bars, tables and JSON; errors become one clear line and exit code 2.
+
+mod args;
+mod demo;
+mod table;
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use args::{Args, Command};
+use nandlab_core::presets::PRESETS;
+use nandlab_run::{load_config, prepare, run, RunReport};
+
+const USAGE: &str = "\
+nandlab — a flash-storage laboratory
+
+Usage:
+  nandlab run [CONFIG.toml] [--set key=value]... [--json PATH|-] [--quiet]
+  nandlab print-config [CONFIG.toml] [--set key=value]...
+  nandlab presets
+  nandlab demo [--quick]
+  nandlab bench [--blocks N] [--passes P]
+  nandlab --version | --help
+
+Every config key has a default; `nandlab print-config` shows them all, resolved.
+Examples:
+  nandlab run --set workload.kind=hotcold --set ftl.placement=dac --set ftl.cleaning=cat
+  nandlab run --set workload.kind=trace --set workload.path=trace.csv.gz --json out.json
+";
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let args = match args::parse(&argv) {
+        Ok(a) => a,
+        Err(message) => {
+            eprintln!("nandlab: {message}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match dispatch(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("nandlab: error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn dispatch(args: Args) -> Result<(), String> {
+    match args.command {
+        Command::Help => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        Command::Version => {
+            println!("nandlab {}", nandlab_core::VERSION);
+            Ok(())
+        }
+        Command::Presets => {
+            presets();
+            Ok(())
+        }
+        Command::PrintConfig => print_config(&args),
+        Command::Run => run_command(&args),
+        Command::Demo => demo::demo(args.quick),
+        Command::Bench => demo::bench(args.bench_blocks, args.bench_passes),
+    }
+}
+
+fn presets() {
+    let mut t = table::Table::new(&[
+        "preset", "page B", "pages/blk", "blocks", "read ns", "prog ns", "erase ns", "xfer ns",
+        "copy ns",
+    ]);
+    for p in PRESETS {
+        let tm = p.timing;
+        t.row(vec![
+            p.name.into(),
+            p.page_size_bytes.to_string(),
+            p.pages_per_block.to_string(),
+            p.blocks.to_string(),
+            tm.read_page_ns.to_string(),
+            tm.program_page_ns.to_string(),
+            tm.erase_block_ns.to_string(),
+            tm.transfer_page_ns.to_string(),
+            tm.copy_page_ns.map_or_else(|| "-".into(), |c| c.to_string()),
+        ]);
+    }
+    print!("{}", t.render());
+    println!();
+    for p in PRESETS {
+        println!("{:<9} {}", p.name, p.description);
+    }
+}
+
+fn print_config(args: &Args) -> Result<(), String> {
+    let config = load_config(args.config.as_deref(), &args.overrides).map_err(|e| e.to_string())?;
+    let prepared = prepare(&config).map_err(|e| e.to_string())?;
+    let text = toml::to_string(&prepared.resolved.config).map_err(|e| e.to_string())?;
+    print!("{text}");
+    let g = prepared.resolved.geometry;
+    println!(
+        "# derived: {} physical pages, {} logical pages, utilization {:.4}, regions {}, \
+         gc_free_blocks_min {}",
+        g.physical_pages(),
+        g.logical_pages,
+        g.utilization(),
+        prepared.resolved.regions,
+        prepared.resolved.gc_free_blocks_min
+    );
+    Ok(())
+}
+
+fn run_command(args: &Args) -> Result<(), String> {
+    let config = load_config(args.config.as_deref(), &args.overrides).map_err(|e| e.to_string())?;
+    let prepared = prepare(&config).map_err(|e| e.to_string())?;
+    let show_progress = !args.quiet && std::io::stderr().is_terminal();
+    let mut bar = ProgressBar::new(show_progress);
+    let report = run(&prepared, &mut |done, total| bar.update(done, total))
+        .map_err(|e| e.to_string())?;
+    bar.finish();
+    if let Some(target) = &args.json {
+        write_json(target, &report)?;
+    }
+    if args.json.as_deref() != Some(std::path::Path::new("-")) {
+        print!("{}", summary(&report));
+    }
+    Ok(())
+}
+
+fn write_json(target: &PathBuf, report: &RunReport) -> Result<(), String> {
+    let json = report.to_json();
+    if target.as_os_str() == "-" {
+        println!("{json}");
+        Ok(())
+    } else {
+        std::fs::write(target, json + "\n").map_err(|e| format!("{}: {e}", target.display()))
+    }
+}
+
+/// The human-readable summary of one run.
+fn summary(r: &RunReport) -> String {
+    let m = &r.metrics;
+    let c = &r.config;
+    let mut out = String::new();
+    let ms = |ns: u64| format!("{:.3} ms", ns as f64 / 1e6);
+    out += &format!(
+        "nandlab {} · seed {} · {} FTL, {} cleaning, {} placement ({} region{}) · {} workload\n",
+        r.version,
+        r.seed,
+        c.ftl.kind,
+        c.ftl.cleaning,
+        c.ftl.placement,
+        c.ftl.regions.unwrap_or(1),
+        if c.ftl.regions.unwrap_or(1) == 1 { "" } else { "s" },
+        c.workload.kind,
+    );
+    let d = &c.device;
+    out += &format!(
+        "device: {} preset, {} blocks × {} pages × {} B, utilization {:.3}\n",
+        d.preset,
+        d.blocks.unwrap_or(0),
+        d.pages_per_block.unwrap_or(0),
+        d.page_size_bytes.unwrap_or(0),
+        d.utilization.unwrap_or(0.0)
+    );
+    if let Some(t) = &r.trace {
+        out += &format!(
+            "trace: {} ({} format, {} records, fit {}{})\n",
+            t.path.display(),
+            t.format,
+            t.records,
+            t.fit,
+            if t.sized_from_trace { ", device sized from the trace" } else { "" }
+        );
+    }
+    let mut t = table::Table::new(&["metric", "value"]);
+    let rows: Vec<(&str, String)> = vec![
+        ("host write pages", m.host_write_pages.to_string()),
+        ("host read pages", m.host_read_pages.to_string()),
+        ("flash program pages", m.flash_program_pages.to_string()),
+        ("gc copied pages", m.gc_copied_pages.to_string()),
+        ("erases", m.erases.to_string()),
+        ("write amplification", format!("{:.4}", m.write_amplification)),
+        ("cleaning cost", format!("{:.2}", m.cleaning_cost)),
+        (
+            "wear mean / stddev / max",
+            format!("{:.2} / {:.2} / {}", m.wear_mean, m.wear_stddev, m.wear_max),
+        ),
+        ("flash busy", format!("{:.3} s", m.flash_busy_ns as f64 / 1e9)),
+        (
+            "write latency p50 / p99 / max",
+            format!(
+                "{} / {} / {}",
+                ms(m.write_latency_ns.p50),
+                ms(m.write_latency_ns.p99),
+                ms(m.write_latency_ns.max)
+            ),
+        ),
+        (
+            "read latency p50 / p99",
+            format!("{} / {}", ms(m.read_latency_ns.p50), ms(m.read_latency_ns.p99)),
+        ),
+        (
+            "RAM (tables + media)",
+            format!(
+                "{:.1} MiB ({:.1} B/page)",
+                (m.table_memory_bytes + m.media_memory_bytes) as f64 / 1048576.0,
+                m.memory_bytes_per_page
+            ),
+        ),
+        (
+            "wall time / speed",
+            format!(
+                "{:.2} s / {:.2} M host page writes/s",
+                m.wall_seconds,
+                m.host_writes_per_wall_second / 1e6
+            ),
+        ),
+    ];
+    for (k, v) in rows {
+        t.row(vec![k.into(), v]);
+    }
+    out += &t.render();
+    if m.victim_searches_capped > 0 {
+        out += &format!(
+            "note: {} victim searches hit ftl.victim_scan_limit (approximate choices)\n",
+            m.victim_searches_capped
+        );
+    }
+    out
+}
+
+/// A one-line progress bar on stderr, redrawn at most every 1/10 s of progress.
+struct ProgressBar {
+    enabled: bool,
+    last_permille: u64,
+    drawn: bool,
+}
+
+impl ProgressBar {
+    fn new(enabled: bool) -> Self {
+        Self { enabled, last_permille: u64::MAX, drawn: false }
+    }
+
+    fn update(&mut self, done: u64, total: u64) {
+        if !self.enabled || total == 0 {
+            return;
+        }
+        let permille = (done.min(total) * 1000 / total).min(1000);
+        if permille == self.last_permille {
+            return;
+        }
+        self.last_permille = permille;
+        let width = 40;
+        let filled = (permille * width / 1000) as usize;
+        let bar = "#".repeat(filled) + &"-".repeat(width as usize - filled);
+        eprint!("\r[{bar}] {:>5.1} %  {done}/{total} requests", permille as f64 / 10.0);
+        let _ = std::io::stderr().flush();
+        self.drawn = true;
+    }
+
+    fn finish(&mut self) {
+        if self.drawn {
+            eprintln!();
+        }
+    }
+}

@@ -268,6 +268,7 @@ impl Device {
             media_memory_bytes: media,
             memory_bytes_per_page: (table + media) as f64 / self.geometry.physical_pages() as f64,
             wall_seconds: 0.0,
+            measured_wall_seconds: 0.0,
             host_writes_per_wall_second: 0.0,
         }
     }

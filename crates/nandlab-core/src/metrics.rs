@@ -235,9 +235,12 @@ pub struct Metrics {
     pub media_memory_bytes: u64,
     /// (table + media) bytes per physical page.
     pub memory_bytes_per_page: f64,
-    /// Filled in by front ends (the core has no wall clock).
+    /// Wall-clock seconds of the whole run, prefill and warm-up included (front ends fill the
+    /// wall-clock fields: the core has no clock).
     pub wall_seconds: f64,
-    /// Measured host page writes ÷ wall seconds of the whole run (front ends fill it in).
+    /// Wall-clock seconds of the measurement window.
+    pub measured_wall_seconds: f64,
+    /// Measured host page writes ÷ measured wall seconds: simulation speed at steady state.
     pub host_writes_per_wall_second: f64,
 }
 

@@ -27,6 +27,15 @@ impl<E: std::fmt::Display> std::fmt::Display for RunError<E> {
 
 impl<E: std::fmt::Debug + std::fmt::Display> std::error::Error for RunError<E> {}
 
+/// What the run loop tells its observer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// This many requests have been served so far.
+    Progress { requests: u64 },
+    /// The measurement window starts now (after warm-up).
+    MeasurementStarted,
+}
+
 /// Options of the run loop.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RunOptions {
@@ -44,7 +53,7 @@ pub fn run<E>(
     device: &mut Device,
     items: impl Iterator<Item = Result<WorkItem, E>>,
     options: RunOptions,
-    progress: &mut dyn FnMut(u64),
+    observer: &mut dyn FnMut(Event),
 ) -> Result<Metrics, RunError<E>> {
     let mut index = 0u64;
     let mut time_base: Option<u64> = None;
@@ -55,6 +64,7 @@ pub fn run<E>(
                 assert!(!measuring, "workload announced measurement twice");
                 measuring = true;
                 device.start_measurement();
+                observer(Event::MeasurementStarted);
             }
             WorkItem::Request(mut req) => {
                 if let Some(a) = req.arrival_ns {
@@ -69,17 +79,18 @@ pub fn run<E>(
                 if options.progress_every_requests > 0
                     && index % options.progress_every_requests == 0
                 {
-                    progress(index);
+                    observer(Event::Progress { requests: index });
                 }
             }
         }
     }
     if !measuring {
         device.start_measurement();
+        observer(Event::MeasurementStarted);
     }
     if options.check_every_requests > 0 {
         device.check();
     }
-    progress(index);
+    observer(Event::Progress { requests: index });
     Ok(device.metrics())
 }

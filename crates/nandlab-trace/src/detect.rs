@@ -117,9 +117,10 @@ pub(crate) fn detect_sample(
         [] => Err(TraceError::UnknownFormat {
             path: path.to_path_buf(),
             message: format!(
-                "cannot detect the trace format from the first {} lines (tried {}); set \
+                "cannot detect the trace format from the first {} line{} (tried {}); set \
                  workload.format to one of: {}",
                 sample.len(),
+                if sample.len() == 1 { "" } else { "s" },
                 reasons.join("; "),
                 names.join(", ")
             ),
@@ -130,7 +131,10 @@ pub(crate) fn detect_sample(
                 "ambiguous trace format: the first {} data lines are valid as {}; set \
                  workload.format to the right one",
                 best,
-                many.iter().map(|f| f.name()).collect::<Vec<_>>().join(" and ")
+                many.iter()
+                    .map(|f| f.name())
+                    .collect::<Vec<_>>()
+                    .join(" and ")
             ),
         }),
     }
@@ -155,16 +159,35 @@ mod tests {
     #[test]
     fn detects_each_shape() {
         use TraceFormat::*;
-        assert_eq!(detect(&["128166385295514663,hm,0,Write,9056014336,2048,2833"]).unwrap(), Msr);
+        assert_eq!(
+            detect(&["128166385295514663,hm,0,Write,9056014336,2048,2833"]).unwrap(),
+            Msr
+        );
         assert_eq!(detect(&["0,20941264,8192,W,0.551706"]).unwrap(), Spc);
-        assert_eq!(detect(&["5265.313 0 6357144 8 0", "5266 0 1 8 1"]).unwrap(), Disksim);
+        assert_eq!(
+            detect(&["5265.313 0 6357144 8 0", "5266 0 1 8 1"]).unwrap(),
+            Disksim
+        );
         assert_eq!(detect(&["938513000 4 264719034 16 0"]).unwrap(), Mqsim);
         assert_eq!(detect(&["10 4 264719034 16 2"]).unwrap(), Disksim);
-        assert_eq!(detect(&["  8,0    3        1     0.000000000   697  Q   W 223490 + 8 [kjournald]"]).unwrap(), Blkparse);
+        assert_eq!(
+            detect(&["  8,0    3        1     0.000000000   697  Q   W 223490 + 8 [kjournald]"])
+                .unwrap(),
+            Blkparse
+        );
         assert_eq!(detect(&["1538323200,4247200,128,1,1058"]).unwrap(), Tencent);
-        assert_eq!(detect(&["Timestamp,Response,IOType,LUN,Offset,Size"]).unwrap(), Systor);
-        assert_eq!(detect(&["1456095145.133076000,0.000806000,R,0,899056122368,131072"]).unwrap(), Systor);
-        assert_eq!(detect(&["version,time,op,size,lbn", "1,5633898,2a,512,42932745"]).unwrap(), Cloudphysics);
+        assert_eq!(
+            detect(&["Timestamp,Response,IOType,LUN,Offset,Size"]).unwrap(),
+            Systor
+        );
+        assert_eq!(
+            detect(&["1456095145.133076000,0.000806000,R,0,899056122368,131072"]).unwrap(),
+            Systor
+        );
+        assert_eq!(
+            detect(&["version,time,op,size,lbn", "1,5633898,2a,512,42932745"]).unwrap(),
+            Cloudphysics
+        );
     }
 
     #[test]
@@ -173,8 +196,14 @@ mod tests {
         let msg = e.to_string();
         assert!(matches!(e, TraceError::UnknownFormat { .. }));
         assert!(msg.contains("set workload.format"), "{msg}");
-        assert!(msg.contains("msr: line 1: expected 7 comma-separated fields, found 1"), "{msg}");
-        assert!(msg.contains("disksim: line 1: field 3 (start sector)"), "{msg}");
+        assert!(
+            msg.contains("msr: line 1: expected 7 comma-separated fields, found 1"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("disksim: line 1: field 3 (start sector)"),
+            "{msg}"
+        );
         assert!(matches!(detect(&[]), Err(TraceError::Empty { .. })));
     }
 
@@ -189,6 +218,9 @@ mod tests {
         // DiskSim/MQSim tie on the same prefix: MQSim (no '.' seen).
         assert_eq!(detect(&["10 4 1 16 0", "bad"]).unwrap(), TraceFormat::Mqsim);
         // A '.' later in the sample: MQSim stops there, DiskSim goes further.
-        assert_eq!(detect(&["10 4 1 16 0", "10.5 4 1 16 0", "bad"]).unwrap(), TraceFormat::Disksim);
+        assert_eq!(
+            detect(&["10 4 1 16 0", "10.5 4 1 16 0", "bad"]).unwrap(),
+            TraceFormat::Disksim
+        );
     }
 }

@@ -74,7 +74,11 @@ impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TraceError::Io { path, message } => write!(f, "{}: {}", path.display(), message),
-            TraceError::Parse { path, line, message } => {
+            TraceError::Parse {
+                path,
+                line,
+                message,
+            } => {
                 write!(f, "{}:{}: {}", path.display(), line, message)
             }
             TraceError::UnknownFormat { path, message } => {

@@ -70,7 +70,10 @@ impl LineReader {
     pub(crate) fn advance(&mut self) -> Result<bool, TraceError> {
         self.buf.clear();
         let limit = MAX_LINE_BYTES as u64 + 1;
-        match (&mut self.input).take(limit).read_until(b'\n', &mut self.buf) {
+        match (&mut self.input)
+            .take(limit)
+            .read_until(b'\n', &mut self.buf)
+        {
             Ok(0) => Ok(false),
             Ok(n) => {
                 self.line += 1;

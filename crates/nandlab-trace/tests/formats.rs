@@ -3,9 +3,7 @@
 mod common;
 
 use common::{fixture, gzip, read_all, write_tmp};
-use nandlab_trace::{
-    detect_format, open, scan, TraceFormat, TraceOp, TraceOptions, TraceRecord,
-};
+use nandlab_trace::{detect_format, open, scan, TraceFormat, TraceOp, TraceOptions, TraceRecord};
 
 fn r(op: TraceOp, offset: u64, length: u64, time_ns: u64, device: u64, line: u64) -> TraceRecord {
     TraceRecord {
@@ -147,7 +145,10 @@ fn blkparse_exact_records() {
         vec![r(Read, 512_000, 8192, 0, sdb, 10)]
     );
     let s = scan(&p, &detected()).unwrap();
-    assert_eq!((s.records, s.reads, s.writes, s.trims, s.flushes), (6, 1, 2, 1, 2));
+    assert_eq!(
+        (s.records, s.reads, s.writes, s.trims, s.flushes),
+        (6, 1, 2, 1, 2)
+    );
     assert_eq!(s.bytes_trimmed, 1_048_576);
     assert_eq!(s.devices, vec![sda, sdb]);
 }
@@ -228,7 +229,16 @@ fn format_names_round_trip() {
     let names: Vec<_> = TraceFormat::ALL.iter().map(|f| f.name()).collect();
     assert_eq!(
         names,
-        ["msr", "spc", "disksim", "mqsim", "blkparse", "tencent", "systor", "cloudphysics"]
+        [
+            "msr",
+            "spc",
+            "disksim",
+            "mqsim",
+            "blkparse",
+            "tencent",
+            "systor",
+            "cloudphysics"
+        ]
     );
 }
 
@@ -262,7 +272,10 @@ fn explicit_format_overrides_detection_and_header_is_skipped() {
 fn gzip_is_detected_by_magic_not_name() {
     let plain = write_tmp("fmt-gz-named.gz", b"938513000 4 1 16 0\n");
     assert_eq!(read_all(&plain, &detected()).len(), 1);
-    let gz = write_tmp("fmt-gz-unnamed.txt", &gzip(b"938513000 4 1 16 0\n938513001 4 1 16 1\n"));
+    let gz = write_tmp(
+        "fmt-gz-unnamed.txt",
+        &gzip(b"938513000 4 1 16 0\n938513001 4 1 16 1\n"),
+    );
     assert_eq!(read_all(&gz, &detected()).len(), 2);
     // Two concatenated gzip members read as one stream.
     let mut two = gzip(b"938513000 4 1 16 0\n");

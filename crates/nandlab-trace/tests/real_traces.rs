@@ -286,6 +286,9 @@ fn mobigen_syscall_trace_is_not_a_block_trace() {
         return;
     };
     let err = detect_format(&path).unwrap_err();
-    assert!(matches!(err, nandlab_trace::TraceError::UnknownFormat { .. }), "{err}");
+    assert!(
+        matches!(err, nandlab_trace::TraceError::UnknownFormat { .. }),
+        "{err}"
+    );
     assert!(err.to_string().contains("workload.format"));
 }

@@ -28,6 +28,11 @@ pub struct PageFtl {
     l2p: Vec<Ppn>,
     /// LPN → time it entered its region (empty unless the placement needs it).
     entered_ns: Vec<u64>,
+    /// One bit per physical page: set iff the translation table points at it. Redundant with
+    /// `l2p`, but the cleaner can find a victim's valid pages from these few cache lines
+    /// instead of one random translation-table load per page.
+    valid_bits: Vec<u64>,
+    words_per_block: u32,
     blocks: BlockTable,
     /// Active (open) block of each region, `NONE` if none yet.
     active: Vec<BlockId>,
@@ -55,12 +60,15 @@ impl PageFtl {
         let logical = geometry.logical_pages as usize;
         let entered_ns =
             if placement.needs_residence_time() { vec![0; logical] } else { Vec::new() };
+        let words_per_block = geometry.pages_per_block.div_ceil(64);
         Self {
             geometry,
             pages_per_block: geometry.pages_per_block,
             flash,
             l2p: vec![NONE; logical],
             entered_ns,
+            valid_bits: vec![0; (geometry.blocks * words_per_block) as usize],
+            words_per_block,
             blocks: BlockTable::new(geometry.blocks, geometry.pages_per_block),
             active: vec![NONE; regions as usize],
             free: (0..geometry.blocks).collect(),
@@ -118,8 +126,26 @@ impl PageFtl {
         ppn
     }
 
+    /// Index of the bitmap word holding `ppn`'s bit, and the bit.
+    #[inline]
+    fn bit(&self, ppn: Ppn) -> (usize, u64) {
+        let block = ppn / self.pages_per_block;
+        let offset = ppn % self.pages_per_block;
+        ((block * self.words_per_block + offset / 64) as usize, 1u64 << (offset % 64))
+    }
+
+    #[inline]
+    fn mark_valid(&mut self, ppn: Ppn) {
+        let (w, bit) = self.bit(ppn);
+        debug_assert_eq!(self.valid_bits[w] & bit, 0);
+        self.valid_bits[w] |= bit;
+    }
+
     #[inline]
     fn invalidate(&mut self, ppn: Ppn, now_ns: u64) {
+        let (w, bit) = self.bit(ppn);
+        assert_ne!(self.valid_bits[w] & bit, 0, "invalidate of a page that is not valid");
+        self.valid_bits[w] &= !bit;
         self.blocks.invalidate(ppn / self.pages_per_block, now_ns);
     }
 
@@ -152,27 +178,27 @@ impl PageFtl {
         self.counters.victim_searches_capped += u64::from(selection.capped);
         self.blocks.take_victim(victim);
         let first = victim * self.pages_per_block;
-        let programmed = self.blocks.write_pointer[victim as usize];
-        let mut remaining = self.blocks.valid[victim as usize];
-        for ppn in first..first + programmed {
-            if remaining == 0 {
-                break;
+        let first_word = (victim * self.words_per_block) as usize;
+        for word in 0..self.words_per_block as usize {
+            let mut bits = self.valid_bits[first_word + word];
+            while bits != 0 {
+                let ppn = first + (word as u32) * 64 + bits.trailing_zeros();
+                bits &= bits - 1;
+                let oob = self.flash.oob(ppn).expect("valid page is erased");
+                // Paired with the write path: a valid page's OOB names the LPN mapped to it.
+                assert_eq!(self.l2p[oob.lpn as usize], ppn, "valid bit without mapping");
+                let state = self.page_state(oob.lpn, ppn);
+                let region = self.placement.cleaner_copy(oob.lpn, state, now_ns);
+                let target = self.next_page(region, now_ns);
+                self.seq += 1;
+                let new_oob = Oob { lpn: oob.lpn, seq: self.seq, region };
+                self.flash.copy(ppn, target, new_oob, Source::Cleaner);
+                self.l2p[oob.lpn as usize] = target;
+                self.mark_valid(target);
+                self.set_region_entry(oob.lpn, Some(state), region, now_ns);
+                self.invalidate(ppn, now_ns);
+                self.counters.gc_valid_pages += 1;
             }
-            let Some(oob) = self.flash.oob(ppn) else { continue };
-            if self.l2p[oob.lpn as usize] != ppn {
-                continue;
-            }
-            remaining -= 1;
-            let state = self.page_state(oob.lpn, ppn);
-            let region = self.placement.cleaner_copy(oob.lpn, state, now_ns);
-            let target = self.next_page(region, now_ns);
-            self.seq += 1;
-            let new_oob = Oob { lpn: oob.lpn, seq: self.seq, region };
-            self.flash.copy(ppn, target, new_oob, Source::Cleaner);
-            self.l2p[oob.lpn as usize] = target;
-            self.set_region_entry(oob.lpn, Some(state), region, now_ns);
-            self.invalidate(ppn, now_ns);
-            self.counters.gc_valid_pages += 1;
         }
         assert_eq!(self.blocks.valid[victim as usize], 0, "victim {victim} still has valid pages");
         self.flash.erase(victim, Source::Cleaner);
@@ -203,6 +229,7 @@ impl Ftl for PageFtl {
         self.seq += 1;
         self.flash.program(ppn, Oob { lpn, seq: self.seq, region }, Source::Host, data);
         self.l2p[lpn as usize] = ppn;
+        self.mark_valid(ppn);
         self.set_region_entry(lpn, old, region, now_ns);
         if old_ppn != NONE {
             self.invalidate(old_ppn, now_ns);
@@ -258,7 +285,7 @@ impl Ftl for PageFtl {
         // Lookup table: state 1, valid 4, write pointer 4, last modified 8, erase count 4,
         // region 1; indexes: 4 links of 4 bytes.
         let per_block = 1 + 4 + 4 + 8 + 4 + 1 + 16;
-        (self.l2p.len() * 4 + self.entered_ns.len() * 8) as u64
+        (self.l2p.len() * 4 + self.entered_ns.len() * 8 + self.valid_bits.len() * 8) as u64
             + blocks * per_block
             + blocks * 4 // free list
             + self.active.len() as u64 * 4
@@ -280,6 +307,16 @@ impl Ftl for PageFtl {
             valid[b] += 1;
         }
         assert_eq!(valid, self.blocks.valid, "valid counts do not match the mapping");
+        let bits: Vec<u32> = (0..self.geometry.blocks as usize)
+            .map(|b| {
+                let w = b * self.words_per_block as usize;
+                self.valid_bits[w..w + self.words_per_block as usize]
+                    .iter()
+                    .map(|x| x.count_ones())
+                    .sum()
+            })
+            .collect();
+        assert_eq!(bits, valid, "valid bitmap does not match the mapping");
         let media = self.flash.media();
         for b in 0..self.geometry.blocks {
             let i = b as usize;

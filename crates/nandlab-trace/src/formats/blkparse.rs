@@ -153,7 +153,10 @@ mod tests {
         assert_eq!(rec(b"8,0 0 3 0.1 0 C DS 10 + 2 [0]").op, TraceOp::Trim);
         assert_eq!(rec(b"8,0 0 3 0.1 0 C FN 0 [0]").op, TraceOp::Flush);
         assert_eq!(rec(b"8,0 0 3 0.1 0 C FWS 0 [0]").op, TraceOp::Flush);
-        assert_eq!(rec(b"8,0 0 3 0.1 0 C WS 8 + 8 (   120) [0]").length_bytes, 4096);
+        assert_eq!(
+            rec(b"8,0 0 3 0.1 0 C WS 8 + 8 (   120) [0]").length_bytes,
+            4096
+        );
         assert_eq!(parse(b"8,0 0 3 0.1 0 C N (12 00 ..) [0]"), Ok(Parsed::Skip));
         assert_eq!(parse(b"8,0 0 3 0.1 0 C N 0 [0]"), Ok(Parsed::Skip));
         assert_eq!(parse(b"8,0 0 3 0.1 697 Q W 1 + 8 [dd]"), Ok(Parsed::Skip));
@@ -165,7 +168,9 @@ mod tests {
         assert_eq!(parse(b"CPU0 (8,0):"), Ok(Parsed::End));
         assert_eq!(parse(b"Total (8,0):"), Ok(Parsed::End));
         assert!(parse(b"CPU (8,0):").is_err());
-        assert!(parse(b"hello world").unwrap_err().contains("field 1 (device)"));
+        assert!(parse(b"hello world")
+            .unwrap_err()
+            .contains("field 1 (device)"));
         assert!(parse(b"8,0 0 3 x 0 C W 1 + 8 [0]")
             .unwrap_err()
             .contains("field 4 (time (seconds))"));

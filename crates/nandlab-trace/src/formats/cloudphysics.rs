@@ -26,6 +26,9 @@ use crate::TraceOp;
 const HEADER: [&[u8]; 5] = [b"version", b"time", b"op", b"size", b"lbn"];
 
 pub(crate) fn is_header(line: &[u8]) -> bool {
+    if !line.first().is_some_and(u8::is_ascii_alphabetic) {
+        return false; // fast path for data lines
+    }
     let f = Fields::csv(line);
     f.len() == HEADER.len() && HEADER.iter().enumerate().all(|(i, h)| eq_ic(f.get(i), h))
 }
@@ -101,7 +104,10 @@ mod tests {
         assert_eq!(rec(b"1,5633898,AA,512,1").op, TraceOp::Write);
         assert_eq!(rec(b"1,5633898,42,4096,8").op, TraceOp::Trim);
         let fl = rec(b"1,7,35,0,99");
-        assert_eq!((fl.op, fl.offset_bytes, fl.length_bytes), (TraceOp::Flush, 0, 0));
+        assert_eq!(
+            (fl.op, fl.offset_bytes, fl.length_bytes),
+            (TraceOp::Flush, 0, 0)
+        );
         assert_eq!(rec(b"1,7,28,4096,8").time_ns, 7000);
         assert!(parse(b"1,7,12,0,0")
             .unwrap_err()

@@ -72,6 +72,8 @@ mod tests {
             })
         );
         assert!(parse(b"1.0 0 3 4").unwrap_err().contains("expected 5"));
-        assert!(parse(b"1.0 0 3 4 r").unwrap_err().contains("field 5 (flags)"));
+        assert!(parse(b"1.0 0 3 4 r")
+            .unwrap_err()
+            .contains("field 5 (flags)"));
     }
 }

@@ -143,7 +143,10 @@ impl<'a> Fields<'a> {
         if self.count >= n {
             Ok(())
         } else {
-            Err(format!("expected at least {n} {kind} fields, found {}", self.count))
+            Err(format!(
+                "expected at least {n} {kind} fields, found {}",
+                self.count
+            ))
         }
     }
 
@@ -250,7 +253,8 @@ pub(crate) fn parse_decimal_scaled(s: &[u8], frac_digits: u32) -> Option<u128> {
         frac *= 10;
         used += 1;
     }
-    v.checked_mul(10u128.checked_pow(frac_digits)?)?.checked_add(frac)
+    v.checked_mul(10u128.checked_pow(frac_digits)?)?
+        .checked_add(frac)
 }
 
 /// `sectors * 512`, or an error naming the field.

@@ -62,7 +62,9 @@ mod tests {
                 device: 3
             })
         );
-        assert!(parse(b"1.5 3 1 16 0").unwrap_err().contains("field 1 (time (ns))"));
+        assert!(parse(b"1.5 3 1 16 0")
+            .unwrap_err()
+            .contains("field 1 (time (ns))"));
         assert!(parse(b"1 3 1 16 2").unwrap_err().contains("field 5 (type)"));
     }
 }

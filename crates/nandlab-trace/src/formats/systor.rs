@@ -30,6 +30,9 @@ const HEADER: [&[u8]; 6] = [
 ];
 
 pub(crate) fn is_header(line: &[u8]) -> bool {
+    if !line.first().is_some_and(u8::is_ascii_alphabetic) {
+        return false; // fast path for data lines
+    }
     let f = Fields::csv(line);
     f.len() == HEADER.len() && HEADER.iter().enumerate().all(|(i, h)| eq_ic(f.get(i), h))
 }
@@ -83,6 +86,8 @@ mod tests {
                 device: 2
             })
         );
-        assert!(parse(b"1.0,0.1,X,0,1,2").unwrap_err().contains("field 3 (IOType)"));
+        assert!(parse(b"1.0,0.1,X,0,1,2")
+            .unwrap_err()
+            .contains("field 3 (IOType)"));
     }
 }

@@ -1,0 +1,84 @@
+//! Argument parsing (hand-written: a handful of flags does not need a parser dependency).
+
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Command {
+    Run,
+    PrintConfig,
+    Presets,
+    Demo,
+    Bench,
+    Help,
+    Version,
+}
+
+#[derive(Debug)]
+pub struct Args {
+    pub command: Command,
+    pub config: Option<PathBuf>,
+    pub overrides: Vec<String>,
+    pub json: Option<PathBuf>,
+    pub quiet: bool,
+    pub quick: bool,
+    pub bench_blocks: u32,
+    pub bench_passes: f64,
+}
+
+pub fn parse(argv: &[String]) -> Result<Args, String> {
+    let mut args = Args {
+        command: Command::Help,
+        config: None,
+        overrides: Vec::new(),
+        json: None,
+        quiet: false,
+        quick: false,
+        bench_blocks: 65_536,
+        bench_passes: 2.0,
+    };
+    let Some(first) = argv.first() else { return Ok(args) };
+    args.command = match first.as_str() {
+        "run" => Command::Run,
+        "print-config" => Command::PrintConfig,
+        "presets" => Command::Presets,
+        "demo" => Command::Demo,
+        "bench" => Command::Bench,
+        "help" | "--help" | "-h" => Command::Help,
+        "--version" | "-V" | "version" => Command::Version,
+        other => return Err(format!("unknown command {other:?}")),
+    };
+    let mut it = argv[1..].iter();
+    while let Some(a) = it.next() {
+        let mut value = |flag: &str| {
+            it.next().cloned().ok_or_else(|| format!("{flag} needs a value"))
+        };
+        match a.as_str() {
+            "--set" | "-s" => args.overrides.push(value(a)?),
+            "--json" => args.json = Some(PathBuf::from(value(a)?)),
+            "--quiet" | "-q" => args.quiet = true,
+            "--quick" => args.quick = true,
+            "--blocks" => {
+                args.bench_blocks =
+                    value(a)?.parse().map_err(|_| "--blocks needs a whole number".to_string())?;
+            }
+            "--passes" => {
+                args.bench_passes =
+                    value(a)?.parse().map_err(|_| "--passes needs a number".to_string())?;
+            }
+            "--help" | "-h" => args.command = Command::Help,
+            s if s.starts_with("--set=") => args.overrides.push(s["--set=".len()..].to_string()),
+            s if s.starts_with('-') => return Err(format!("unknown option {s:?}")),
+            s => {
+                if args.config.is_some() {
+                    return Err(format!("unexpected argument {s:?} (one config file at most)"));
+                }
+                args.config = Some(PathBuf::from(s));
+            }
+        }
+    }
+    let takes_config = matches!(args.command, Command::Run | Command::PrintConfig);
+    if !takes_config && (args.config.is_some() || !args.overrides.is_empty()) {
+        return Err("this command takes no config file or --set".into());
+    }
+    Ok(args)
+}

@@ -1,0 +1,251 @@
+//! Trace replay as a workload: sizing the device from a trace, fitting trace addresses onto it,
+//! and turning records into timed requests.
+//!
+//! Sizing: with neither `device.blocks` nor `device.logical_bytes` set, the logical capacity is
+//! the trace's footprint under `compact` fitting (distinct chunks touched × chunk size, chunk =
+//! `workload.compact_chunk_bytes`, default one erase block), so sparse multi-terabyte address
+//! spaces become a small dense device; physical size follows from `device.utilization`.
+//! With an explicit size, `workload.fit = "auto"` means `error`: an address past the end stops
+//! the run naming the file and line, unless `fold` or `compact` is chosen.
+//!
+//! Sequence: prefill (every logical page once, untimed; `workload.prefill`), warm-up replays,
+//! the measurement marker, measured replays. Replay k's timestamps are shifted by k × (trace
+//! duration + mean inter-arrival gap) so replays follow each other in time.
+
+use std::path::PathBuf;
+
+use nandlab_core::config::Resolved;
+use nandlab_core::{Config, ConfigError, Request, RequestKind, WorkItem};
+use nandlab_trace::{AddressFit, FitMode, TraceError, TraceFormat, TraceOp, TraceOptions};
+use serde::Serialize;
+
+/// What was learned about the trace while preparing the run.
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceInfo {
+    pub path: PathBuf,
+    pub format: &'static str,
+    pub records: u64,
+    pub duration_ns: u64,
+    pub devices: Vec<u64>,
+    pub fit: &'static str,
+    /// Whether the device size came from the trace.
+    pub sized_from_trace: bool,
+    #[serde(skip)]
+    options: TraceOptions,
+    #[serde(skip)]
+    fit_mode: FitMode,
+}
+
+impl TraceInfo {
+    /// Requests expected in the whole run (for progress bars).
+    #[must_use]
+    pub fn expected_requests(&self, r: &Resolved) -> u64 {
+        let w = &r.config.workload;
+        let replays = (w.warmup_passes.unwrap_or(0.0) + w.passes.unwrap_or(1.0)) as u64;
+        let prefill = if w.prefill == Some(true) { prefill_requests(r) } else { 0 };
+        prefill + replays * self.records
+    }
+}
+
+const PREFILL_REQUEST_PAGES: u64 = 64;
+
+fn prefill_requests(r: &Resolved) -> u64 {
+    r.geometry.logical_pages.div_ceil(PREFILL_REQUEST_PAGES)
+}
+
+fn options_of(config: &Config) -> Result<TraceOptions, ConfigError> {
+    let format = match &config.workload.format {
+        None => None,
+        Some(name) => Some(TraceFormat::from_name(name).ok_or_else(|| {
+            let names: Vec<&str> = TraceFormat::ALL.iter().map(|f| f.name()).collect();
+            ConfigError::new(
+                "workload.format",
+                format!("unknown trace format {name:?}; expected one of {}", names.join(", ")),
+            )
+        })?),
+    };
+    Ok(TraceOptions { format, device: config.workload.device })
+}
+
+/// Scans the trace, sizes the device if no size is given, and fixes the fit mode.
+pub fn prepare(config: &Config) -> Result<(Config, TraceInfo), crate::Error> {
+    let mut c = config.clone();
+    let path = PathBuf::from(c.workload.path.clone().ok_or_else(|| {
+        ConfigError::new("workload.path", "a trace workload needs a trace file path")
+    })?);
+    let options = options_of(&c)?;
+    let summary = nandlab_trace::scan(&path, &options)?;
+    // Page size and block size for the chunk default: resolve a copy with a placeholder size.
+    let probe = {
+        let mut p = c.clone();
+        if p.device.blocks.is_none() && p.device.logical_bytes.is_none() {
+            p.device.blocks = Some(1024);
+        }
+        p.workload.path.get_or_insert_with(|| path.to_string_lossy().into_owned());
+        p.resolve()?
+    };
+    let block_bytes = probe.geometry.page_size_bytes * u64::from(probe.geometry.pages_per_block);
+    let chunk_bytes = c.workload.compact_chunk_bytes.unwrap_or(block_bytes);
+    let sized_from_trace = c.device.blocks.is_none() && c.device.logical_bytes.is_none();
+    let fit_name = match (c.workload.fit.as_str(), sized_from_trace) {
+        ("auto", true) => "compact",
+        ("auto", false) => "error",
+        (other, _) => match other {
+            "error" => "error",
+            "fold" => "fold",
+            _ => "compact",
+        },
+    };
+    let fit_mode = match fit_name {
+        "error" => FitMode::Error,
+        "fold" => FitMode::Fold,
+        _ => FitMode::Compact { chunk_bytes },
+    };
+    if sized_from_trace {
+        let logical = match fit_mode {
+            FitMode::Compact { chunk_bytes } => {
+                nandlab_trace::compact_footprint_bytes(&path, &options, chunk_bytes)?
+            }
+            _ => summary.max_end_bytes.div_ceil(block_bytes) * block_bytes,
+        };
+        c.device.logical_bytes = Some(logical.max(block_bytes));
+    }
+    c.workload.fit = fit_name.to_string();
+    c.workload.compact_chunk_bytes.get_or_insert(chunk_bytes);
+    let info = TraceInfo {
+        path,
+        format: summary.format.name(),
+        records: summary.records,
+        duration_ns: summary.duration_ns,
+        devices: summary.devices.clone(),
+        fit: fit_name,
+        sized_from_trace,
+        options,
+        fit_mode,
+    };
+    Ok((c, info))
+}
+
+/// The whole run's work items for a trace workload.
+pub fn items(r: &Resolved, info: &TraceInfo) -> Result<TraceItems, crate::Error> {
+    let w = &r.config.workload;
+    let warmup = w.warmup_passes.unwrap_or(0.0) as u64;
+    let measured = w.passes.unwrap_or(1.0) as u64;
+    let gap = if info.records > 1 { info.duration_ns / (info.records - 1) } else { 1_000_000 };
+    Ok(TraceItems {
+        page_size_bytes: r.geometry.page_size_bytes,
+        logical_pages: r.geometry.logical_pages,
+        prefill_next: 0,
+        prefill_total: if w.prefill == Some(true) { prefill_requests(r) } else { 0 },
+        replay: 0,
+        warmup,
+        replays: warmup + measured,
+        marker_sent: false,
+        reader: None,
+        fit: AddressFit::new(info.fit_mode, r.geometry.logical_bytes(), info.devices.len() > 1),
+        extents: Vec::new(),
+        pending: std::collections::VecDeque::new(),
+        path: info.path.clone(),
+        options: info.options.clone(),
+        timed: w.trace_timing == "trace",
+        period_ns: info.duration_ns + gap.max(1),
+    })
+}
+
+/// Iterator over a trace run's items (see the module doc for the sequence).
+pub struct TraceItems {
+    page_size_bytes: u64,
+    logical_pages: u64,
+    prefill_next: u64,
+    prefill_total: u64,
+    replay: u64,
+    warmup: u64,
+    replays: u64,
+    marker_sent: bool,
+    reader: Option<nandlab_trace::TraceReader>,
+    /// Shared by all replays, so a compacted chunk keeps its place from one replay to the next.
+    fit: AddressFit,
+    extents: Vec<(u64, u64)>,
+    pending: std::collections::VecDeque<Request>,
+    path: PathBuf,
+    options: TraceOptions,
+    timed: bool,
+    period_ns: u64,
+}
+
+impl TraceItems {
+    fn stop(&mut self) {
+        self.replay = self.replays;
+        self.reader = None;
+    }
+}
+
+impl Iterator for TraceItems {
+    type Item = Result<WorkItem, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if self.prefill_next < self.prefill_total {
+                let first = self.prefill_next * PREFILL_REQUEST_PAGES;
+                let pages = PREFILL_REQUEST_PAGES.min(self.logical_pages - first);
+                self.prefill_next += 1;
+                let p = self.page_size_bytes;
+                return Some(Ok(WorkItem::Request(Request::write(first * p, pages * p))));
+            }
+            if let Some(req) = self.pending.pop_front() {
+                return Some(Ok(WorkItem::Request(req)));
+            }
+            if self.replay == self.warmup && !self.marker_sent {
+                self.marker_sent = true;
+                return Some(Ok(WorkItem::StartMeasurement));
+            }
+            if self.replay >= self.replays {
+                return None;
+            }
+            if self.reader.is_none() {
+                match nandlab_trace::open(&self.path, &self.options) {
+                    Ok(reader) => self.reader = Some(reader),
+                    Err(e) => {
+                        self.stop();
+                        return Some(Err(e));
+                    }
+                }
+            }
+            let record = match self.reader.as_mut().and_then(Iterator::next) {
+                None => {
+                    self.reader = None;
+                    self.replay += 1;
+                    continue;
+                }
+                Some(Err(e)) => {
+                    self.stop();
+                    return Some(Err(e));
+                }
+                Some(Ok(rec)) => rec,
+            };
+            let arrival_ns = self.timed.then(|| self.replay * self.period_ns + record.time_ns);
+            let kind = match record.op {
+                TraceOp::Read => RequestKind::Read,
+                TraceOp::Write => RequestKind::Write,
+                TraceOp::Trim => RequestKind::Trim,
+                TraceOp::Flush => {
+                    let flush = Request {
+                        kind: RequestKind::Flush,
+                        offset_bytes: 0,
+                        length_bytes: 0,
+                        arrival_ns,
+                    };
+                    return Some(Ok(WorkItem::Request(flush)));
+                }
+            };
+            self.extents.clear();
+            if let Err(e) = self.fit.map(&self.path, &record, &mut self.extents) {
+                self.stop();
+                return Some(Err(e));
+            }
+            for &(offset_bytes, length_bytes) in &self.extents {
+                self.pending.push_back(Request { kind, offset_bytes, length_bytes, arrival_ns });
+            }
+        }
+    }
+}
