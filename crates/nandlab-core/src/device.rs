@@ -127,6 +127,32 @@ impl Device {
         Ok(())
     }
 
+    /// Cache hint for a request a few steps ahead (first stage: translation entries).
+    #[inline]
+    pub fn prefetch_far(&self, req: &Request) {
+        self.prefetch_pages(req, |ftl, lpn| ftl.prefetch_translation(lpn));
+    }
+
+    /// Cache hint for a request about to be served (second stage: what translation points at).
+    #[inline]
+    pub fn prefetch_near(&self, req: &Request) {
+        self.prefetch_pages(req, |ftl, lpn| ftl.prefetch_mapped(lpn));
+    }
+
+    #[inline]
+    fn prefetch_pages(&self, req: &Request, f: impl Fn(&dyn Ftl, Lpn)) {
+        if matches!(req.kind, RequestKind::Flush) {
+            return;
+        }
+        let p = self.geometry.page_size_bytes;
+        let first = req.offset_bytes / p;
+        // Long requests are sequential: the hardware prefetcher handles them after a few pages.
+        let end = (req.offset_bytes.saturating_add(req.length_bytes)).div_ceil(p).min(first + 4);
+        for lpn in first..end.min(self.geometry.logical_pages) {
+            f(self.ftl.as_ref(), lpn as Lpn);
+        }
+    }
+
     /// Serves one request; see the module doc for the timing rule.
     pub fn submit(&mut self, req: &Request) -> Result<Completion, RequestError> {
         self.check_range(req)?;

@@ -2,6 +2,8 @@
 //! workload's marker, places timed arrivals after the untimed prefill, checks invariants on
 //! request, and reports progress.
 
+use std::collections::VecDeque;
+
 use crate::device::Device;
 use crate::error::RequestError;
 use crate::metrics::Metrics;
@@ -36,6 +38,9 @@ pub enum Event {
     MeasurementStarted,
 }
 
+const PREFETCH_FAR: usize = 24;
+const PREFETCH_NEAR: usize = 6;
+
 /// Options of the run loop.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RunOptions {
@@ -58,7 +63,29 @@ pub fn run<E>(
     let mut index = 0u64;
     let mut time_base: Option<u64> = None;
     let mut measuring = false;
-    for item in items {
+    // Look-ahead window: the loop is bound by cache misses on tables indexed by random pages,
+    // so requests are announced to the device PREFETCH_FAR steps before they are served (to
+    // fetch their translation entries) and again PREFETCH_NEAR steps before (to fetch what
+    // those entries point at). Items are still served strictly in order.
+    let mut items = items.into_iter();
+    let mut window: VecDeque<Result<WorkItem, E>> = VecDeque::with_capacity(PREFETCH_FAR + 1);
+    let mut exhausted = false;
+    loop {
+        while !exhausted && window.len() < PREFETCH_FAR {
+            match items.next() {
+                None => exhausted = true,
+                Some(item) => {
+                    if let Ok(WorkItem::Request(req)) = &item {
+                        device.prefetch_far(req);
+                    }
+                    window.push_back(item);
+                }
+            }
+        }
+        if let Some(Ok(WorkItem::Request(req))) = window.get(PREFETCH_NEAR) {
+            device.prefetch_near(req);
+        }
+        let Some(item) = window.pop_front() else { break };
         match item.map_err(RunError::Workload)? {
             WorkItem::StartMeasurement => {
                 assert!(!measuring, "workload announced measurement twice");

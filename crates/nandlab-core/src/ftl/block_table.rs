@@ -115,6 +115,17 @@ impl BlockTable {
         self.erase_max
     }
 
+    /// Cache hint: the block's entry (and its bucket neighbours) will be updated soon.
+    #[inline]
+    pub fn prefetch(&self, block: BlockId) {
+        let b = block as usize;
+        nandlab_prefetch::prefetch(&self.valid, b);
+        nandlab_prefetch::prefetch(&self.last_modified_ns, b);
+        nandlab_prefetch::prefetch(&self.state, b);
+        nandlab_prefetch::prefetch(&self.prev, b);
+        nandlab_prefetch::prefetch(&self.next, b);
+    }
+
     /// Opens a free block as a region's active block.
     pub fn open(&mut self, block: BlockId, region: u8, now_ns: u64) {
         let b = block as usize;

@@ -40,6 +40,10 @@ pub trait Ftl {
     fn erase_counts(&self) -> &[u32];
     /// Bytes of RAM used by the FTL's tables (translation, region, lookup tables, indexes).
     fn table_memory_bytes(&self) -> u64;
+    /// Cache hint, first stage: a write or read of `lpn` is coming soon (a few requests ahead).
+    fn prefetch_translation(&self, _lpn: Lpn) {}
+    /// Cache hint, second stage (closer): touch what the access will need after translation.
+    fn prefetch_mapped(&self, _lpn: Lpn) {}
     /// Full invariant check (O(pages)); panics on a violation.
     fn check(&self);
 }

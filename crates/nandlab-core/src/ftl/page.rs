@@ -186,7 +186,9 @@ impl PageFtl {
                 bits &= bits - 1;
                 let oob = self.flash.oob(ppn).expect("valid page is erased");
                 // Paired with the write path: a valid page's OOB names the LPN mapped to it.
-                assert_eq!(self.l2p[oob.lpn as usize], ppn, "valid bit without mapping");
+                // (Debug only: in release this load would be a cache miss per copied page;
+                // `check` verifies the same relation for every page.)
+                debug_assert_eq!(self.l2p[oob.lpn as usize], ppn, "valid bit without mapping");
                 let state = self.page_state(oob.lpn, ppn);
                 let region = self.placement.cleaner_copy(oob.lpn, state, now_ns);
                 let target = self.next_page(region, now_ns);
@@ -254,6 +256,22 @@ impl Ftl for PageFtl {
             self.l2p[lpn as usize] = NONE;
             self.invalidate(ppn, now_ns);
         }
+    }
+
+    #[inline]
+    fn prefetch_translation(&self, lpn: Lpn) {
+        nandlab_prefetch::prefetch(&self.l2p, lpn as usize);
+    }
+
+    #[inline]
+    fn prefetch_mapped(&self, lpn: Lpn) {
+        let Some(&ppn) = self.l2p.get(lpn as usize) else { return };
+        if ppn == NONE {
+            return;
+        }
+        let (w, _) = self.bit(ppn);
+        nandlab_prefetch::prefetch(&self.valid_bits, w);
+        self.blocks.prefetch(ppn / self.pages_per_block);
     }
 
     fn is_mapped(&self, lpn: Lpn) -> bool {
