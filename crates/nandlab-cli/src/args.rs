@@ -34,7 +34,7 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         quiet: false,
         quick: false,
         bench_blocks: 65_536,
-        bench_passes: 2.0,
+        bench_passes: 4.0,
     };
     let Some(first) = argv.first() else { return Ok(args) };
     args.command = match first.as_str() {

@@ -179,6 +179,18 @@ impl PageFtl {
         self.blocks.take_victim(victim);
         let first = victim * self.pages_per_block;
         let first_word = (victim * self.words_per_block) as usize;
+        // The copies below update one random translation entry each; ask for all of those
+        // cache lines up front so their misses overlap instead of queueing one by one.
+        for word in 0..self.words_per_block as usize {
+            let mut bits = self.valid_bits[first_word + word];
+            while bits != 0 {
+                let ppn = first + (word as u32) * 64 + bits.trailing_zeros();
+                bits &= bits - 1;
+                if let Some(oob) = self.flash.oob(ppn) {
+                    nandlab_prefetch::prefetch(&self.l2p, oob.lpn as usize);
+                }
+            }
+        }
         for word in 0..self.words_per_block as usize {
             let mut bits = self.valid_bits[first_word + word];
             while bits != 0 {
