@@ -14,8 +14,8 @@ fn run_with(overrides: &[String]) -> Result<nandlab_core::Metrics, String> {
 }
 
 pub fn demo(quick: bool) -> Result<(), String> {
-    let blocks = if quick { 256 } else { 1024 };
-    let passes = if quick { 2 } else { 6 };
+    let blocks = if quick { 256 } else { 4096 };
+    let passes = if quick { 2 } else { 8 };
     println!(
         "DAC clustering demo (paper 000): hot/cold 90/10, utilization 0.85, {blocks} blocks × 32 \
          pages × 4 KiB,\n{passes} measured passes after 2 warm-up passes, seed 1.\n"

@@ -1,0 +1,47 @@
+# nandlab — one entry point for people and CI.
+#   make demo   build, then run the built-in default experiment and print its table
+#   make test   build, then run the Rust and the Python test suites
+#   make bench  the speed benchmark (simulated host page writes per wall second)
+#   make experiments   regenerate experiments/*/ CSVs, PNGs (needs ../shared/traces for traces)
+
+PYTHON ?= python3
+VENV   := .venv
+VPY    := $(VENV)/bin/python
+CARGO  ?= cargo
+NANDLAB := target/release/nandlab
+
+.PHONY: demo test bench rust-test python-test setup python build experiments clean
+
+demo: build
+	$(NANDLAB) demo
+
+build:
+	$(CARGO) build --release -p nandlab-cli
+
+bench: build
+	$(NANDLAB) bench
+
+test: rust-test python-test
+
+rust-test:
+	$(CARGO) test --release --workspace --exclude nandlab-py
+
+# The Python side: a private virtualenv with the package built in place by maturin.
+$(VENV)/.deps: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install --quiet --upgrade pip
+	$(VPY) -m pip install --quiet "maturin>=1.5,<2" pandas matplotlib pyarrow pytest
+	touch $@
+
+python: $(VENV)/.deps
+	$(VENV)/bin/maturin develop --release --quiet
+
+python-test: python
+	$(VPY) -m pytest -q
+
+experiments: build python
+	$(VPY) experiments/dac/run.py
+
+clean:
+	$(CARGO) clean
+	rm -rf $(VENV)
