@@ -211,6 +211,21 @@ impl BlockTable {
         }
     }
 
+    /// Sets a free block's erase count from the media (recovery).
+    pub fn restore_erase_count(&mut self, block: BlockId, count: u32) {
+        let b = block as usize;
+        assert_eq!(self.state[b], BlockState::Free);
+        let old = self.erase_count[b] as usize;
+        self.erase_histogram[old] -= 1;
+        if self.erase_histogram.len() <= count as usize {
+            self.erase_histogram.resize(count as usize + 1, 0);
+        }
+        self.erase_histogram[count as usize] += 1;
+        self.erase_count[b] = count;
+        self.erase_max = self.erase_max.max(count);
+        self.erase_min = self.erase_histogram.iter().position(|&n| n > 0).unwrap_or(0) as u32;
+    }
+
     /// Number of blocks with each erase count (index = erase count).
     #[must_use]
     pub fn erase_histogram(&self) -> &[u32] {

@@ -80,6 +80,88 @@ impl PageFtl {
         }
     }
 
+    /// Rebuilds the RAM tables from what the flash holds (SPEC §2.5: every table is a copy of
+    /// on-flash state; a restart loses no programmed data). For each programmed page the OOB
+    /// names its LPN and sequence number; the copy with the largest sequence number is the
+    /// current one. Erase counts and write pointers come from the media; a partly programmed
+    /// block is its region's active block.
+    ///
+    /// Limits, documented: a TRIM leaves no trace on flash here, so a trimmed page whose old
+    /// copy was not yet erased comes back after recovery (the NBD store adds trim records);
+    /// last-modification times restart at `now_ns` (cleaning ages restart); DAC region entry
+    /// times restart at `now_ns` too.
+    #[must_use]
+    pub fn recover(
+        flash: Flash,
+        victim: Box<dyn VictimPolicy>,
+        placement: Box<dyn Placement>,
+        gc_free_blocks_min: u32,
+        now_ns: u64,
+    ) -> Self {
+        let mut ftl = Self::new(flash, victim, placement, gc_free_blocks_min);
+        let ppb = ftl.pages_per_block;
+        let mut newest_seq = vec![0u64; ftl.l2p.len()];
+        ftl.free.clear();
+        for block in 0..ftl.geometry.blocks {
+            let programmed = ftl.flash.media().programmed_pages(block);
+            let b = block as usize;
+            ftl.blocks.restore_erase_count(block, ftl.flash.erase_count(block));
+            if programmed == 0 {
+                ftl.free.push_back(block);
+                continue;
+            }
+            let region = ftl.flash.oob(block * ppb).expect("programmed page has OOB").region;
+            ftl.blocks.open(block, region, now_ns);
+            for offset in 0..programmed {
+                let ppn = block * ppb + offset;
+                let oob = ftl.flash.oob(ppn).expect("page below the write pointer is programmed");
+                ftl.blocks.program(block, now_ns);
+                ftl.seq = ftl.seq.max(oob.seq);
+                let lpn = oob.lpn as usize;
+                let old = ftl.l2p[lpn];
+                if old == NONE || oob.seq > newest_seq[lpn] {
+                    newest_seq[lpn] = oob.seq;
+                    ftl.l2p[lpn] = ppn;
+                    ftl.mark_valid(ppn);
+                    if old != NONE {
+                        ftl.invalidate(old, now_ns);
+                    }
+                } else {
+                    // An older copy: programmed, but invalid from the start.
+                    ftl.mark_valid(ppn);
+                    ftl.invalidate(ppn, now_ns);
+                }
+            }
+            debug_assert_eq!(ftl.blocks.write_pointer[b], programmed);
+        }
+        // Close full blocks only now, so the victim indexes see final valid counts; a partly
+        // programmed block becomes its region's active block.
+        for block in 0..ftl.geometry.blocks {
+            let b = block as usize;
+            if ftl.blocks.state[b] != BlockState::Open {
+                continue;
+            }
+            if ftl.blocks.is_full(block) {
+                ftl.blocks.close(block);
+            } else {
+                let r = ftl.blocks.region[b] as usize;
+                assert!(r < ftl.active.len(), "block {block} names region {r}: placement mismatch");
+                assert_eq!(ftl.active[r], NONE, "two partly programmed blocks in region {r}");
+                ftl.active[r] = block;
+            }
+        }
+        if !ftl.entered_ns.is_empty() {
+            ftl.entered_ns.fill(now_ns);
+        }
+        ftl
+    }
+
+    /// Gives back the flash (for recovery tests and for handing a media to a new FTL).
+    #[must_use]
+    pub fn into_flash(self) -> Flash {
+        self.flash
+    }
+
     #[must_use]
     pub fn block_table(&self) -> &BlockTable {
         &self.blocks
