@@ -433,12 +433,22 @@ impl Config {
             check(u > 0.0 && u < 1.0, "device.utilization", "must be in (0, 1)")?;
         }
         let (blocks, logical_pages) = match (d.blocks, d.logical_bytes, d.utilization) {
-            (Some(_), Some(_), Some(_)) => {
-                return Err(ConfigError::new(
-                    "device.utilization",
-                    "device.blocks, device.logical_bytes and device.utilization over-determine \
-                     the device: set two of them",
-                ))
+            (Some(b), Some(lb), Some(u)) => {
+                // Over-determined: accepted only when consistent, which is what a resolved
+                // config (every result records one) looks like, so results re-run as they are.
+                let lp = lb.div_ceil(page_size_bytes);
+                let exact = lp as f64 / (f64::from(b) * f64::from(pages_per_block));
+                if (exact - u).abs() > 1e-9 {
+                    return Err(ConfigError::new(
+                        "device.utilization",
+                        format!(
+                            "device.blocks, device.logical_bytes and device.utilization \
+                             over-determine the device and disagree (those blocks and bytes give \
+                             utilization {exact:.6}): set two of them"
+                        ),
+                    ));
+                }
+                (b, lp)
             }
             (Some(b), Some(lb), None) => (b, lb.div_ceil(page_size_bytes)),
             (b, Some(lb), u) => {
@@ -711,6 +721,17 @@ mod tests {
         assert_eq!(e.key, "device.page_size_bytes");
         let e = resolve(&["workload.kind=trace"]).unwrap_err();
         assert_eq!(e.key, "workload.path");
+    }
+
+    #[test]
+    fn a_resolved_config_resolves_to_itself() {
+        let r = resolve(&["device.utilization=0.85", "ftl.placement=oracle"]).unwrap();
+        let again = r.config.resolve().unwrap();
+        assert_eq!(again.config, r.config);
+        assert_eq!(again.geometry, r.geometry);
+        let e = resolve(&["device.blocks=64", "device.logical_bytes=1048576", "device.utilization=0.5"])
+            .unwrap_err();
+        assert_eq!(e.key, "device.utilization");
     }
 
     #[test]

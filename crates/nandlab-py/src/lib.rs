@@ -1,1 +1,216 @@
+//! `nandlab._native`: the private native module under the `nandlab` Python package.
+//!
+//! Thin by design (STYLE §6.9): it converts Python arguments into a `nandlab_core::Config`,
+//! runs it through `nandlab-run` with the GIL released, and maps each runner error onto one
+//! exception of the tree `NandlabError` > `ConfigError` | `TraceError` | `RequestError`.
+//! Results cross the boundary as JSON text; dict normalisation, result objects, sweeps and plots
+//! live in `python/nandlab`. The hand-written stub `python/nandlab/_native.pyi` documents every
+//! name defined here (a test checks that they match).
 
+use std::path::PathBuf;
+
+use nandlab_core::{apply_overrides, Config};
+use nandlab_run::{load_config, prepare, Error};
+use nandlab_trace::TraceError as TraceFailure;
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+
+// The exceptions are named after the public package that re-exports them, so that they print
+// and pickle as `nandlab.ConfigError` etc.
+create_exception!(nandlab, NandlabError, PyException, "Base class of every nandlab error.");
+create_exception!(
+    nandlab,
+    ConfigError,
+    NandlabError,
+    "A configuration that cannot be run. `key` is the dotted config key at fault (None when \
+     the whole file or text is at fault)."
+);
+create_exception!(
+    nandlab,
+    TraceError,
+    NandlabError,
+    "A trace file that cannot be read or fitted. `path` names the file and `line` the 1-based \
+     line (None when no line is at fault)."
+);
+create_exception!(
+    nandlab,
+    RequestError,
+    NandlabError,
+    "A host request the simulated device cannot accept. `index` is the request's position in \
+     the run."
+);
+
+/// Sets attribute `name` of the exception `err` carries and returns `err`.
+fn with_attr<'py, V: IntoPyObject<'py>>(py: Python<'py>, err: PyErr, name: &str, value: V) -> PyErr {
+    // Setting an attribute on a fresh exception instance cannot fail in practice; if it did,
+    // the message still carries the same information.
+    let _ = err.value(py).setattr(name, value);
+    err
+}
+
+/// Maps a runner error onto the exception tree, one variant to one exception type.
+fn to_py_err(py: Python<'_>, error: &Error) -> PyErr {
+    let message = error.to_string();
+    match error {
+        Error::Config(e) => {
+            let key = (!e.key.is_empty()).then(|| e.key.clone());
+            with_attr(py, ConfigError::new_err(message), "key", key)
+        }
+        Error::ConfigFile { .. } => {
+            with_attr(py, ConfigError::new_err(message), "key", None::<String>)
+        }
+        Error::Trace(e) => {
+            let (path, line) = trace_location(e);
+            let path = path.map(|p| p.to_string_lossy().into_owned());
+            let err = with_attr(py, TraceError::new_err(message), "path", path);
+            with_attr(py, err, "line", line)
+        }
+        Error::Request { index, .. } => {
+            with_attr(py, RequestError::new_err(message), "index", *index)
+        }
+        // `Error` is non-exhaustive: a variant added later is still a nandlab error.
+        _ => NandlabError::new_err(message),
+    }
+}
+
+fn trace_location(e: &TraceFailure) -> (Option<&PathBuf>, Option<u64>) {
+    match e {
+        TraceFailure::Parse { path, line, .. } | TraceFailure::OutOfRange { path, line, .. } => {
+            (Some(path), Some(*line))
+        }
+        TraceFailure::Io { path, .. }
+        | TraceFailure::UnknownFormat { path, .. }
+        | TraceFailure::Empty { path } => (Some(path), None),
+        _ => (None, None),
+    }
+}
+
+/// Where a configuration comes from: JSON text (a Python dict), a TOML file, or nothing (every
+/// default); `key=value` overrides go on top in every case.
+struct Source {
+    json: Option<String>,
+    path: Option<PathBuf>,
+    overrides: Vec<String>,
+}
+
+impl Source {
+    fn new(
+        json: Option<String>,
+        path: Option<PathBuf>,
+        overrides: Vec<String>,
+    ) -> PyResult<Self> {
+        if json.is_some() && path.is_some() {
+            return Err(PyValueError::new_err("give config_json or config_path, not both"));
+        }
+        Ok(Self { json, path, overrides })
+    }
+
+    fn load(&self) -> Result<Config, Error> {
+        match &self.json {
+            Some(text) => {
+                let mut value = Config::from_json(text)?.to_value();
+                apply_overrides(&mut value, &self.overrides)?;
+                Ok(Config::from_value(value)?)
+            }
+            None => load_config(self.path.as_deref(), &self.overrides),
+        }
+    }
+}
+
+/// Runs one configuration to the end and returns the report as JSON.
+///
+/// The GIL is released for the whole load, prepare and run. `progress(done, expected)` is
+/// called (with the GIL held briefly) every 65,536 requests; the runner cannot stop mid-run, so
+/// an exception raised by the callback is kept, further calls are skipped, and it is raised
+/// when the run ends.
+#[pyfunction]
+#[pyo3(signature = (config_json=None, config_path=None, overrides=Vec::new(), progress=None))]
+fn run(
+    py: Python<'_>,
+    config_json: Option<String>,
+    config_path: Option<PathBuf>,
+    overrides: Vec<String>,
+    progress: Option<PyObject>,
+) -> PyResult<String> {
+    let source = Source::new(config_json, config_path, overrides)?;
+    let mut callback_error: Option<PyErr> = None;
+    let outcome = py.allow_threads(|| {
+        let config = source.load()?;
+        let prepared = prepare(&config)?;
+        let mut report_progress = |done: u64, expected: u64| {
+            let Some(callback) = &progress else { return };
+            if callback_error.is_some() {
+                return;
+            }
+            Python::with_gil(|py| {
+                if let Err(e) = callback.call1(py, (done, expected)) {
+                    callback_error = Some(e);
+                }
+            });
+        };
+        nandlab_run::run(&prepared, &mut report_progress)
+    });
+    let report = outcome.map_err(|e| to_py_err(py, &e))?;
+    if let Some(e) = callback_error {
+        return Err(e);
+    }
+    Ok(report.to_json())
+}
+
+/// The resolved configuration (every default filled in) as JSON, plus a `derived` object with
+/// the figures computed from it.
+#[pyfunction]
+#[pyo3(signature = (config_json=None, config_path=None, overrides=Vec::new()))]
+fn resolve(
+    py: Python<'_>,
+    config_json: Option<String>,
+    config_path: Option<PathBuf>,
+    overrides: Vec<String>,
+) -> PyResult<String> {
+    let source = Source::new(config_json, config_path, overrides)?;
+    let prepared =
+        py.allow_threads(|| prepare(&source.load()?)).map_err(|e| to_py_err(py, &e))?;
+    let r = &prepared.resolved;
+    let mut value = serde_json::to_value(&r.config)
+        .map_err(|e| NandlabError::new_err(format!("cannot serialize the config: {e}")))?;
+    let derived = serde_json::json!({
+        "physical_pages": r.geometry.physical_pages(),
+        "logical_pages": r.geometry.logical_pages,
+        "utilization": r.geometry.utilization(),
+        "regions": r.regions,
+        "gc_free_blocks_min": r.gc_free_blocks_min,
+    });
+    if let Some(table) = value.as_object_mut() {
+        table.insert("derived".into(), derived);
+    }
+    Ok(value.to_string())
+}
+
+/// Every device preset (geometry and timing) as a JSON list, the default first.
+#[pyfunction]
+fn presets() -> PyResult<String> {
+    serde_json::to_string(nandlab_core::presets::PRESETS)
+        .map_err(|e| NandlabError::new_err(format!("cannot serialize the presets: {e}")))
+}
+
+/// The version recorded in every result.
+#[pyfunction]
+fn version() -> &'static str {
+    nandlab_core::VERSION
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add("NandlabError", py.get_type::<NandlabError>())?;
+    m.add("ConfigError", py.get_type::<ConfigError>())?;
+    m.add("TraceError", py.get_type::<TraceError>())?;
+    m.add("RequestError", py.get_type::<RequestError>())?;
+    m.add("__version__", nandlab_core::VERSION)?;
+    Ok(())
+}

@@ -1,0 +1,220 @@
+"""Config plumbing between Python values and the native module.
+
+A config given as a dict may be nested (``{"ftl": {"cleaning": "cat"}}``) or use dotted keys
+(``{"ftl.cleaning": "cat"}``), or mix both; it is normalised to nested plain-JSON data and
+handed to Rust as JSON, where it is validated once. Overrides (``set=``) become ``key=value``
+strings with the value written as TOML, exactly as on the command line. Errors found here are
+the same ``ConfigError`` the native side raises, naming the key.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any, Union
+
+from ._native import ConfigError
+
+__all__ = ["ConfigLike", "Overrides", "native_args", "flatten", "toml_value"]
+
+ConfigLike = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
+"""A config: a (nested or dotted) mapping, a TOML file path, or None for every default."""
+
+Overrides = Union[Mapping[str, Any], Sequence[str], None]
+"""Overrides: a mapping of dotted keys to values, or ``"key=value"`` strings."""
+
+# The key `nandlab.resolve_config` adds to a resolved config. `run` accepts (and ignores) it so
+# that a resolved config can be run as it is.
+DERIVED_KEY = "derived"
+
+
+def config_error(key: str | None, message: str) -> ConfigError:
+    """A ConfigError in the native side's format, with the `key` attribute set."""
+    text = f"config key `{key}`: {message}" if key else f"config: {message}"
+    error = ConfigError(text)
+    error.key = key
+    return error
+
+
+def _plain(value: Any, key: str) -> Any:
+    """Converts one config value to plain JSON data (numpy scalars, paths, tuples allowed)."""
+    if value is None or isinstance(value, (bool, str, int)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise config_error(key, f"{value!r} is not a finite number")
+        return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, Mapping):
+        return _nest(value, key)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, key) for v in value]
+    item = getattr(value, "item", None)  # numpy scalars
+    if callable(item):
+        return _plain(item(), key)
+    raise config_error(key, f"cannot use a {type(value).__name__} as a config value")
+
+
+def _nest(mapping: Mapping[Any, Any], prefix: str = "") -> dict[str, Any]:
+    """Expands dotted keys into nested tables; a key given twice is an error."""
+    out: dict[str, Any] = {}
+    for raw_key, value in mapping.items():
+        if not isinstance(raw_key, str):
+            raise config_error(prefix or None, f"config keys must be strings, not {raw_key!r}")
+        parts = raw_key.split(".")
+        full = f"{prefix}.{raw_key}" if prefix else raw_key
+        if any(not p.strip() for p in parts):
+            raise config_error(full, "empty key or key segment")
+        node = out
+        for depth, part in enumerate(parts[:-1]):
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                where = ".".join([prefix, *parts[: depth + 1]] if prefix else parts[: depth + 1])
+                raise config_error(where, "is a value, not a table")
+            node = child
+        leaf = parts[-1]
+        converted = _plain(value, full)
+        if leaf in node:
+            existing = node[leaf]
+            if isinstance(existing, dict) and isinstance(converted, dict):
+                _merge(existing, converted, full)
+                continue
+            raise config_error(full, "given twice (as a dotted and a nested key)")
+        node[leaf] = converted
+    return out
+
+
+def _merge(into: dict[str, Any], other: dict[str, Any], prefix: str) -> None:
+    for key, value in other.items():
+        full = f"{prefix}.{key}"
+        if key in into:
+            if isinstance(into[key], dict) and isinstance(value, dict):
+                _merge(into[key], value, full)
+                continue
+            raise config_error(full, "given twice (as a dotted and a nested key)")
+        into[key] = value
+
+
+def _drop_derived_utilization(config: dict[str, Any]) -> None:
+    """Lets a resolved config (as recorded in every result) run again.
+
+    Resolution fills in `device.blocks`, `device.logical_bytes` *and* `device.utilization`,
+    but the core rejects all three together as over-determined. When the utilization is exactly
+    the one the other two imply, it carries no information: drop it so that re-running
+    `Result.config` reproduces the run. An inconsistent triple is left for the core to reject.
+    """
+    device = config.get("device")
+    if not isinstance(device, dict):
+        return
+    blocks = device.get("blocks")
+    logical_bytes = device.get("logical_bytes")
+    utilization = device.get("utilization")
+    page = device.get("page_size_bytes")
+    per_block = device.get("pages_per_block")
+    values = (blocks, logical_bytes, page, per_block)
+    if utilization is None or not all(isinstance(v, int) and v > 0 for v in values):
+        return
+    assert isinstance(logical_bytes, int) and isinstance(page, int)
+    assert isinstance(blocks, int) and isinstance(per_block, int)
+    logical_pages = -(-logical_bytes // page)
+    if utilization == logical_pages / (blocks * per_block):
+        del device["utilization"]
+
+
+def toml_value(value: Any, key: str = "") -> str:
+    """Formats a Python value as a TOML value (the right-hand side of ``key=value``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise config_error(key or None, f"{value!r} is not a finite number")
+        return repr(value)
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, os.PathLike):
+        return _toml_string(os.fspath(value))
+    if isinstance(value, Mapping):
+        items = ", ".join(
+            f"{_toml_key(str(k))} = {toml_value(v, f'{key}.{k}')}" for k, v in value.items()
+        )
+        return "{" + items + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v, key) for v in value) + "]"
+    if value is None:
+        raise config_error(key or None, "None cannot be an override: leave the key out instead")
+    item = getattr(value, "item", None)  # numpy scalars
+    if callable(item):
+        return toml_value(item(), key)
+    raise config_error(key or None, f"cannot use a {type(value).__name__} as a config value")
+
+
+def _toml_string(text: str) -> str:
+    out = ['"']
+    for ch in text:
+        code = ord(ch)
+        if ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif (code < 0x20 and ch != "\t") or code == 0x7F:
+            out.append(f"\\u{code:04X}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _toml_key(key: str) -> str:
+    bare = key and all(c.isascii() and (c.isalnum() or c in "-_") for c in key)
+    return key if bare else _toml_string(key)
+
+
+def flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Flattens nested tables into dotted keys (lists stay as they are)."""
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        full = f"{prefix}.{key}" if prefix else key
+        if isinstance(item, Mapping):
+            out.update(flatten(item, full))
+        else:
+            out[full] = item
+    return out
+
+
+def overrides_list(overrides: Overrides) -> list[str]:
+    """``set=`` as ``key=value`` strings. Nested mapping values become dotted keys, so that
+    ``{"ftl": {"cleaning": "cat"}}`` changes one key rather than replacing the table."""
+    if overrides is None:
+        return []
+    if isinstance(overrides, str):
+        return [overrides]
+    if isinstance(overrides, Mapping):
+        flat = flatten({str(k): v for k, v in overrides.items()})
+        return [f"{key}={toml_value(value, key)}" for key, value in flat.items()]
+    items = list(overrides)
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(f"overrides must be 'key=value' strings, not {item!r}")
+    return items
+
+
+def native_args(config: ConfigLike, overrides: Overrides) -> dict[str, Any]:
+    """Keyword arguments of `_native.run` / `_native.resolve` for a config and overrides."""
+    args: dict[str, Any] = {"overrides": overrides_list(overrides)}
+    if config is None:
+        return args
+    if isinstance(config, (str, os.PathLike)):
+        args["config_path"] = os.fspath(config)
+        return args
+    if isinstance(config, Mapping):
+        nested = _nest(config)
+        nested.pop(DERIVED_KEY, None)
+        _drop_derived_utilization(nested)
+        args["config_json"] = json.dumps(nested, allow_nan=False)
+        return args
+    raise TypeError(
+        f"config must be a mapping, a TOML file path or None, not {type(config).__name__}"
+    )

@@ -1,0 +1,137 @@
+"""`Result`: one run's metrics together with what makes it reproducible.
+
+A result records the resolved config (every default filled in), the seed and the simulator
+version; running `result.config` again gives the same metrics (wall-clock fields aside).
+`to_frame` gives the one-row table that sweeps concatenate: dotted config columns, scalar
+metrics (latency summaries flattened as ``write_latency_ns.p99``), trace facts, seed, version.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional
+
+from ._config import flatten
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Result", "WALL_CLOCK_METRICS"]
+
+WALL_CLOCK_METRICS = ("wall_seconds", "measured_wall_seconds", "host_writes_per_wall_second")
+"""Metrics measured on the wall clock: the only ones that differ between identical runs."""
+
+# Left out of `to_frame`: not a scalar (see `Result.wear_histogram`).
+_FRAME_EXCLUDED_METRICS = ("wear_histogram",)
+
+
+def _cell(value: Any) -> Any:
+    """A frame cell: lists and tables become JSON text so that columns stay hashable (groupby,
+    pivot) and store in Parquet whatever their shape."""
+    if isinstance(value, (list, tuple, Mapping)):
+        return json.dumps(value)
+    return value
+
+
+@dataclass(frozen=True)
+class Result:
+    """The result of one run (`nandlab.run`).
+
+    Attributes:
+        metrics: every metric by its public name (see the metric list in the README); latency
+            summaries are dicts (``count, mean, p50, p90, p99, p999, max`` in ns) and
+            ``wear_histogram`` is a list of ``[erase_count, blocks]`` pairs.
+        config: the resolved config as nested dicts; ``nandlab.run(result.config)`` repeats
+            the run.
+        seed: the run's seed (``run.seed``).
+        version: the simulator version that produced the result.
+        trace: facts about the trace (path, format, records, ...) for trace workloads.
+    """
+
+    metrics: dict[str, Any]
+    config: dict[str, Any]
+    seed: int
+    version: str
+    trace: Optional[dict[str, Any]] = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Result:
+        """A result from its `to_dict` form (also the CLI's ``--json`` output)."""
+        return cls(
+            metrics=dict(data["metrics"]),
+            config=dict(data["config"]),
+            seed=int(data["seed"]),
+            version=str(data["version"]),
+            trace=dict(data["trace"]) if data.get("trace") is not None else None,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Result:
+        """A result from `to_json` text (also the CLI's ``--json`` output)."""
+        return cls.from_dict(json.loads(text))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data: ``metrics, config, seed, version`` and ``trace`` when there is one."""
+        out: dict[str, Any] = {
+            "metrics": self.metrics,
+            "config": self.config,
+            "seed": self.seed,
+            "version": self.version,
+        }
+        if self.trace is not None:
+            out["trace"] = self.trace
+        return out
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """`to_dict` as JSON text."""
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def scalars(self) -> dict[str, Any]:
+        """The row `to_frame` holds, as a dict: config columns (dotted), scalar metrics
+        (latency summaries flattened as ``read_latency_ns.p50``), ``trace.*``, seed, version."""
+        row: dict[str, Any] = {k: _cell(v) for k, v in flatten(self.config).items()}
+        for name, value in self.metrics.items():
+            if name in _FRAME_EXCLUDED_METRICS:
+                continue
+            if isinstance(value, Mapping):
+                row.update({f"{name}.{k}": _cell(v) for k, v in value.items()})
+            else:
+                row[name] = _cell(value)
+        if self.trace is not None:
+            row.update({f"trace.{k}": _cell(v) for k, v in self.trace.items()})
+        row["seed"] = self.seed
+        row["version"] = self.version
+        return row
+
+    def to_frame(self) -> pd.DataFrame:
+        """A one-row DataFrame: see `scalars`. ``wear_histogram`` is left out (see the
+        `wear_histogram` property)."""
+        import pandas as pd
+
+        return pd.DataFrame([self.scalars()])
+
+    @property
+    def wear_histogram(self) -> pd.DataFrame:
+        """Blocks per erase count at the end of the run: columns ``erase_count, blocks``."""
+        import pandas as pd
+
+        pairs = self.metrics.get("wear_histogram") or []
+        return pd.DataFrame(
+            [(int(c), int(b)) for c, b in pairs], columns=["erase_count", "blocks"]
+        ).astype("int64")
+
+    def __repr__(self) -> str:
+        m = self.metrics
+        c = self.config
+        summary = ", ".join(
+            f"{k}={m[k]:.4g}" if isinstance(m.get(k), float) else f"{k}={m.get(k)}"
+            for k in ("host_write_pages", "erases", "write_amplification", "cleaning_cost")
+            if k in m
+        )
+        ftl = c.get("ftl", {})
+        return (
+            f"Result(cleaning={ftl.get('cleaning')!r}, placement={ftl.get('placement')!r}, "
+            f"seed={self.seed}, {summary})"
+        )
