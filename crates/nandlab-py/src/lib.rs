@@ -42,7 +42,12 @@ create_exception!(
 );
 
 /// Sets attribute `name` of the exception `err` carries and returns `err`.
-fn with_attr<'py, V: IntoPyObject<'py>>(py: Python<'py>, err: PyErr, name: &str, value: V) -> PyErr {
+fn with_attr<'py, V: IntoPyObject<'py>>(
+    py: Python<'py>,
+    err: PyErr,
+    name: &str,
+    value: V,
+) -> PyErr {
     // Setting an attribute on a fresh exception instance cannot fail in practice; if it did,
     // the message still carries the same information.
     let _ = err.value(py).setattr(name, value);
@@ -95,11 +100,7 @@ struct Source {
 }
 
 impl Source {
-    fn new(
-        json: Option<String>,
-        path: Option<PathBuf>,
-        overrides: Vec<String>,
-    ) -> PyResult<Self> {
+    fn new(json: Option<String>, path: Option<PathBuf>, overrides: Vec<String>) -> PyResult<Self> {
         if json.is_some() && path.is_some() {
             return Err(PyValueError::new_err("give config_json or config_path, not both"));
         }
@@ -169,8 +170,7 @@ fn resolve(
     overrides: Vec<String>,
 ) -> PyResult<String> {
     let source = Source::new(config_json, config_path, overrides)?;
-    let prepared =
-        py.allow_threads(|| prepare(&source.load()?)).map_err(|e| to_py_err(py, &e))?;
+    let prepared = py.allow_threads(|| prepare(&source.load()?)).map_err(|e| to_py_err(py, &e))?;
     let r = &prepared.resolved;
     let mut value = serde_json::to_value(&r.config)
         .map_err(|e| NandlabError::new_err(format!("cannot serialize the config: {e}")))?;
