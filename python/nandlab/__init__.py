@@ -1,1 +1,48 @@
-from ._native import *
+"""nandlab: a flash-storage (SSD FTL) laboratory.
+
+A deterministic simulator written in Rust, driven from Python::
+
+    import nandlab
+
+    result = nandlab.run({"workload.kind": "hotcold", "ftl.placement": "dac"})
+    result.metrics["write_amplification"]
+
+    df = nandlab.sweep(
+        {"workload.kind": "hotcold", "device.utilization": 0.85},
+        {"ftl.cleaning": ["greedy", "cat"], "ftl.regions": [1, 2, 4]},
+        jobs=2,
+        seeds=[1, 2, 3],
+    )
+    nandlab.plot.lines(df, "ftl.regions", "erases", hue="ftl.cleaning", path="erases.png")
+
+Configs are dicts (nested or with dotted keys, as in ``nandlab print-config``), TOML file
+paths, or None for every default; ``set=`` overrides work like the CLI's ``--set``. A run is a
+pure function of (config, seed, version), all recorded in its `Result`.
+"""
+
+from . import plot
+from ._api import ProgressCallback, presets, resolve_config, run
+from ._config import ConfigLike, Overrides
+from ._native import ConfigError, NandlabError, RequestError, TraceError
+from ._native import __version__ as __version__
+from ._result import WALL_CLOCK_METRICS, Result
+from ._sweep import sweep, write_parquet
+
+__all__ = [
+    "ConfigError",
+    "ConfigLike",
+    "NandlabError",
+    "Overrides",
+    "ProgressCallback",
+    "RequestError",
+    "Result",
+    "TraceError",
+    "WALL_CLOCK_METRICS",
+    "__version__",
+    "plot",
+    "presets",
+    "resolve_config",
+    "run",
+    "sweep",
+    "write_parquet",
+]

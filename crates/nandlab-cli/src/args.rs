@@ -49,9 +49,8 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
     };
     let mut it = argv[1..].iter();
     while let Some(a) = it.next() {
-        let mut value = |flag: &str| {
-            it.next().cloned().ok_or_else(|| format!("{flag} needs a value"))
-        };
+        let mut value =
+            |flag: &str| it.next().cloned().ok_or_else(|| format!("{flag} needs a value"));
         match a.as_str() {
             "--set" | "-s" => args.overrides.push(value(a)?),
             "--json" => args.json = Some(PathBuf::from(value(a)?)),

@@ -21,7 +21,13 @@ pub fn demo(quick: bool) -> Result<(), String> {
          pages × 4 KiB,\n{passes} measured passes after 2 warm-up passes, seed 1.\n"
     );
     let mut t = Table::new(&[
-        "cleaning", "regions", "erases", "copied pages", "WA", "cleaning cost", "wear stddev",
+        "cleaning",
+        "regions",
+        "erases",
+        "copied pages",
+        "WA",
+        "cleaning cost",
+        "wear stddev",
         "cost vs 1 region",
     ]);
     for policy in ["greedy", "cost-benefit", "cat"] {
@@ -68,9 +74,8 @@ pub fn bench(blocks: u32, passes: f64) -> Result<(), String> {
          {blocks} blocks × 64 pages,\nprefill + 1 warm-up pass, then {passes} measured passes; \
          one core. Speed = measured host page writes / measured wall seconds.\n"
     );
-    let mut t = Table::new(&[
-        "cleaning", "host writes/s", "WA", "measured s", "total s", "RAM B/page",
-    ]);
+    let mut t =
+        Table::new(&["cleaning", "host writes/s", "WA", "measured s", "total s", "RAM B/page"]);
     for policy in ["greedy", "cost-benefit", "cat"] {
         let o = vec![
             format!("device.blocks={blocks}"),

@@ -71,7 +71,14 @@ fn dispatch(args: Args) -> Result<(), String> {
 
 fn presets() {
     let mut t = table::Table::new(&[
-        "preset", "page B", "pages/blk", "blocks", "read ns", "prog ns", "erase ns", "xfer ns",
+        "preset",
+        "page B",
+        "pages/blk",
+        "blocks",
+        "read ns",
+        "prog ns",
+        "erase ns",
+        "xfer ns",
         "copy ns",
     ]);
     for p in PRESETS {
@@ -118,8 +125,8 @@ fn run_command(args: &Args) -> Result<(), String> {
     let prepared = prepare(&config).map_err(|e| e.to_string())?;
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
     let mut bar = ProgressBar::new(show_progress);
-    let report = run(&prepared, &mut |done, total| bar.update(done, total))
-        .map_err(|e| e.to_string())?;
+    let report =
+        run(&prepared, &mut |done, total| bar.update(done, total)).map_err(|e| e.to_string())?;
     bar.finish();
     if let Some(target) = &args.json {
         write_json(target, &report)?;

@@ -24,8 +24,16 @@ fn run_json_has_the_contract_fields() {
     assert_eq!(code, 0, "{stderr}");
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     for key in [
-        "host_write_pages", "gc_copied_pages", "erases", "write_amplification", "cleaning_cost",
-        "wear_mean", "wear_stddev", "wear_max", "flash_busy_ns", "wall_seconds",
+        "host_write_pages",
+        "gc_copied_pages",
+        "erases",
+        "write_amplification",
+        "cleaning_cost",
+        "wear_mean",
+        "wear_stddev",
+        "wear_max",
+        "flash_busy_ns",
+        "wall_seconds",
     ] {
         assert!(v["metrics"].get(key).is_some(), "missing metric {key}");
     }

@@ -257,10 +257,7 @@ impl Config {
         toml::from_str::<Config>(&text).map_err(|e| {
             let message = e.message().to_string();
             // serde names the unknown field but not its table: report the best key we have.
-            let key = e
-                .span()
-                .and_then(|span| key_at(&text, span.start))
-                .unwrap_or_default();
+            let key = e.span().and_then(|span| key_at(&text, span.start)).unwrap_or_default();
             ConfigError::new(key, message)
         })
     }
@@ -334,9 +331,9 @@ fn json_to_toml(json: &serde_json::Value, key: &str) -> Result<toml::Value, Conf
             if let Some(i) = n.as_i64() {
                 toml::Value::Integer(i)
             } else if let Some(u) = n.as_u64() {
-                toml::Value::Integer(i64::try_from(u).map_err(|_| {
-                    ConfigError::new(key, "integer too large")
-                })?)
+                toml::Value::Integer(
+                    i64::try_from(u).map_err(|_| ConfigError::new(key, "integer too large"))?,
+                )
             } else {
                 toml::Value::Float(n.as_f64().unwrap_or(f64::NAN))
             }
@@ -455,10 +452,8 @@ impl Config {
                 let lp = lb.div_ceil(page_size_bytes);
                 let u = u.unwrap_or(UTILIZATION_DEFAULT);
                 let pages = (lp as f64 / u).ceil() as u64;
-                let blocks = b.map_or_else(
-                    || u32::try_from(pages.div_ceil(u64::from(pages_per_block))),
-                    Ok,
-                );
+                let blocks =
+                    b.map_or_else(|| u32::try_from(pages.div_ceil(u64::from(pages_per_block))), Ok);
                 let blocks = blocks.map_err(|_| {
                     ConfigError::new("device.logical_bytes", "device too large (over 2^32 blocks)")
                 })?;
@@ -729,8 +724,12 @@ mod tests {
         let again = r.config.resolve().unwrap();
         assert_eq!(again.config, r.config);
         assert_eq!(again.geometry, r.geometry);
-        let e = resolve(&["device.blocks=64", "device.logical_bytes=1048576", "device.utilization=0.5"])
-            .unwrap_err();
+        let e = resolve(&[
+            "device.blocks=64",
+            "device.logical_bytes=1048576",
+            "device.utilization=0.5",
+        ])
+        .unwrap_err();
         assert_eq!(e.key, "device.utilization");
     }
 

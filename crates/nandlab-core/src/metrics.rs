@@ -184,10 +184,23 @@ macro_rules! sub_fields {
 impl std::ops::Sub for HostCounters {
     type Output = Self;
     fn sub(self, o: Self) -> Self {
-        sub_fields!(self, o, HostCounters {
-            read_requests, write_requests, trim_requests, flush_requests, read_pages,
-            write_pages, trim_pages, read_bytes, write_bytes, unmapped_read_pages, rmw_read_pages
-        })
+        sub_fields!(
+            self,
+            o,
+            HostCounters {
+                read_requests,
+                write_requests,
+                trim_requests,
+                flush_requests,
+                read_pages,
+                write_pages,
+                trim_pages,
+                read_bytes,
+                write_bytes,
+                unmapped_read_pages,
+                rmw_read_pages
+            }
+        )
     }
 }
 

@@ -187,7 +187,8 @@ fn requests_past_the_end_are_rejected() {
     assert!(matches!(e, nandlab_core::RequestError::OutOfRange { .. }), "{e}");
     let e = d.submit(&Request::read(u64::MAX - 1, 4)).unwrap_err();
     assert!(e.to_string().contains("capacity"));
-    let flush = Request { kind: RequestKind::Flush, offset_bytes: 0, length_bytes: 0, arrival_ns: None };
+    let flush =
+        Request { kind: RequestKind::Flush, offset_bytes: 0, length_bytes: 0, arrival_ns: None };
     d.submit(&flush).unwrap();
     assert_eq!(d.metrics().host_flush_requests, 1);
 }

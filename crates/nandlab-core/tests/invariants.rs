@@ -3,7 +3,9 @@
 //! Method: small devices, mixed reads/writes/trims, the full checker every 97 requests.
 
 use nandlab_core::placement::next_write_distances;
-use nandlab_core::{apply_overrides, sim, Config, Device, Request, RequestKind, Synthetic, WorkItem};
+use nandlab_core::{
+    apply_overrides, sim, Config, Device, Request, RequestKind, Synthetic, WorkItem,
+};
 
 fn run(overrides: &[&str]) -> nandlab_core::Metrics {
     let mut v = Config::default().to_value();
@@ -27,7 +29,8 @@ fn run(overrides: &[&str]) -> nandlab_core::Metrics {
             })
             .flat_map(|q| {
                 let p = r.geometry.page_size_bytes;
-                (q.offset_bytes / p..(q.offset_bytes + q.length_bytes).div_ceil(p)).map(|x| x as u32)
+                (q.offset_bytes / p..(q.offset_bytes + q.length_bytes).div_ceil(p))
+                    .map(|x| x as u32)
             })
             .collect();
         next_write_distances(&writes, r.geometry.logical_pages)

@@ -34,7 +34,11 @@ fn dac_cuts_erases_and_copies_and_cat_wears_evenly() {
         let on = run(policy, 4);
         eprintln!(
             "{policy}: erases {} -> {}, copies {} -> {}, wear stddev {:.2} -> {:.2}",
-            off.erases, on.erases, off.gc_copied_pages, on.gc_copied_pages, off.wear_stddev,
+            off.erases,
+            on.erases,
+            off.gc_copied_pages,
+            on.gc_copied_pages,
+            off.wear_stddev,
             on.wear_stddev
         );
         assert!(on.erases < off.erases, "{policy}: DAC did not cut erases");

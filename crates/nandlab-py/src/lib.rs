@@ -15,6 +15,7 @@ use nandlab_trace::TraceError as TraceFailure;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
+use serde::Serialize;
 
 // The exceptions are named after the public package that re-exports them, so that they print
 // and pickle as `nandlab.ConfigError` etc.
@@ -172,19 +173,35 @@ fn resolve(
     let source = Source::new(config_json, config_path, overrides)?;
     let prepared = py.allow_threads(|| prepare(&source.load()?)).map_err(|e| to_py_err(py, &e))?;
     let r = &prepared.resolved;
-    let mut value = serde_json::to_value(&r.config)
-        .map_err(|e| NandlabError::new_err(format!("cannot serialize the config: {e}")))?;
-    let derived = serde_json::json!({
-        "physical_pages": r.geometry.physical_pages(),
-        "logical_pages": r.geometry.logical_pages,
-        "utilization": r.geometry.utilization(),
-        "regions": r.regions,
-        "gc_free_blocks_min": r.gc_free_blocks_min,
-    });
-    if let Some(table) = value.as_object_mut() {
-        table.insert("derived".into(), derived);
-    }
-    Ok(value.to_string())
+    let resolved = ResolvedJson {
+        config: &r.config,
+        derived: Derived {
+            physical_pages: r.geometry.physical_pages(),
+            logical_pages: r.geometry.logical_pages,
+            utilization: r.geometry.utilization(),
+            regions: r.regions,
+            gc_free_blocks_min: r.gc_free_blocks_min,
+        },
+    };
+    serde_json::to_string(&resolved)
+        .map_err(|e| NandlabError::new_err(format!("cannot serialize the config: {e}")))
+}
+
+/// What `resolve` returns: the config's tables, in their declared order, then `derived`.
+#[derive(Serialize)]
+struct ResolvedJson<'a> {
+    #[serde(flatten)]
+    config: &'a Config,
+    derived: Derived,
+}
+
+#[derive(Serialize)]
+struct Derived {
+    physical_pages: u64,
+    logical_pages: u64,
+    utilization: f64,
+    regions: u32,
+    gc_free_blocks_min: u32,
 }
 
 /// Every device preset (geometry and timing) as a JSON list, the default first.

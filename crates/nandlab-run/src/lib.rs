@@ -27,9 +27,15 @@ pub use trace_workload::TraceInfo;
 pub enum Error {
     Config(ConfigError),
     /// A config file could not be read.
-    ConfigFile { path: PathBuf, message: String },
+    ConfigFile {
+        path: PathBuf,
+        message: String,
+    },
     Trace(TraceError),
-    Request { index: u64, error: RequestError },
+    Request {
+        index: u64,
+        error: RequestError,
+    },
 }
 
 impl std::fmt::Display for Error {
@@ -71,10 +77,8 @@ impl From<RunError<TraceError>> for Error {
 pub fn load_config(path: Option<&Path>, overrides: &[String]) -> Result<Config, Error> {
     let mut value = match path {
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|e| Error::ConfigFile {
-                path: p.to_path_buf(),
-                message: e.to_string(),
-            })?;
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| Error::ConfigFile { path: p.to_path_buf(), message: e.to_string() })?;
             let mut v: toml::Value = toml::from_str(&text).map_err(|e| Error::ConfigFile {
                 path: p.to_path_buf(),
                 message: e.message().to_string(),
@@ -90,9 +94,7 @@ pub fn load_config(path: Option<&Path>, overrides: &[String]) -> Result<Config, 
 
 fn rebase_trace_path(v: &mut toml::Value, config_path: &Path) {
     let Some(dir) = config_path.parent() else { return };
-    if let Some(toml::Value::String(p)) =
-        v.get_mut("workload").and_then(|w| w.get_mut("path"))
-    {
+    if let Some(toml::Value::String(p)) = v.get_mut("workload").and_then(|w| w.get_mut("path")) {
         let candidate = Path::new(p.as_str());
         if candidate.is_relative() {
             *p = dir.join(candidate).to_string_lossy().into_owned();
@@ -143,11 +145,8 @@ pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
 pub fn run(prepared: &Prepared, progress: Progress<'_>) -> Result<RunReport, Error> {
     let started = Instant::now();
     let r = &prepared.resolved;
-    let future = if r.config.ftl.placement == "oracle" {
-        Some(oracle_future(prepared)?)
-    } else {
-        None
-    };
+    let future =
+        if r.config.ftl.placement == "oracle" { Some(oracle_future(prepared)?) } else { None };
     let mut device = Device::new(r, future)?;
     let options = RunOptions {
         check_every_requests: r.config.run.check_every_requests,

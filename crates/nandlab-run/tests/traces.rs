@@ -70,11 +70,8 @@ fn volume_selection_and_replays() {
         "workload.passes=2".into(),
     ])
     .unwrap();
-    let all = run(&[
-        "workload.kind=trace".into(),
-        format!("workload.path={}", path.display()),
-    ])
-    .unwrap();
+    let all =
+        run(&["workload.kind=trace".into(), format!("workload.path={}", path.display())]).unwrap();
     let t = one.trace.unwrap();
     assert!(t.records < all.trace.unwrap().records);
     assert!(one.metrics.host_write_requests > 0);
@@ -94,8 +91,8 @@ fn malformed_line_names_file_and_line() {
         "bad.csv",
         "128166385295514878,hm,0,Write,4096,4096,10\n128166385295514879,hm,0,Write,oops,4096,10\n",
     );
-    let e = run(&["workload.kind=trace".into(), format!("workload.path={}", p.display())])
-        .unwrap_err();
+    let e =
+        run(&["workload.kind=trace".into(), format!("workload.path={}", p.display())]).unwrap_err();
     let msg = e.to_string();
     assert!(msg.contains("bad.csv") && msg.contains(":2"), "{msg}");
 }

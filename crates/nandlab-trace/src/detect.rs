@@ -78,14 +78,9 @@ pub(crate) fn detect_sample(
     sample: &[(u64, Vec<u8>)],
 ) -> Result<TraceFormat, TraceError> {
     let Some((_, first)) = sample.first() else {
-        return Err(TraceError::Empty {
-            path: path.to_path_buf(),
-        });
+        return Err(TraceError::Empty { path: path.to_path_buf() });
     };
-    if let Some(f) = TraceFormat::ALL
-        .into_iter()
-        .find(|&f| formats::is_header(f, first))
-    {
+    if let Some(f) = TraceFormat::ALL.into_iter().find(|&f| formats::is_header(f, first)) {
         return Ok(f);
     }
     let mut best = 0usize;
@@ -131,10 +126,7 @@ pub(crate) fn detect_sample(
                 "ambiguous trace format: the first {} data lines are valid as {}; set \
                  workload.format to the right one",
                 best,
-                many.iter()
-                    .map(|f| f.name())
-                    .collect::<Vec<_>>()
-                    .join(" and ")
+                many.iter().map(|f| f.name()).collect::<Vec<_>>().join(" and ")
             ),
         }),
     }
@@ -145,11 +137,7 @@ mod tests {
     use super::*;
 
     fn sample(lines: &[&str]) -> Vec<(u64, Vec<u8>)> {
-        lines
-            .iter()
-            .enumerate()
-            .map(|(i, l)| (i as u64 + 1, l.as_bytes().to_vec()))
-            .collect()
+        lines.iter().enumerate().map(|(i, l)| (i as u64 + 1, l.as_bytes().to_vec())).collect()
     }
 
     fn detect(lines: &[&str]) -> Result<TraceFormat, TraceError> {
@@ -159,15 +147,9 @@ mod tests {
     #[test]
     fn detects_each_shape() {
         use TraceFormat::*;
-        assert_eq!(
-            detect(&["128166385295514663,hm,0,Write,9056014336,2048,2833"]).unwrap(),
-            Msr
-        );
+        assert_eq!(detect(&["128166385295514663,hm,0,Write,9056014336,2048,2833"]).unwrap(), Msr);
         assert_eq!(detect(&["0,20941264,8192,W,0.551706"]).unwrap(), Spc);
-        assert_eq!(
-            detect(&["5265.313 0 6357144 8 0", "5266 0 1 8 1"]).unwrap(),
-            Disksim
-        );
+        assert_eq!(detect(&["5265.313 0 6357144 8 0", "5266 0 1 8 1"]).unwrap(), Disksim);
         assert_eq!(detect(&["938513000 4 264719034 16 0"]).unwrap(), Mqsim);
         assert_eq!(detect(&["10 4 264719034 16 2"]).unwrap(), Disksim);
         assert_eq!(
@@ -176,10 +158,7 @@ mod tests {
             Blkparse
         );
         assert_eq!(detect(&["1538323200,4247200,128,1,1058"]).unwrap(), Tencent);
-        assert_eq!(
-            detect(&["Timestamp,Response,IOType,LUN,Offset,Size"]).unwrap(),
-            Systor
-        );
+        assert_eq!(detect(&["Timestamp,Response,IOType,LUN,Offset,Size"]).unwrap(), Systor);
         assert_eq!(
             detect(&["1456095145.133076000,0.000806000,R,0,899056122368,131072"]).unwrap(),
             Systor
@@ -196,14 +175,8 @@ mod tests {
         let msg = e.to_string();
         assert!(matches!(e, TraceError::UnknownFormat { .. }));
         assert!(msg.contains("set workload.format"), "{msg}");
-        assert!(
-            msg.contains("msr: line 1: expected 7 comma-separated fields, found 1"),
-            "{msg}"
-        );
-        assert!(
-            msg.contains("disksim: line 1: field 3 (start sector)"),
-            "{msg}"
-        );
+        assert!(msg.contains("msr: line 1: expected 7 comma-separated fields, found 1"), "{msg}");
+        assert!(msg.contains("disksim: line 1: field 3 (start sector)"), "{msg}");
         assert!(matches!(detect(&[]), Err(TraceError::Empty { .. })));
     }
 
@@ -218,9 +191,6 @@ mod tests {
         // DiskSim/MQSim tie on the same prefix: MQSim (no '.' seen).
         assert_eq!(detect(&["10 4 1 16 0", "bad"]).unwrap(), TraceFormat::Mqsim);
         // A '.' later in the sample: MQSim stops there, DiskSim goes further.
-        assert_eq!(
-            detect(&["10 4 1 16 0", "10.5 4 1 16 0", "bad"]).unwrap(),
-            TraceFormat::Disksim
-        );
+        assert_eq!(detect(&["10 4 1 16 0", "10.5 4 1 16 0", "bad"]).unwrap(), TraceFormat::Disksim);
     }
 }

@@ -74,33 +74,25 @@ impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TraceError::Io { path, message } => write!(f, "{}: {}", path.display(), message),
-            TraceError::Parse {
-                path,
-                line,
-                message,
-            } => {
+            TraceError::Parse { path, line, message } => {
                 write!(f, "{}:{}: {}", path.display(), line, message)
             }
             TraceError::UnknownFormat { path, message } => {
                 write!(f, "{}: {}", path.display(), message)
             }
-            TraceError::OutOfRange {
-                path,
-                line,
-                offset_bytes,
-                length_bytes,
-                logical_bytes,
-            } => write!(
-                f,
-                "{}:{}: request at byte offset {} (length {} bytes) does not fit in the \
+            TraceError::OutOfRange { path, line, offset_bytes, length_bytes, logical_bytes } => {
+                write!(
+                    f,
+                    "{}:{}: request at byte offset {} (length {} bytes) does not fit in the \
                  device's logical space of {} bytes; set workload.fit = \"fold\" or \
                  \"compact\", or use a larger device",
-                path.display(),
-                line,
-                offset_bytes,
-                length_bytes,
-                logical_bytes
-            ),
+                    path.display(),
+                    line,
+                    offset_bytes,
+                    length_bytes,
+                    logical_bytes
+                )
+            }
             TraceError::Empty { path } => write!(
                 f,
                 "{}: the trace contains no I/O records (after device selection, if any)",

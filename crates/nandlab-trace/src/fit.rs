@@ -77,12 +77,7 @@ impl AddressFit {
     /// chunks by device). Invalid settings (zero sizes) are reported by
     /// [`AddressFit::map`] as [`TraceError::Config`].
     pub fn new(mode: FitMode, logical_bytes: u64, multi_device: bool) -> Self {
-        AddressFit {
-            mode,
-            logical_bytes,
-            multi_device,
-            chunks: HashMap::new(),
-        }
+        AddressFit { mode, logical_bytes, multi_device, chunks: HashMap::new() }
     }
 
     /// The mode in use.
@@ -120,10 +115,7 @@ impl AddressFit {
             length_bytes: rec.length_bytes,
             logical_bytes: logical,
         };
-        let end = rec
-            .offset_bytes
-            .checked_add(rec.length_bytes)
-            .ok_or_else(out_of_range)?;
+        let end = rec.offset_bytes.checked_add(rec.length_bytes).ok_or_else(out_of_range)?;
         match self.mode {
             FitMode::Error => {
                 if end > logical {

@@ -129,9 +129,7 @@ impl TraceFormat {
     /// ignored), if any.
     pub fn from_name(s: &str) -> Option<Self> {
         let s = s.trim();
-        Self::ALL
-            .into_iter()
-            .find(|f| f.name().eq_ignore_ascii_case(s))
+        Self::ALL.into_iter().find(|f| f.name().eq_ignore_ascii_case(s))
     }
 }
 
@@ -290,9 +288,7 @@ pub fn scan(path: &Path, options: &TraceOptions) -> Result<TraceSummary, TraceEr
         devices.insert(rec.device);
     }
     if s.records == 0 {
-        return Err(TraceError::Empty {
-            path: path.to_path_buf(),
-        });
+        return Err(TraceError::Empty { path: path.to_path_buf() });
     }
     if s.min_offset_bytes == u64::MAX && s.max_end_bytes == 0 {
         s.min_offset_bytes = 0;

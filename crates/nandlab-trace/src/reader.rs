@@ -41,10 +41,7 @@ impl LineReader {
         let head = raw.fill_buf().map_err(|e| io_err("cannot read", e))?;
         let gzip = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
         let input: Box<dyn BufRead + Send> = if gzip {
-            Box::new(BufReader::with_capacity(
-                BUFFER_BYTES,
-                MultiGzDecoder::new(raw),
-            ))
+            Box::new(BufReader::with_capacity(BUFFER_BYTES, MultiGzDecoder::new(raw)))
         } else {
             Box::new(raw)
         };
@@ -70,10 +67,7 @@ impl LineReader {
     pub(crate) fn advance(&mut self) -> Result<bool, TraceError> {
         self.buf.clear();
         let limit = MAX_LINE_BYTES as u64 + 1;
-        match (&mut self.input)
-            .take(limit)
-            .read_until(b'\n', &mut self.buf)
-        {
+        match (&mut self.input).take(limit).read_until(b'\n', &mut self.buf) {
             Ok(0) => Ok(false),
             Ok(n) => {
                 self.line += 1;
@@ -155,14 +149,7 @@ impl std::fmt::Debug for TraceReader {
 
 impl TraceReader {
     pub(crate) fn new(lines: LineReader, format: TraceFormat, device: Option<u64>) -> Self {
-        TraceReader {
-            lines,
-            format,
-            device,
-            t0: None,
-            last_ns: 0,
-            finished: false,
-        }
+        TraceReader { lines, format, device, t0: None, last_ns: 0, finished: false }
     }
 
     /// The format being read (given in the options or detected).

@@ -6,10 +6,7 @@ use common::{gzip, write_tmp};
 use nandlab_trace::{detect_format, open, scan, TraceError, TraceFormat, TraceOptions};
 
 fn with_format(f: TraceFormat) -> TraceOptions {
-    TraceOptions {
-        format: Some(f),
-        device: None,
-    }
+    TraceOptions { format: Some(f), device: None }
 }
 
 /// Reads until the first error; returns (records before it, the error).
@@ -80,18 +77,10 @@ fn bad_op_in_each_format() {
         (TraceFormat::Spc, "0,1,512,x,0.1", "field 4 (Opcode)"),
         (TraceFormat::Disksim, "1.0 0 1 8 w", "field 5 (flags)"),
         (TraceFormat::Mqsim, "100 0 1 8 7", "field 5 (type)"),
-        (
-            TraceFormat::Blkparse,
-            "8,0 0 1 0.1 0 C  1 + 8 [0]",
-            "field 7 (RWBS)",
-        ),
+        (TraceFormat::Blkparse, "8,0 0 1 0.1 0 C  1 + 8 [0]", "field 7 (RWBS)"),
         (TraceFormat::Tencent, "1,0,8,2,5", "field 4 (IOType)"),
         (TraceFormat::Systor, "1.0,0.1,T,0,0,512", "field 3 (IOType)"),
-        (
-            TraceFormat::Cloudphysics,
-            "1,5,c1,512,0",
-            "unsupported SCSI opcode 0xc1",
-        ),
+        (TraceFormat::Cloudphysics, "1,5,c1,512,0", "unsupported SCSI opcode 0xc1"),
     ];
     for (format, bad, expect) in cases {
         let content = format!("\n{bad}\n");
@@ -101,10 +90,7 @@ fn bad_op_in_each_format() {
         let (line, msg) = parse_error(&e);
         assert_eq!(line, 2, "{format}");
         assert!(msg.contains(expect), "{format}: {msg}");
-        assert!(
-            msg.contains(&format!("\"{bad}\"")) || *format == TraceFormat::Blkparse,
-            "{msg}"
-        );
+        assert!(msg.contains(&format!("\"{bad}\"")) || *format == TraceFormat::Blkparse, "{msg}");
     }
 }
 
@@ -125,16 +111,10 @@ fn overflowing_values_are_errors() {
     let p = write_tmp("err-overflow.csv", b"1,36028797018963968,8,0,1\n");
     let (_, e) = first_error(&p, &with_format(TraceFormat::Tencent));
     assert!(parse_error(&e).1.contains("overflow"), "{e}");
-    let p = write_tmp(
-        "err-overflow2.csv",
-        b"1,hm,0,Read,18446744073709551615,512,1\n",
-    );
+    let p = write_tmp("err-overflow2.csv", b"1,hm,0,Read,18446744073709551615,512,1\n");
     let (_, e) = first_error(&p, &with_format(TraceFormat::Msr));
     assert!(parse_error(&e).1.contains("overflows"), "{e}");
-    let p = write_tmp(
-        "err-overflow3.csv",
-        b"1,hm,0,Read,18446744073709551616,512,1\n",
-    );
+    let p = write_tmp("err-overflow3.csv", b"1,hm,0,Read,18446744073709551616,512,1\n");
     let (_, e) = first_error(&p, &with_format(TraceFormat::Msr));
     assert!(parse_error(&e).1.contains("field 5 (Offset)"), "{e}");
 }
@@ -143,13 +123,7 @@ fn overflowing_values_are_errors() {
 fn truncated_gzip_is_an_error_not_a_panic() {
     let mut text = String::new();
     for i in 0..20_000u64 {
-        text.push_str(&format!(
-            "{} {} {} 8 {}\n",
-            1000 + i * 37,
-            i % 4,
-            i * 8 + 13,
-            i % 2
-        ));
+        text.push_str(&format!("{} {} {} 8 {}\n", 1000 + i * 37, i % 4, i * 8 + 13, i % 2));
     }
     let gz = gzip(text.as_bytes());
     for cut in [gz.len() / 2, gz.len() - 4, 12] {
@@ -167,14 +141,8 @@ fn truncated_gzip_is_an_error_not_a_panic() {
     }
     // Garbage after a gzip magic.
     let p = write_tmp("err-garbage.gz", b"\x1f\x8b\x08\x00garbage garbage garbage");
-    assert!(matches!(
-        open(&p, &TraceOptions::default()),
-        Err(TraceError::Io { .. })
-    ));
-    assert!(matches!(
-        first_error(&p, &with_format(TraceFormat::Msr)).1,
-        TraceError::Io { .. }
-    ));
+    assert!(matches!(open(&p, &TraceOptions::default()), Err(TraceError::Io { .. })));
+    assert!(matches!(first_error(&p, &with_format(TraceFormat::Msr)).1, TraceError::Io { .. }));
 }
 
 #[test]
@@ -182,31 +150,19 @@ fn missing_empty_unknown_and_binary_files() {
     let missing = std::path::Path::new("/nonexistent/trace.csv");
     let e = open(missing, &TraceOptions::default()).unwrap_err();
     assert!(matches!(e, TraceError::Io { .. }));
-    assert!(
-        e.to_string()
-            .starts_with("/nonexistent/trace.csv: cannot open"),
-        "{e}"
-    );
+    assert!(e.to_string().starts_with("/nonexistent/trace.csv: cannot open"), "{e}");
 
     let empty = write_tmp("err-empty.csv", b"");
-    assert!(matches!(
-        detect_format(&empty),
-        Err(TraceError::Empty { .. })
-    ));
+    assert!(matches!(detect_format(&empty), Err(TraceError::Empty { .. })));
     let comments = write_tmp("err-comments.csv", b"# nothing\n\n   \n");
-    assert!(matches!(
-        detect_format(&comments),
-        Err(TraceError::Empty { .. })
-    ));
+    assert!(matches!(detect_format(&comments), Err(TraceError::Empty { .. })));
     assert!(matches!(
         scan(&comments, &with_format(TraceFormat::Msr)),
         Err(TraceError::Empty { .. })
     ));
 
-    let unknown = write_tmp(
-        "err-unknown.txt",
-        b"1 0 write 36 4\n5 18778141 pwrite 77 643072 4096\n",
-    );
+    let unknown =
+        write_tmp("err-unknown.txt", b"1 0 write 36 4\n5 18778141 pwrite 77 643072 4096\n");
     let e = detect_format(&unknown).unwrap_err();
     let msg = e.to_string();
     assert!(matches!(e, TraceError::UnknownFormat { .. }));
@@ -234,10 +190,7 @@ fn blkparse_bad_completion_line_number() {
         "err-blkparse.txt",
         b"  8,0    3        1     0.000000000   697  Q   W 1 + 8 [dd]\n  8,0    1        2     0.000401733     0  C   W 223490 + x [0]\n",
     );
-    assert_eq!(
-        detect_format(&p).unwrap_or(TraceFormat::Blkparse),
-        TraceFormat::Blkparse
-    );
+    assert_eq!(detect_format(&p).unwrap_or(TraceFormat::Blkparse), TraceFormat::Blkparse);
     let (ok, e) = first_error(&p, &with_format(TraceFormat::Blkparse));
     assert_eq!(ok, 0);
     let (line, msg) = parse_error(&e);

@@ -6,14 +6,7 @@ use common::{fixture, gzip, read_all, write_tmp};
 use nandlab_trace::{detect_format, open, scan, TraceFormat, TraceOp, TraceOptions, TraceRecord};
 
 fn r(op: TraceOp, offset: u64, length: u64, time_ns: u64, device: u64, line: u64) -> TraceRecord {
-    TraceRecord {
-        op,
-        offset_bytes: offset,
-        length_bytes: length,
-        time_ns,
-        device,
-        line,
-    }
+    TraceRecord { op, offset_bytes: offset, length_bytes: length, time_ns, device, line }
 }
 
 fn detected() -> TraceOptions {
@@ -21,10 +14,7 @@ fn detected() -> TraceOptions {
 }
 
 fn only_device(d: u64) -> TraceOptions {
-    TraceOptions {
-        format: None,
-        device: Some(d),
-    }
+    TraceOptions { format: None, device: Some(d) }
 }
 
 const MSR: &str = "\
@@ -54,10 +44,7 @@ fn msr_exact_records() {
         ]
     );
     // Device selection: only disk 1, whose first record gets time 0.
-    assert_eq!(
-        read_all(&p, &only_device(1)),
-        vec![r(Read, 11_855_351_808, 512, 0, 1, 2)]
-    );
+    assert_eq!(read_all(&p, &only_device(1)), vec![r(Read, 11_855_351_808, 512, 0, 1, 2)]);
     assert_eq!(read_all(&p, &only_device(0)).len(), 3);
 }
 
@@ -112,13 +99,8 @@ fn mqsim_exact_records() {
         ]
     );
     // The same lines read as DiskSim (explicit format): times are ms.
-    let as_disksim = read_all(
-        &p,
-        &TraceOptions {
-            format: Some(TraceFormat::Disksim),
-            device: None,
-        },
-    );
+    let as_disksim =
+        read_all(&p, &TraceOptions { format: Some(TraceFormat::Disksim), device: None });
     assert_eq!(as_disksim[1].time_ns, 315_000 * 1_000_000);
 }
 
@@ -140,15 +122,9 @@ fn blkparse_exact_records() {
             r(Write, 256_000, 4096, 3_098_267, sda, 14),
         ]
     );
-    assert_eq!(
-        read_all(&p, &only_device(sdb)),
-        vec![r(Read, 512_000, 8192, 0, sdb, 10)]
-    );
+    assert_eq!(read_all(&p, &only_device(sdb)), vec![r(Read, 512_000, 8192, 0, sdb, 10)]);
     let s = scan(&p, &detected()).unwrap();
-    assert_eq!(
-        (s.records, s.reads, s.writes, s.trims, s.flushes),
-        (6, 1, 2, 1, 2)
-    );
+    assert_eq!((s.records, s.reads, s.writes, s.trims, s.flushes), (6, 1, 2, 1, 2));
     assert_eq!(s.bytes_trimmed, 1_048_576);
     assert_eq!(s.devices, vec![sda, sdb]);
 }
@@ -229,16 +205,7 @@ fn format_names_round_trip() {
     let names: Vec<_> = TraceFormat::ALL.iter().map(|f| f.name()).collect();
     assert_eq!(
         names,
-        [
-            "msr",
-            "spc",
-            "disksim",
-            "mqsim",
-            "blkparse",
-            "tencent",
-            "systor",
-            "cloudphysics"
-        ]
+        ["msr", "spc", "disksim", "mqsim", "blkparse", "tencent", "systor", "cloudphysics"]
     );
 }
 
@@ -249,22 +216,13 @@ fn explicit_format_overrides_detection_and_header_is_skipped() {
         "fmt-systor-crlf.csv",
         b"\xEF\xBB\xBFTimestamp,Response,IOType,LUN,Offset,Size\r\n1.5,0.1,W,3,4096,4096\r\nTimestamp,Response,IOType,LUN,Offset,Size\r\n2.5,,R,3,0,512\r\n",
     );
-    let reader = open(
-        &p,
-        &TraceOptions {
-            format: Some(TraceFormat::Systor),
-            device: None,
-        },
-    )
-    .unwrap();
+    let reader =
+        open(&p, &TraceOptions { format: Some(TraceFormat::Systor), device: None }).unwrap();
     assert_eq!(reader.format(), TraceFormat::Systor);
     let recs: Vec<_> = reader.map(Result::unwrap).collect();
     assert_eq!(
         recs,
-        vec![
-            r(TraceOp::Write, 4096, 4096, 0, 3, 2),
-            r(TraceOp::Read, 0, 512, 1_000_000_000, 3, 4),
-        ]
+        vec![r(TraceOp::Write, 4096, 4096, 0, 3, 2), r(TraceOp::Read, 0, 512, 1_000_000_000, 3, 4),]
     );
 }
 
@@ -272,10 +230,7 @@ fn explicit_format_overrides_detection_and_header_is_skipped() {
 fn gzip_is_detected_by_magic_not_name() {
     let plain = write_tmp("fmt-gz-named.gz", b"938513000 4 1 16 0\n");
     assert_eq!(read_all(&plain, &detected()).len(), 1);
-    let gz = write_tmp(
-        "fmt-gz-unnamed.txt",
-        &gzip(b"938513000 4 1 16 0\n938513001 4 1 16 1\n"),
-    );
+    let gz = write_tmp("fmt-gz-unnamed.txt", &gzip(b"938513000 4 1 16 0\n938513001 4 1 16 1\n"));
     assert_eq!(read_all(&gz, &detected()).len(), 2);
     // Two concatenated gzip members read as one stream.
     let mut two = gzip(b"938513000 4 1 16 0\n");

@@ -158,10 +158,7 @@ fn detects_and_scans_every_sample() {
         let s = scan(&path, &TraceOptions::default()).unwrap();
         check(e, &s);
         // Forcing the right format gives the same totals.
-        let forced = TraceOptions {
-            format: Some(e.format),
-            device: None,
-        };
+        let forced = TraceOptions { format: Some(e.format), device: None };
         assert_eq!(scan(&path, &forced).unwrap(), s, "{}", e.file);
         println!(
             "{}: {} records, {} reads / {} writes, {} B read / {} B written, \
@@ -258,25 +255,12 @@ fn device_selection_on_multi_device_samples() {
     let all = scan(&path, &TraceOptions::default()).unwrap();
     let mut sum = 0;
     for &d in &all.devices {
-        let s = scan(
-            &path,
-            &TraceOptions {
-                format: None,
-                device: Some(d),
-            },
-        )
-        .unwrap();
+        let s = scan(&path, &TraceOptions { format: None, device: Some(d) }).unwrap();
         assert_eq!(s.devices, vec![d]);
         sum += s.records;
     }
     assert_eq!(sum, all.records);
-    let none = scan(
-        &path,
-        &TraceOptions {
-            format: None,
-            device: Some(999),
-        },
-    );
+    let none = scan(&path, &TraceOptions { format: None, device: Some(999) });
     assert!(matches!(none, Err(nandlab_trace::TraceError::Empty { .. })));
 }
 
@@ -286,9 +270,6 @@ fn mobigen_syscall_trace_is_not_a_block_trace() {
         return;
     };
     let err = detect_format(&path).unwrap_err();
-    assert!(
-        matches!(err, nandlab_trace::TraceError::UnknownFormat { .. }),
-        "{err}"
-    );
+    assert!(matches!(err, nandlab_trace::TraceError::UnknownFormat { .. }), "{err}");
     assert!(err.to_string().contains("workload.format"));
 }

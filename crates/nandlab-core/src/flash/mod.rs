@@ -146,9 +146,8 @@ impl Flash {
         self.counters.reads[s] += 1;
         self.counters.programs[s] += 1;
         let t = &self.timing;
-        let ns = t.copy_page_ns.unwrap_or(
-            t.read_page_ns + 2 * t.transfer_page_ns + t.program_page_ns,
-        );
+        let ns =
+            t.copy_page_ns.unwrap_or(t.read_page_ns + 2 * t.transfer_page_ns + t.program_page_ns);
         self.charge(ns);
         self.media.copy(from, to, oob);
     }

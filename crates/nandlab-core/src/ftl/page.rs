@@ -54,7 +54,7 @@ impl PageFtl {
     ) -> Self {
         let geometry = *flash.geometry();
         let regions = placement.regions();
-        assert!(regions >= 1 && regions <= 255);
+        assert!((1..=255).contains(&regions));
         assert!(gc_free_blocks_min >= 2);
         assert!(geometry.blocks > gc_free_blocks_min + regions);
         let logical = geometry.logical_pages as usize;
@@ -436,8 +436,7 @@ impl Ftl for PageFtl {
             assert_eq!(media.erase_count(b), self.blocks.erase_count[i]);
         }
         let free_listed = self.free.len();
-        let free_state =
-            self.blocks.state.iter().filter(|s| **s == BlockState::Free).count();
+        let free_state = self.blocks.state.iter().filter(|s| **s == BlockState::Free).count();
         assert_eq!(free_listed, free_state, "free list and block states disagree");
         for &b in &self.active {
             if b != NONE {

@@ -61,9 +61,7 @@ fn age_ns(table: &BlockTable, block: BlockId, now_ns: u64) -> f64 {
 /// The least-valid non-full bucket's head, else a full block: Greedy's choice, also the
 /// fallback of the other policies.
 fn least_valid(table: &BlockTable) -> Option<BlockId> {
-    (0..=table.pages_per_block)
-        .map(|v| table.bucket_head(v))
-        .find(|&b| b != crate::flash::NONE)
+    (0..=table.pages_per_block).map(|v| table.bucket_head(v)).find(|&b| b != crate::flash::NONE)
 }
 
 #[cfg(test)]

@@ -42,9 +42,7 @@ impl Placement for Dac {
 
     fn host_write(&mut self, _lpn: Lpn, current: Option<PageState>, now_ns: u64) -> u8 {
         let Some(page) = current else { return 0 };
-        let young = self
-            .threshold_ns
-            .is_none_or(|t| now_ns.saturating_sub(page.entered_ns) < t);
+        let young = self.threshold_ns.is_none_or(|t| now_ns.saturating_sub(page.entered_ns) < t);
         if young {
             (page.region + 1).min(self.top())
         } else {
@@ -53,9 +51,7 @@ impl Placement for Dac {
     }
 
     fn cleaner_copy(&mut self, _lpn: Lpn, current: PageState, now_ns: u64) -> u8 {
-        let old = self
-            .threshold_ns
-            .is_none_or(|t| now_ns.saturating_sub(current.entered_ns) > t);
+        let old = self.threshold_ns.is_none_or(|t| now_ns.saturating_sub(current.entered_ns) > t);
         if old {
             current.region.saturating_sub(1)
         } else {

@@ -44,10 +44,9 @@ pub fn by_name(
     let regions = resolved.regions;
     Ok(match f.placement.as_str() {
         "none" => Box::new(none::OneLog),
-        "dac" => Box::new(dac::Dac::new(
-            regions,
-            f.time_threshold_s.map(|s| (s * 1e9).round() as u64),
-        )),
+        "dac" => {
+            Box::new(dac::Dac::new(regions, f.time_threshold_s.map(|s| (s * 1e9).round() as u64)))
+        }
         "oracle" => {
             let future = future.ok_or_else(|| {
                 ConfigError::new(
@@ -64,7 +63,12 @@ pub fn by_name(
                 .iter()
                 .map(|p| (p * logical).round() as u64)
                 .collect();
-            Box::new(oracle::Oracle::new(regions, boundaries, future, resolved.geometry.logical_pages))
+            Box::new(oracle::Oracle::new(
+                regions,
+                boundaries,
+                future,
+                resolved.geometry.logical_pages,
+            ))
         }
         other => {
             return Err(ConfigError::new("ftl.placement", format!("unknown placement {other:?}")))

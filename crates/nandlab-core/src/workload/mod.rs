@@ -26,7 +26,10 @@ enum Pattern {
     Sequential,
     Uniform,
     /// Fraction `access` of requests go to the first `hot_pages` pages.
-    HotCold { access: f64, hot_pages: u64 },
+    HotCold {
+        access: f64,
+        hot_pages: u64,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -87,7 +90,12 @@ impl Synthetic {
                 phases
                     .iter()
                     .map(|p| Segment {
-                        pattern: pattern_of(&p.kind, p.hot_access_fraction, p.hot_data_fraction, lp),
+                        pattern: pattern_of(
+                            &p.kind,
+                            p.hot_access_fraction,
+                            p.hot_data_fraction,
+                            lp,
+                        ),
                         page_writes: (phase_pages(p, lp, g.page_size_bytes) * scale).round() as u64,
                         timed: true,
                         measured,
@@ -126,7 +134,8 @@ impl Synthetic {
 
         let request_bytes = w.request_bytes.unwrap_or(g.page_size_bytes);
         let pages_per_request = request_bytes.div_ceil(g.page_size_bytes).max(1);
-        let timed_page_writes: u64 = segments.iter().filter(|s| s.timed).map(|s| s.page_writes).sum();
+        let timed_page_writes: u64 =
+            segments.iter().filter(|s| s.timed).map(|s| s.page_writes).sum();
         let timed_requests = timed_page_writes.div_ceil(pages_per_request) as f64
             / (1.0 - w.read_fraction).max(1e-9);
         let interarrival_ns = if w.arrival == "poisson" {

@@ -87,11 +87,7 @@ pub(crate) fn parse(line: &[u8]) -> ParseResult {
     }
     f.expect_at_least(8, "whitespace-separated")?;
     let sector = f.u64(7, "sector")?;
-    let nsectors = if f.get(8) == b"+" {
-        f.u64(9, "sector count")?
-    } else {
-        0
-    };
+    let nsectors = if f.get(8) == b"+" { f.u64(9, "sector count")? } else { 0 };
     let has = |c: u8| rwbs.contains(&c);
     let op = if has(b'D') {
         TraceOp::Trim
@@ -111,18 +107,9 @@ pub(crate) fn parse(line: &[u8]) -> ParseResult {
     let (offset_bytes, length_bytes) = if op == TraceOp::Flush {
         (0, 0)
     } else {
-        (
-            sectors_to_bytes(sector, 7, "sector")?,
-            sectors_to_bytes(nsectors, 9, "sector count")?,
-        )
+        (sectors_to_bytes(sector, 7, "sector")?, sectors_to_bytes(nsectors, 9, "sector count")?)
     };
-    Ok(Parsed::Record(Raw {
-        op,
-        offset_bytes,
-        length_bytes,
-        time_ns,
-        device,
-    }))
+    Ok(Parsed::Record(Raw { op, offset_bytes, length_bytes, time_ns, device }))
 }
 
 #[cfg(test)]
@@ -153,10 +140,7 @@ mod tests {
         assert_eq!(rec(b"8,0 0 3 0.1 0 C DS 10 + 2 [0]").op, TraceOp::Trim);
         assert_eq!(rec(b"8,0 0 3 0.1 0 C FN 0 [0]").op, TraceOp::Flush);
         assert_eq!(rec(b"8,0 0 3 0.1 0 C FWS 0 [0]").op, TraceOp::Flush);
-        assert_eq!(
-            rec(b"8,0 0 3 0.1 0 C WS 8 + 8 (   120) [0]").length_bytes,
-            4096
-        );
+        assert_eq!(rec(b"8,0 0 3 0.1 0 C WS 8 + 8 (   120) [0]").length_bytes, 4096);
         assert_eq!(parse(b"8,0 0 3 0.1 0 C N (12 00 ..) [0]"), Ok(Parsed::Skip));
         assert_eq!(parse(b"8,0 0 3 0.1 0 C N 0 [0]"), Ok(Parsed::Skip));
         assert_eq!(parse(b"8,0 0 3 0.1 697 Q W 1 + 8 [dd]"), Ok(Parsed::Skip));
@@ -168,15 +152,11 @@ mod tests {
         assert_eq!(parse(b"CPU0 (8,0):"), Ok(Parsed::End));
         assert_eq!(parse(b"Total (8,0):"), Ok(Parsed::End));
         assert!(parse(b"CPU (8,0):").is_err());
-        assert!(parse(b"hello world")
-            .unwrap_err()
-            .contains("field 1 (device)"));
+        assert!(parse(b"hello world").unwrap_err().contains("field 1 (device)"));
         assert!(parse(b"8,0 0 3 x 0 C W 1 + 8 [0]")
             .unwrap_err()
             .contains("field 4 (time (seconds))"));
-        assert!(parse(b"8,0 0 3 0.1 0 C W x + 8 [0]")
-            .unwrap_err()
-            .contains("field 8 (sector)"));
+        assert!(parse(b"8,0 0 3 0.1 0 C W x + 8 [0]").unwrap_err().contains("field 8 (sector)"));
         assert!(parse(b"8,0 0 3 0.1 0").unwrap_err().contains("at least 7"));
     }
 }

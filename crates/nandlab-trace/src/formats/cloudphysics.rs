@@ -34,10 +34,7 @@ pub(crate) fn is_header(line: &[u8]) -> bool {
 }
 
 fn parse_hex_u8(s: &[u8]) -> Option<u8> {
-    let s = s
-        .strip_prefix(b"0x")
-        .or_else(|| s.strip_prefix(b"0X"))
-        .unwrap_or(s);
+    let s = s.strip_prefix(b"0x").or_else(|| s.strip_prefix(b"0X")).unwrap_or(s);
     if s.is_empty() || s.len() > 2 {
         return None;
     }
@@ -56,10 +53,7 @@ pub(crate) fn parse(line: &[u8]) -> ParseResult {
     let micros = f.u64(1, "time (us)")?;
     let code = f.get(2);
     let opcode = parse_hex_u8(code).ok_or_else(|| {
-        format!(
-            "field 3 (op): expected a hexadecimal SCSI opcode, found \"{}\"",
-            excerpt(code, 40)
-        )
+        format!("field 3 (op): expected a hexadecimal SCSI opcode, found \"{}\"", excerpt(code, 40))
     })?;
     let op = match opcode {
         0x08 | 0x28 | 0xa8 | 0x88 => TraceOp::Read,
@@ -75,11 +69,8 @@ pub(crate) fn parse(line: &[u8]) -> ParseResult {
     };
     let size = f.u64(3, "size")?;
     let lbn = f.u64(4, "lbn")?;
-    let (offset_bytes, length_bytes) = if op == TraceOp::Flush {
-        (0, 0)
-    } else {
-        (sectors_to_bytes(lbn, 4, "lbn")?, size)
-    };
+    let (offset_bytes, length_bytes) =
+        if op == TraceOp::Flush { (0, 0) } else { (sectors_to_bytes(lbn, 4, "lbn")?, size) };
     Ok(Parsed::Record(Raw {
         op,
         offset_bytes,
@@ -104,14 +95,9 @@ mod tests {
         assert_eq!(rec(b"1,5633898,AA,512,1").op, TraceOp::Write);
         assert_eq!(rec(b"1,5633898,42,4096,8").op, TraceOp::Trim);
         let fl = rec(b"1,7,35,0,99");
-        assert_eq!(
-            (fl.op, fl.offset_bytes, fl.length_bytes),
-            (TraceOp::Flush, 0, 0)
-        );
+        assert_eq!((fl.op, fl.offset_bytes, fl.length_bytes), (TraceOp::Flush, 0, 0));
         assert_eq!(rec(b"1,7,28,4096,8").time_ns, 7000);
-        assert!(parse(b"1,7,12,0,0")
-            .unwrap_err()
-            .contains("unsupported SCSI opcode 0x12"));
+        assert!(parse(b"1,7,12,0,0").unwrap_err().contains("unsupported SCSI opcode 0x12"));
         assert!(parse(b"1,7,zz,0,0").unwrap_err().contains("field 3 (op)"));
         assert!(parse(b"1,7,123,0,0").unwrap_err().contains("field 3 (op)"));
         assert!(is_header(b"version,time,op,size,lbn"));

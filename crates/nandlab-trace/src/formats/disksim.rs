@@ -31,18 +31,8 @@ pub(crate) fn parse(line: &[u8]) -> ParseResult {
     let size = f.u64(3, "size (sectors)")?;
     let length_bytes = sectors_to_bytes(size, 3, "size (sectors)")?;
     let flags = f.u64(4, "flags")?;
-    let op = if flags & 1 == 1 {
-        TraceOp::Read
-    } else {
-        TraceOp::Write
-    };
-    Ok(Parsed::Record(Raw {
-        op,
-        offset_bytes,
-        length_bytes,
-        time_ns,
-        device,
-    }))
+    let op = if flags & 1 == 1 { TraceOp::Read } else { TraceOp::Write };
+    Ok(Parsed::Record(Raw { op, offset_bytes, length_bytes, time_ns, device }))
 }
 
 #[cfg(test)]
@@ -72,8 +62,6 @@ mod tests {
             })
         );
         assert!(parse(b"1.0 0 3 4").unwrap_err().contains("expected 5"));
-        assert!(parse(b"1.0 0 3 4 r")
-            .unwrap_err()
-            .contains("field 5 (flags)"));
+        assert!(parse(b"1.0 0 3 4 r").unwrap_err().contains("field 5 (flags)"));
     }
 }

@@ -85,10 +85,7 @@ pub(crate) struct Fields<'a> {
 impl<'a> Fields<'a> {
     /// Splits on commas; every field is trimmed of spaces and tabs.
     pub(crate) fn csv(line: &'a [u8]) -> Self {
-        let mut f = Fields {
-            items: [&[]; MAX_FIELDS],
-            count: 0,
-        };
+        let mut f = Fields { items: [&[]; MAX_FIELDS], count: 0 };
         for part in line.split(|&b| b == b',') {
             if f.count < MAX_FIELDS {
                 f.items[f.count] = trim(part);
@@ -100,14 +97,8 @@ impl<'a> Fields<'a> {
 
     /// Splits on runs of spaces and tabs.
     pub(crate) fn whitespace(line: &'a [u8]) -> Self {
-        let mut f = Fields {
-            items: [&[]; MAX_FIELDS],
-            count: 0,
-        };
-        for part in line
-            .split(|&b| b == b' ' || b == b'\t')
-            .filter(|p| !p.is_empty())
-        {
+        let mut f = Fields { items: [&[]; MAX_FIELDS], count: 0 };
+        for part in line.split(|&b| b == b' ' || b == b'\t').filter(|p| !p.is_empty()) {
             if f.count < MAX_FIELDS {
                 f.items[f.count] = part;
             }
@@ -143,10 +134,7 @@ impl<'a> Fields<'a> {
         if self.count >= n {
             Ok(())
         } else {
-            Err(format!(
-                "expected at least {n} {kind} fields, found {}",
-                self.count
-            ))
+            Err(format!("expected at least {n} {kind} fields, found {}", self.count))
         }
     }
 
@@ -174,13 +162,7 @@ impl<'a> Fields<'a> {
 
 /// Error text for field `i` (reported 1-based).
 pub(crate) fn bad(i: usize, name: &str, expected: &str, found: &[u8]) -> String {
-    format!(
-        "field {} ({}): expected {}, found \"{}\"",
-        i + 1,
-        name,
-        expected,
-        excerpt(found, 40)
-    )
+    format!("field {} ({}): expected {}, found \"{}\"", i + 1, name, expected, excerpt(found, 40))
 }
 
 /// Lossy UTF-8 rendering of `s`, cut to `max` characters with an ellipsis.
@@ -253,19 +235,13 @@ pub(crate) fn parse_decimal_scaled(s: &[u8], frac_digits: u32) -> Option<u128> {
         frac *= 10;
         used += 1;
     }
-    v.checked_mul(10u128.checked_pow(frac_digits)?)?
-        .checked_add(frac)
+    v.checked_mul(10u128.checked_pow(frac_digits)?)?.checked_add(frac)
 }
 
 /// `sectors * 512`, or an error naming the field.
 pub(crate) fn sectors_to_bytes(sectors: u64, i: usize, name: &str) -> Result<u64, String> {
     sectors.checked_mul(SECTOR).ok_or_else(|| {
-        format!(
-            "field {} ({}): {} sectors overflow a 64-bit byte address",
-            i + 1,
-            name,
-            sectors
-        )
+        format!("field {} ({}): {} sectors overflow a 64-bit byte address", i + 1, name, sectors)
     })
 }
 

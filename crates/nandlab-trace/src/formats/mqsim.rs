@@ -37,13 +37,7 @@ pub(crate) fn parse(line: &[u8]) -> ParseResult {
             ))
         }
     };
-    Ok(Parsed::Record(Raw {
-        op,
-        offset_bytes,
-        length_bytes,
-        time_ns,
-        device,
-    }))
+    Ok(Parsed::Record(Raw { op, offset_bytes, length_bytes, time_ns, device }))
 }
 
 #[cfg(test)]
@@ -62,9 +56,7 @@ mod tests {
                 device: 3
             })
         );
-        assert!(parse(b"1.5 3 1 16 0")
-            .unwrap_err()
-            .contains("field 1 (time (ns))"));
+        assert!(parse(b"1.5 3 1 16 0").unwrap_err().contains("field 1 (time (ns))"));
         assert!(parse(b"1 3 1 16 2").unwrap_err().contains("field 5 (type)"));
     }
 }

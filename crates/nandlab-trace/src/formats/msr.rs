@@ -73,8 +73,6 @@ mod tests {
         assert!(parse(b"1,hm,0,Erase,1,2,3")
             .unwrap_err()
             .contains("field 4 (Type): expected Read or Write"));
-        assert!(parse(b"1,hm,0,Read,x,2,3")
-            .unwrap_err()
-            .contains("field 5 (Offset)"));
+        assert!(parse(b"1,hm,0,Read,x,2,3").unwrap_err().contains("field 5 (Offset)"));
     }
 }

@@ -32,19 +32,10 @@ pub(crate) fn parse(line: &[u8]) -> ParseResult {
     } else if eq_ic(code, b"w") {
         TraceOp::Write
     } else {
-        return Err(format!(
-            "field 4 (Opcode): expected r or w, found \"{}\"",
-            excerpt(code, 40)
-        ));
+        return Err(format!("field 4 (Opcode): expected r or w, found \"{}\"", excerpt(code, 40)));
     };
     let time_ns = f.decimal_scaled(4, 9, "Timestamp (seconds)")?;
-    Ok(Parsed::Record(Raw {
-        op,
-        offset_bytes,
-        length_bytes,
-        time_ns,
-        device,
-    }))
+    Ok(Parsed::Record(Raw { op, offset_bytes, length_bytes, time_ns, device }))
 }
 
 #[cfg(test)]
@@ -63,9 +54,7 @@ mod tests {
                 device: 1
             })
         );
-        assert!(parse(b"1,100,4096,x,1.5")
-            .unwrap_err()
-            .contains("field 4 (Opcode)"));
+        assert!(parse(b"1,100,4096,x,1.5").unwrap_err().contains("field 4 (Opcode)"));
         assert!(parse(b"1,100,4096,w")
             .unwrap_err()
             .contains("expected at least 5 comma-separated fields, found 4"));

@@ -20,14 +20,7 @@
 use super::{eq_ic, excerpt, Fields, ParseResult, Parsed, Raw};
 use crate::TraceOp;
 
-const HEADER: [&[u8]; 6] = [
-    b"Timestamp",
-    b"Response",
-    b"IOType",
-    b"LUN",
-    b"Offset",
-    b"Size",
-];
+const HEADER: [&[u8]; 6] = [b"Timestamp", b"Response", b"IOType", b"LUN", b"Offset", b"Size"];
 
 pub(crate) fn is_header(line: &[u8]) -> bool {
     if !line.first().is_some_and(u8::is_ascii_alphabetic) {
@@ -50,21 +43,12 @@ pub(crate) fn parse(line: &[u8]) -> ParseResult {
     } else if eq_ic(ty, b"W") || eq_ic(ty, b"Write") {
         TraceOp::Write
     } else {
-        return Err(format!(
-            "field 3 (IOType): expected R or W, found \"{}\"",
-            excerpt(ty, 40)
-        ));
+        return Err(format!("field 3 (IOType): expected R or W, found \"{}\"", excerpt(ty, 40)));
     };
     let device = f.u64(3, "LUN")?;
     let offset_bytes = f.u64(4, "Offset")?;
     let length_bytes = f.u64(5, "Size")?;
-    Ok(Parsed::Record(Raw {
-        op,
-        offset_bytes,
-        length_bytes,
-        time_ns,
-        device,
-    }))
+    Ok(Parsed::Record(Raw { op, offset_bytes, length_bytes, time_ns, device }))
 }
 
 #[cfg(test)]
@@ -86,8 +70,6 @@ mod tests {
                 device: 2
             })
         );
-        assert!(parse(b"1.0,0.1,X,0,1,2")
-            .unwrap_err()
-            .contains("field 3 (IOType)"));
+        assert!(parse(b"1.0,0.1,X,0,1,2").unwrap_err().contains("field 3 (IOType)"));
     }
 }

@@ -62,8 +62,6 @@ mod tests {
                 device: 1063
             })
         );
-        assert!(parse(b"1,2,3,R,4")
-            .unwrap_err()
-            .contains("field 4 (IOType)"));
+        assert!(parse(b"1,2,3,R,4").unwrap_err().contains("field 4 (IOType)"));
     }
 }

@@ -16,9 +16,7 @@ pub fn write_tmp(name: &str, content: &[u8]) -> PathBuf {
 
 /// A fixture shipped in tests/fixtures/.
 pub fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
 }
 
 /// A sample under /work/shared/traces (../../../shared/traces from the crate),

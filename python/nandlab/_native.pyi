@@ -1,0 +1,80 @@
+"""The private native module of nandlab (Rust, PyO3). Use the `nandlab` package instead.
+
+Configs cross the boundary as JSON text or a TOML file path, results as JSON text. Every
+function validates the config once and raises `ConfigError` naming the key at fault.
+"""
+
+from collections.abc import Callable, Sequence
+from os import PathLike
+from typing import Optional, Union
+
+__version__: str
+
+class NandlabError(Exception):
+    """Base class of every nandlab error."""
+
+class ConfigError(NandlabError):
+    """A configuration that cannot be run.
+
+    The message names the dotted key at fault, e.g. ``config key `ftl.cleaning`: unknown
+    value "lru"; expected one of greedy, cost-benefit, cat, fifo, random-d``.
+    """
+
+    key: Optional[str]
+    """The dotted config key at fault; None when a whole file or text is at fault."""
+
+class TraceError(NandlabError):
+    """A trace file that cannot be read, parsed or fitted onto the device.
+
+    The message reads ``path:line: what is wrong, "the line"``.
+    """
+
+    path: Optional[str]
+    """The trace file."""
+    line: Optional[int]
+    """The 1-based line at fault; None when no single line is (unreadable file, unknown
+    format, empty trace)."""
+
+class RequestError(NandlabError):
+    """A host request the simulated device cannot accept."""
+
+    index: int
+    """The request's position in the run."""
+
+def run(
+    config_json: Optional[str] = None,
+    config_path: Union[str, PathLike[str], None] = None,
+    overrides: Sequence[str] = ...,
+    progress: Optional[Callable[[int, int], object]] = None,
+) -> str:
+    """Runs one configuration to the end and returns the report as JSON text.
+
+    The config is JSON text (`config_json`), a TOML file (`config_path`) or, with neither, every
+    default; `overrides` (``"key=value"``, value in TOML syntax) go on top. The report has
+    ``metrics``, ``config`` (resolved), ``seed``, ``version`` and, for trace workloads,
+    ``trace``.
+
+    The GIL is released during the run. `progress(requests_done, requests_expected)` is called
+    every 65,536 requests with the GIL held; the run cannot stop early, so an exception raised
+    by the callback is re-raised after the run ends.
+
+    Raises:
+        ConfigError, TraceError, RequestError: see each class.
+        ValueError: both config_json and config_path given.
+    """
+
+def resolve(
+    config_json: Optional[str] = None,
+    config_path: Union[str, PathLike[str], None] = None,
+    overrides: Sequence[str] = ...,
+) -> str:
+    """The resolved config (every default filled in) as JSON text, with an extra ``derived``
+    object: ``physical_pages``, ``logical_pages``, ``utilization``, ``regions``,
+    ``gc_free_blocks_min``. Arguments as for `run`."""
+
+def presets() -> str:
+    """Every device preset as a JSON list (name, description, page_size_bytes,
+    pages_per_block, blocks, timing, endurance_cycles), the default first."""
+
+def version() -> str:
+    """The simulator version recorded in every result."""

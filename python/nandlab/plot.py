@@ -1,0 +1,245 @@
+"""Figures of the kinds the papers draw, from `sweep` tables and `Result`s.
+
+Every helper returns the matplotlib `Figure`, draws into ``ax`` when given (else a new
+figure), and saves a PNG when ``path`` is given. Figures are made without `pyplot`, so the
+helpers work with any backend (``Agg`` on servers) and leave no global figure state; in
+Jupyter the returned figure displays itself, elsewhere use ``path=`` or ``fig.savefig``.
+Where several rows share an x value (e.g. seeds), lines and bars show their mean with the
+standard deviation as a band or error bar. Axis labels come from column names, with the unit
+the name carries: ``write_latency_ns.p99`` → "write latency p99 (ns)".
+
+matplotlib is imported on first use, so ``import nandlab`` stays light.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from ._result import Result
+
+__all__ = ["lines", "bars", "wear_histogram", "label"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+# Name suffix → unit shown in labels, longest first.
+_UNITS = (
+    ("_per_wall_second", "/s wall"),
+    ("_per_s", "/s"),
+    ("_seconds", "s"),
+    ("_bytes", "bytes"),
+    ("_passes", "passes"),
+    ("_pages", "pages"),
+    ("_ns", "ns"),
+    ("_s", "s"),
+)
+_WORDS = {
+    "gc": "GC",
+    "ftl": "FTL",
+    "dac": "DAC",
+}
+
+
+def label(column: str) -> str:
+    """A readable axis label for a column name, with its unit.
+
+    ``device.utilization`` → "utilization"; ``write_latency_ns.p99`` → "write latency p99 (ns)";
+    ``flash_busy_ns`` → "flash busy (ns)"; ``host_write_pages`` → "host write (pages)".
+    """
+    parts = column.split(".")
+    # Config columns: the table name (device., ftl., ...) adds nothing but length.
+    if len(parts) > 1 and parts[0] in ("device", "timing", "ftl", "workload", "run"):
+        parts = parts[1:]
+    unit = None
+    words: list[str] = []
+    for part in parts:
+        for suffix, name in _UNITS:
+            if part.endswith(suffix) and len(part) > len(suffix):
+                part, unit = part[: -len(suffix)], name
+                break
+        words.extend(_WORDS.get(w, w) for w in part.replace("-", " ").split("_"))
+    text = " ".join(w for w in words if w)
+    return f"{text} ({unit})" if unit else text
+
+
+def _new_axes(ax: Optional[Axes], figsize: tuple[float, float]) -> tuple[Figure, Axes]:
+    if ax is not None:
+        figure = ax.get_figure()
+        assert figure is not None
+        return figure, ax  # type: ignore[return-value]
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=figsize, layout="constrained")
+    return figure, figure.add_subplot()
+
+
+def _finish(figure: Figure, ax: Axes, title: Optional[str], path: Optional[PathLike]) -> Figure:
+    if title:
+        ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    if path is not None:
+        figure.savefig(os.fspath(path), dpi=150)
+    return figure
+
+
+def _groups(df: pd.DataFrame, hue: Optional[str]) -> list[tuple[Any, pd.DataFrame]]:
+    if hue is None:
+        return [(None, df)]
+    _require(df, hue)
+    order = list(dict.fromkeys(df[hue].tolist()))
+    return [(value, df[df[hue] == value]) for value in order]
+
+
+def _require(df: pd.DataFrame, *columns: Optional[str]) -> None:
+    missing = [c for c in columns if c is not None and c not in df.columns]
+    if missing:
+        raise KeyError(f"no column {', '.join(map(repr, missing))}; columns: {list(df.columns)}")
+
+
+def _stats(df: pd.DataFrame, x: str, y: str, sort: bool) -> pd.DataFrame:
+    """Mean, standard deviation and count of ``y`` per ``x`` value."""
+    grouped = df.groupby(x, sort=sort)[y]
+    stats = grouped.agg(["mean", "std", "count"]).reset_index()
+    stats["std"] = stats["std"].fillna(0.0)
+    return stats
+
+
+def lines(
+    df: pd.DataFrame,
+    x: str,
+    y: str,
+    hue: Optional[str] = None,
+    *,
+    ax: Optional[Axes] = None,
+    path: Optional[PathLike] = None,
+    title: Optional[str] = None,
+    xlabel: Optional[str] = None,
+    ylabel: Optional[str] = None,
+    logx: bool = False,
+    logy: bool = False,
+    marker: str = "o",
+    figsize: tuple[float, float] = (6.0, 4.0),
+) -> Figure:
+    """``y`` against ``x``, one line per value of ``hue`` (in order of appearance).
+
+    E.g. erases against regions per cleaning policy, or cleaning cost against utilization:
+    ``lines(df, "device.utilization", "cleaning_cost", hue="ftl.cleaning")``.
+    """
+    _require(df, x, y)
+    figure, axes = _new_axes(ax, figsize)
+    groups = _groups(df, hue)
+    for value, part in groups:
+        stats = _stats(part, x, y, sort=True)
+        name = None if hue is None else f"{value}"
+        (line,) = axes.plot(stats[x], stats["mean"], marker=marker, label=name)
+        if (stats["count"] > 1).any():
+            axes.fill_between(
+                stats[x],
+                stats["mean"] - stats["std"],
+                stats["mean"] + stats["std"],
+                color=line.get_color(),
+                alpha=0.2,
+                linewidth=0,
+            )
+    if logx:
+        axes.set_xscale("log")
+    if logy:
+        axes.set_yscale("log")
+    axes.set_xlabel(xlabel or label(x))
+    axes.set_ylabel(ylabel or label(y))
+    if title is None:
+        title = f"{label(y)} vs {label(x)}" + (f" by {label(hue)}" if hue else "")
+    if hue is not None:
+        axes.legend(title=label(hue), frameon=False)
+    return _finish(figure, axes, title, path)
+
+
+def bars(
+    df: pd.DataFrame,
+    x: str,
+    y: str,
+    hue: Optional[str] = None,
+    *,
+    ax: Optional[Axes] = None,
+    path: Optional[PathLike] = None,
+    title: Optional[str] = None,
+    xlabel: Optional[str] = None,
+    ylabel: Optional[str] = None,
+    logy: bool = False,
+    figsize: tuple[float, float] = (6.0, 4.0),
+) -> Figure:
+    """Grouped bars: one group per value of ``x``, one bar per value of ``hue`` within it.
+
+    E.g. erases per locality with and without DAC:
+    ``bars(df, "workload.hot_access_fraction", "erases", hue="ftl.placement")``.
+    """
+    _require(df, x, y, hue)
+    figure, axes = _new_axes(ax, figsize)
+    categories = list(dict.fromkeys(df[x].tolist()))
+    groups = _groups(df, hue)
+    width = 0.8 / len(groups)
+    for i, (value, part) in enumerate(groups):
+        stats = _stats(part, x, y, sort=False).set_index(x).reindex(categories)
+        positions = [c + (i - (len(groups) - 1) / 2) * width for c in range(len(categories))]
+        errors = stats["std"] if (stats["count"] > 1).any() else None
+        axes.bar(
+            positions,
+            stats["mean"],
+            width=width,
+            yerr=errors,
+            capsize=3 if errors is not None else 0,
+            label=None if hue is None else f"{value}",
+        )
+    axes.set_xticks(range(len(categories)), [f"{c}" for c in categories])
+    if logy:
+        axes.set_yscale("log")
+    axes.set_xlabel(xlabel or label(x))
+    axes.set_ylabel(ylabel or label(y))
+    if title is None:
+        title = f"{label(y)} by {label(x)}" + (f" and {label(hue)}" if hue else "")
+    if hue is not None:
+        axes.legend(title=label(hue), frameon=False)
+    return _finish(figure, axes, title, path)
+
+
+def wear_histogram(
+    data: Union[Result, pd.DataFrame, Mapping[str, Any], Sequence[Sequence[int]]],
+    *,
+    ax: Optional[Axes] = None,
+    path: Optional[PathLike] = None,
+    title: Optional[str] = None,
+    figsize: tuple[float, float] = (6.0, 4.0),
+) -> Figure:
+    """Blocks per erase count: from a `Result`, its ``wear_histogram`` frame (columns
+    ``erase_count, blocks``), a metrics dict, or ``[erase_count, blocks]`` pairs."""
+    import pandas as pd
+
+    from ._result import Result
+
+    if isinstance(data, Result):
+        frame = data.wear_histogram
+    elif isinstance(data, pd.DataFrame):
+        frame = data
+    elif isinstance(data, Mapping):
+        frame = Result({"wear_histogram": data["wear_histogram"]}, {}, 0, "").wear_histogram
+    else:
+        frame = pd.DataFrame([tuple(p) for p in data], columns=["erase_count", "blocks"])
+    _require(frame, "erase_count", "blocks")
+    figure, axes = _new_axes(ax, figsize)
+    axes.bar(frame["erase_count"], frame["blocks"], width=0.9)
+    axes.set_xlabel("erase count")
+    axes.set_ylabel("blocks")
+    if title is None:
+        blocks = int(frame["blocks"].sum())
+        if blocks:
+            mean = float((frame["erase_count"] * frame["blocks"]).sum()) / blocks
+            title = f"wear: {blocks} blocks, mean {mean:.1f} erases"
+        else:
+            title = "wear"
+    return _finish(figure, axes, title, path)
