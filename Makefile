@@ -30,7 +30,7 @@ rust-test:
 $(VENV)/.deps: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) -m pip install --quiet "maturin>=1.5,<2" pandas matplotlib pyarrow pytest
+	$(VPY) -m pip install --quiet "maturin>=1.5,<2" pandas matplotlib pyarrow pytest mypy pandas-stubs
 	touch $@
 
 python: $(VENV)/.deps

@@ -29,6 +29,7 @@ from ._result import WALL_CLOCK_METRICS, Result
 from ._sweep import sweep, write_parquet
 
 __all__ = [
+    "WALL_CLOCK_METRICS",
     "ConfigError",
     "ConfigLike",
     "NandlabError",
@@ -37,7 +38,6 @@ __all__ = [
     "RequestError",
     "Result",
     "TraceError",
-    "WALL_CLOCK_METRICS",
     "__version__",
     "plot",
     "presets",

@@ -12,7 +12,7 @@ from . import _native
 from ._config import ConfigLike, Overrides, native_args
 from ._result import Result
 
-__all__ = ["run", "resolve_config", "presets", "ProgressCallback"]
+__all__ = ["ProgressCallback", "presets", "resolve_config", "run"]
 
 ProgressCallback = Callable[[int, int], None]
 """Called as ``progress(requests_done, requests_expected)`` every 65,536 requests."""
@@ -43,7 +43,7 @@ class _StderrProgress:
 def run(
     config: ConfigLike = None,
     *,
-    set: Overrides = None,  # noqa: A002 - the CLI's --set, by design
+    set: Overrides = None,  # the CLI's --set, by design
     progress: Union[bool, ProgressCallback] = False,
 ) -> Result:
     """Runs one configuration to the end and returns its `Result`.
@@ -86,7 +86,7 @@ def run(
     return Result.from_dict(json.loads(report))
 
 
-def resolve_config(config: ConfigLike = None, *, set: Overrides = None) -> dict[str, Any]:  # noqa: A002
+def resolve_config(config: ConfigLike = None, *, set: Overrides = None) -> dict[str, Any]:
     """The resolved config (every default filled in, trace workloads sized from the trace) as
     nested dicts, plus a ``"derived"`` table: ``physical_pages, logical_pages, utilization,
     regions, gc_free_blocks_min``. Arguments as for `run`; `run` accepts the result as it is

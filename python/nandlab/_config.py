@@ -17,7 +17,7 @@ from typing import Any, Union
 
 from ._native import ConfigError
 
-__all__ = ["ConfigLike", "Overrides", "native_args", "flatten", "toml_value"]
+__all__ = ["ConfigLike", "Overrides", "flatten", "native_args", "toml_value"]
 
 ConfigLike = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
 """A config: a (nested or dotted) mapping, a TOML file path, or None for every default."""
@@ -38,10 +38,19 @@ def config_error(key: str | None, message: str) -> ConfigError:
     return error
 
 
+def _check_int(value: int, key: str) -> int:
+    """TOML (and so every config) integers are 64-bit signed."""
+    if not -(2**63) <= value < 2**63:
+        raise config_error(key or None, f"integer {value} is out of the 64-bit range")
+    return value
+
+
 def _plain(value: Any, key: str) -> Any:
     """Converts one config value to plain JSON data (numpy scalars, paths, tuples allowed)."""
-    if value is None or isinstance(value, (bool, str, int)):
+    if value is None or isinstance(value, (bool, str)):
         return value
+    if isinstance(value, int):
+        return _check_int(value, key)
     if isinstance(value, float):
         if not math.isfinite(value):
             raise config_error(key, f"{value!r} is not a finite number")
@@ -98,38 +107,12 @@ def _merge(into: dict[str, Any], other: dict[str, Any], prefix: str) -> None:
         into[key] = value
 
 
-def _drop_derived_utilization(config: dict[str, Any]) -> None:
-    """Lets a resolved config (as recorded in every result) run again.
-
-    Resolution fills in `device.blocks`, `device.logical_bytes` *and* `device.utilization`,
-    but the core rejects all three together as over-determined. When the utilization is exactly
-    the one the other two imply, it carries no information: drop it so that re-running
-    `Result.config` reproduces the run. An inconsistent triple is left for the core to reject.
-    """
-    device = config.get("device")
-    if not isinstance(device, dict):
-        return
-    blocks = device.get("blocks")
-    logical_bytes = device.get("logical_bytes")
-    utilization = device.get("utilization")
-    page = device.get("page_size_bytes")
-    per_block = device.get("pages_per_block")
-    values = (blocks, logical_bytes, page, per_block)
-    if utilization is None or not all(isinstance(v, int) and v > 0 for v in values):
-        return
-    assert isinstance(logical_bytes, int) and isinstance(page, int)
-    assert isinstance(blocks, int) and isinstance(per_block, int)
-    logical_pages = -(-logical_bytes // page)
-    if utilization == logical_pages / (blocks * per_block):
-        del device["utilization"]
-
-
 def toml_value(value: Any, key: str = "") -> str:
     """Formats a Python value as a TOML value (the right-hand side of ``key=value``)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
-        return str(value)
+        return str(_check_int(value, key))
     if isinstance(value, float):
         if not math.isfinite(value):
             raise config_error(key or None, f"{value!r} is not a finite number")
@@ -212,7 +195,6 @@ def native_args(config: ConfigLike, overrides: Overrides) -> dict[str, Any]:
     if isinstance(config, Mapping):
         nested = _nest(config)
         nested.pop(DERIVED_KEY, None)
-        _drop_derived_utilization(nested)
         args["config_json"] = json.dumps(nested, allow_nan=False)
         return args
     raise TypeError(

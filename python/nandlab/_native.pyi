@@ -8,6 +8,18 @@ from collections.abc import Callable, Sequence
 from os import PathLike
 from typing import Optional, Union
 
+__all__ = [
+    "ConfigError",
+    "NandlabError",
+    "RequestError",
+    "TraceError",
+    "__version__",
+    "presets",
+    "resolve",
+    "run",
+    "version",
+]
+
 __version__: str
 
 class NandlabError(Exception):

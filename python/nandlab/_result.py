@@ -18,7 +18,7 @@ from ._config import flatten
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Result", "WALL_CLOCK_METRICS"]
+__all__ = ["WALL_CLOCK_METRICS", "Result"]
 
 WALL_CLOCK_METRICS = ("wall_seconds", "measured_wall_seconds", "host_writes_per_wall_second")
 """Metrics measured on the wall clock: the only ones that differ between identical runs."""

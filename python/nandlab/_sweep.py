@@ -8,6 +8,7 @@ an error's class name, message and attributes), so nothing unpicklable crosses p
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 import multiprocessing
@@ -48,7 +49,7 @@ def _run_point(base: dict[str, Any], overrides: list[str]) -> _Outcome:
     except _native.NandlabError as e:
         attributes = {a: getattr(e, a) for a in _ERROR_ATTRIBUTES if hasattr(e, a)}
         return ("error", type(e).__name__, str(e), attributes)
-    except BaseException as e:  # noqa: BLE001 - a bug (PanicException) must not kill the pool
+    except BaseException as e:  # a bug (PanicException) must not kill the pool
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise
         return ("error", "NandlabError", f"{type(e).__name__}: {e}", {})
@@ -190,8 +191,6 @@ def _run_pool(
 def write_parquet(frame: pd.DataFrame, path: Union[str, os.PathLike[str]]) -> None:
     """Writes a sweep's (or `Result.to_frame`'s) table to a Parquet file, without the index.
     Needs pyarrow (``pip install nandlab[parquet]``)."""
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError as e:
-        raise ImportError("write_parquet needs pyarrow: pip install 'nandlab[parquet]'") from e
+    if importlib.util.find_spec("pyarrow") is None:
+        raise ImportError("write_parquet needs pyarrow: pip install 'nandlab[parquet]'")
     frame.to_parquet(path, index=False)

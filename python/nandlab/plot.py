@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from ._result import Result
 
-__all__ = ["lines", "bars", "wear_histogram", "label"]
+__all__ = ["bars", "label", "lines", "wear_histogram"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 

@@ -76,7 +76,9 @@ pub struct FtlConfig {
     pub regions: Option<u32>,
     /// DAC time threshold for promotion/demotion; unset = no threshold.
     pub time_threshold_s: Option<f64>,
-    /// The cleaner runs while fewer free blocks remain. Default: regions + 2.
+    /// The cleaner runs while fewer free blocks remain. Default and minimum: one more than the
+    /// number of logs one victim's pages can be copied into (see
+    /// `placement::cleaner_destinations_max`), so a cleaning step can never run out of blocks.
     pub gc_free_blocks_min: Option<u32>,
     /// Sample size of the `random-d` policy.
     pub random_d: u32,
@@ -535,11 +537,20 @@ impl Config {
                 "only the oracle placement uses boundaries",
             )?;
         }
-        let gc_free_blocks_min = *f.gc_free_blocks_min.get_or_insert(regions + 2);
+        let destinations = crate::placement::cleaner_destinations_max(
+            &f.placement,
+            regions,
+            f.time_threshold_s.is_some(),
+        );
+        let gc_free_blocks_min = *f.gc_free_blocks_min.get_or_insert(destinations + 1);
         check(
-            gc_free_blocks_min >= 2,
+            gc_free_blocks_min > destinations,
             "ftl.gc_free_blocks_min",
-            "must be at least 2 (the cleaner needs a block to copy into)",
+            format!(
+                "must be at least {}: one cleaning step may open a block in each of {destinations} \
+                 log(s) before it frees its victim",
+                destinations + 1
+            ),
         )?;
         // Blocks that can never hold valid data at steady state: the free reserve plus one open
         // block per region. With fewer spare pages than that, the cleaner could find every
@@ -689,7 +700,13 @@ mod tests {
         assert_eq!(r.geometry.pages_per_block, 64);
         assert_eq!(r.geometry.logical_pages, (4096.0 * 64.0 * 0.8f64).floor() as u64);
         assert_eq!(r.regions, 1);
+        assert_eq!(r.gc_free_blocks_min, 2);
+        let r = resolve(&["ftl.placement=dac", "ftl.time_threshold_s=60"]).unwrap();
         assert_eq!(r.gc_free_blocks_min, 3);
+        let r = resolve(&["ftl.placement=oracle", "ftl.regions=4"]).unwrap();
+        assert_eq!(r.gc_free_blocks_min, 5);
+        let e = resolve(&["ftl.placement=oracle", "ftl.gc_free_blocks_min=2"]).unwrap_err();
+        assert_eq!(e.key, "ftl.gc_free_blocks_min");
     }
 
     #[test]
@@ -708,7 +725,7 @@ mod tests {
         assert_eq!(e.key, "device.utilization");
         let e = resolve(&["device.bogus=1"]).unwrap_err();
         assert!(e.to_string().contains("bogus"), "{e}");
-        let e = resolve(&["device.utilization=0.999"]).unwrap_err();
+        let e = resolve(&["device.utilization=0.9995"]).unwrap_err();
         assert_eq!(e.key, "device.utilization");
         let e = resolve(&["ftl.regions=3"]).unwrap_err();
         assert_eq!(e.key, "ftl.regions");

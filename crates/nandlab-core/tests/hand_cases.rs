@@ -18,12 +18,13 @@ fn write(d: &mut Device, lpn: u64) -> nandlab_core::Completion {
     d.submit(&Request::write(lpn * PAGE, PAGE)).unwrap()
 }
 
-/// 8 blocks × 4 pages, 12 logical pages, one log, reserve of 3 free blocks (the default).
+/// 8 blocks × 4 pages, 12 logical pages, one log, a reserve of 3 free blocks.
 fn tiny(policy: &str) -> Device {
     device(&[
         "device.blocks=8",
         "device.pages_per_block=4",
         "device.logical_bytes=49152",
+        "ftl.gc_free_blocks_min=3",
         &format!("ftl.cleaning={policy}"),
     ])
 }

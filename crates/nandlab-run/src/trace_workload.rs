@@ -108,7 +108,13 @@ pub fn prepare(config: &Config) -> Result<(Config, TraceInfo), crate::Error> {
             }
             _ => summary.max_end_bytes.div_ceil(block_bytes) * block_bytes,
         };
-        c.device.logical_bytes = Some(logical.max(block_bytes));
+        // A tiny trace still needs a device the cleaner can work in: enough logical blocks
+        // that the spare space (at the configured utilization) holds the cleaner's reserve
+        // plus one open block per log.
+        let u = c.device.utilization.unwrap_or(0.8);
+        let spare_blocks = f64::from(2 * probe.regions + 3);
+        let min_blocks = ((spare_blocks * u / (1.0 - u)).ceil() as u64).max(4) + 1;
+        c.device.logical_bytes = Some(logical.max(min_blocks * block_bytes));
     }
     c.workload.fit = fit_name.to_string();
     c.workload.compact_chunk_bytes.get_or_insert(chunk_bytes);

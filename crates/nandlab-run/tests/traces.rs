@@ -152,3 +152,21 @@ fn oracle_runs_through_the_runner_and_beats_one_log() {
     let oracle = run(&o).unwrap().metrics.write_amplification;
     assert!(oracle < mixed * 0.8, "oracle {oracle} vs mixed {mixed}");
 }
+
+#[test]
+fn a_tiny_trace_still_sizes_a_workable_device() {
+    let p = temp_file(
+        "tiny.csv",
+        "128166385295514878,hm,0,Write,0,4096,10\n128166385295514879,hm,0,Write,0,4096,10\n",
+    );
+    for placement in ["none", "dac", "oracle"] {
+        let r = run(&[
+            "workload.kind=trace".into(),
+            format!("workload.path={}", p.display()),
+            format!("ftl.placement={placement}"),
+            "device.utilization=0.95".into(),
+        ])
+        .unwrap_or_else(|e| panic!("{placement}: {e}"));
+        assert_eq!(r.metrics.host_write_pages, 2);
+    }
+}

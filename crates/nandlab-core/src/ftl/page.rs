@@ -55,7 +55,7 @@ impl PageFtl {
         let geometry = *flash.geometry();
         let regions = placement.regions();
         assert!((1..=255).contains(&regions));
-        assert!(gc_free_blocks_min >= 2);
+        assert!(gc_free_blocks_min >= 2, "the cleaner needs a block to copy into");
         assert!(geometry.blocks > gc_free_blocks_min + regions);
         let logical = geometry.logical_pages as usize;
         let entered_ns =

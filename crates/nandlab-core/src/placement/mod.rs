@@ -34,6 +34,20 @@ pub trait Placement {
     fn cleaner_copy(&mut self, lpn: Lpn, current: PageState, now_ns: u64) -> u8;
 }
 
+/// How many different logs the valid pages of one victim block can be copied into, at most.
+/// The cleaner's free-block reserve must exceed it: each of those logs may need a fresh block
+/// before the victim is erased.
+#[must_use]
+pub fn cleaner_destinations_max(placement: &str, regions: u32, time_threshold: bool) -> u32 {
+    match placement {
+        // DAC demotes a victim's pages into the next colder region; with a threshold, young
+        // pages stay in their region instead: two destinations.
+        "dac" if time_threshold => 2.min(regions),
+        "oracle" => regions,
+        _ => 1,
+    }
+}
+
 /// The registry. `future` is the oracle's knowledge: for the i-th host page write, the number
 /// of host page writes until the same LPN is written again (`NEVER` if it is not).
 pub fn by_name(
