@@ -27,6 +27,38 @@ pub struct Completion {
     pub complete_ns: u64,
     /// Flash time spent on this request, cleaning included.
     pub service_ns: u64,
+    /// Flash operations the request caused (its own and the cleaning it triggered).
+    pub effects: Effects,
+}
+
+/// Flash operations caused by one request.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Effects {
+    pub flash_read_pages: u64,
+    pub flash_program_pages: u64,
+    /// Of the programs, pages the cleaner copied.
+    pub gc_copied_pages: u64,
+    pub erases: u64,
+}
+
+impl Effects {
+    fn of(c: &FlashCounters) -> Self {
+        Self {
+            flash_read_pages: FlashCounters::total(&c.reads),
+            flash_program_pages: FlashCounters::total(&c.programs),
+            gc_copied_pages: FlashCounters::total(&c.copies),
+            erases: FlashCounters::total(&c.erases),
+        }
+    }
+
+    fn since(self, before: Self) -> Self {
+        Self {
+            flash_read_pages: self.flash_read_pages - before.flash_read_pages,
+            flash_program_pages: self.flash_program_pages - before.flash_program_pages,
+            gc_copied_pages: self.gc_copied_pages - before.gc_copied_pages,
+            erases: self.erases - before.erases,
+        }
+    }
 }
 
 impl Completion {
@@ -170,6 +202,7 @@ impl Device {
         };
         self.last_arrival_ns = arrival_ns;
         let start_ns = arrival_ns.max(self.busy_until_ns);
+        let before = Effects::of(&self.ftl.flash().counters);
         let (first, end) = self.page_range(req.offset_bytes, req.length_bytes);
         let h = &mut self.host;
         match req.kind {
@@ -223,7 +256,8 @@ impl Device {
             RequestKind::Write => self.write_latency.record(latency),
             RequestKind::Trim | RequestKind::Flush => {}
         }
-        Ok(Completion { arrival_ns, start_ns, complete_ns, service_ns })
+        let effects = Effects::of(&self.ftl.flash().counters).since(before);
+        Ok(Completion { arrival_ns, start_ns, complete_ns, service_ns, effects })
     }
 
     /// Starts the measurement window: counters and latencies reported by `metrics` count from

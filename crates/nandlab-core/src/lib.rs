@@ -22,7 +22,7 @@ pub mod sim;
 pub mod workload;
 
 pub use config::{apply_overrides, Config, Geometry, Resolved};
-pub use device::{Completion, Device};
+pub use device::{Completion, Device, Effects};
 pub use error::{ConfigError, RequestError};
 pub use metrics::Metrics;
 pub use request::{Request, RequestKind};

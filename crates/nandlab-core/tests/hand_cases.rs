@@ -61,6 +61,11 @@ fn greedy_cleans_the_emptiest_block_and_copies_its_last_valid_page() {
     // Generic timing: copy = 25 us read + 2 × 10.24 us transfer + 200 us program = 245.48 us;
     // erase 1.5 ms; the host page 10.24 + 200 us.
     assert_eq!(c.service_ns, 245_480 + 1_500_000 + 210_240);
+    let e = c.effects;
+    assert_eq!(
+        (e.flash_read_pages, e.flash_program_pages, e.gc_copied_pages, e.erases),
+        (1, 2, 1, 1)
+    );
     assert_eq!(c.complete_ns - c.start_ns, c.service_ns);
     d.check();
 }

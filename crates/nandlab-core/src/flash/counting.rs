@@ -82,6 +82,20 @@ impl Media for CountingMedia {
         })
     }
 
+    #[inline]
+    fn lpn(&self, ppn: Ppn) -> Option<u32> {
+        let lpn = self.lpn[ppn as usize];
+        (lpn != NONE).then_some(lpn)
+    }
+
+    fn prefetch_block_oob(&self, block: BlockId) {
+        let first = (block * self.pages_per_block) as usize;
+        // One hint per cache line (16 LPNs of 4 bytes).
+        for i in (first..first + self.pages_per_block as usize).step_by(16) {
+            nandlab_prefetch::prefetch(&self.lpn, i);
+        }
+    }
+
     fn erase(&mut self, block: BlockId) {
         let b = block as usize;
         let ppb = self.pages_per_block as usize;

@@ -45,6 +45,12 @@ pub trait Media {
     fn copy(&mut self, from: Ppn, to: Ppn, oob: Oob);
     /// OOB of a programmed page; `None` for an erased page.
     fn oob(&self, ppn: Ppn) -> Option<Oob>;
+    /// The LPN in a programmed page's OOB (the cleaner's hot path needs nothing else).
+    fn lpn(&self, ppn: Ppn) -> Option<Lpn> {
+        self.oob(ppn).map(|o| o.lpn)
+    }
+    /// Cache hint: the OOB of `block`'s pages will be read soon (the cleaner's victim).
+    fn prefetch_block_oob(&self, _block: BlockId) {}
     fn erase(&mut self, block: BlockId);
     fn erase_count(&self, block: BlockId) -> u32;
     /// Pages programmed since the block's last erase.
@@ -163,6 +169,17 @@ impl Flash {
     #[must_use]
     pub fn oob(&self, ppn: Ppn) -> Option<Oob> {
         self.media.oob(ppn)
+    }
+
+    #[inline]
+    #[must_use]
+    pub fn lpn(&self, ppn: Ppn) -> Option<Lpn> {
+        self.media.lpn(ppn)
+    }
+
+    #[inline]
+    pub fn prefetch_block_oob(&self, block: BlockId) {
+        self.media.prefetch_block_oob(block);
     }
 
     #[must_use]

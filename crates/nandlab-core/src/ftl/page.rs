@@ -263,13 +263,14 @@ impl PageFtl {
         let first_word = (victim * self.words_per_block) as usize;
         // The copies below update one random translation entry each; ask for all of those
         // cache lines up front so their misses overlap instead of queueing one by one.
+        self.flash.prefetch_block_oob(victim);
         for word in 0..self.words_per_block as usize {
             let mut bits = self.valid_bits[first_word + word];
             while bits != 0 {
                 let ppn = first + (word as u32) * 64 + bits.trailing_zeros();
                 bits &= bits - 1;
-                if let Some(oob) = self.flash.oob(ppn) {
-                    nandlab_prefetch::prefetch(&self.l2p, oob.lpn as usize);
+                if let Some(lpn) = self.flash.lpn(ppn) {
+                    nandlab_prefetch::prefetch(&self.l2p, lpn as usize);
                 }
             }
         }
@@ -278,20 +279,20 @@ impl PageFtl {
             while bits != 0 {
                 let ppn = first + (word as u32) * 64 + bits.trailing_zeros();
                 bits &= bits - 1;
-                let oob = self.flash.oob(ppn).expect("valid page is erased");
+                let lpn = self.flash.lpn(ppn).expect("valid page is erased");
                 // Paired with the write path: a valid page's OOB names the LPN mapped to it.
                 // (Debug only: in release this load would be a cache miss per copied page;
                 // `check` verifies the same relation for every page.)
-                debug_assert_eq!(self.l2p[oob.lpn as usize], ppn, "valid bit without mapping");
-                let state = self.page_state(oob.lpn, ppn);
-                let region = self.placement.cleaner_copy(oob.lpn, state, now_ns);
+                debug_assert_eq!(self.l2p[lpn as usize], ppn, "valid bit without mapping");
+                let state = self.page_state(lpn, ppn);
+                let region = self.placement.cleaner_copy(lpn, state, now_ns);
                 let target = self.next_page(region, now_ns);
                 self.seq += 1;
-                let new_oob = Oob { lpn: oob.lpn, seq: self.seq, region };
+                let new_oob = Oob { lpn, seq: self.seq, region };
                 self.flash.copy(ppn, target, new_oob, Source::Cleaner);
-                self.l2p[oob.lpn as usize] = target;
+                self.l2p[lpn as usize] = target;
                 self.mark_valid(target);
-                self.set_region_entry(oob.lpn, Some(state), region, now_ns);
+                self.set_region_entry(lpn, Some(state), region, now_ns);
                 self.invalidate(ppn, now_ns);
                 self.counters.gc_valid_pages += 1;
             }
