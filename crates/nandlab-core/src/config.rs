@@ -272,6 +272,15 @@ impl Config {
         Self::from_value(value)
     }
 
+    /// The default config with `key=value` overrides applied (what `nandlab run --set ...` does
+    /// without a file).
+    pub fn from_overrides<S: AsRef<str>>(overrides: &[S]) -> Result<Self, ConfigError> {
+        let mut v = Self::default().to_value();
+        let o: Vec<String> = overrides.iter().map(|s| s.as_ref().to_string()).collect();
+        apply_overrides(&mut v, &o)?;
+        Self::from_value(v)
+    }
+
     /// The config as a TOML value (for merging overrides on top).
     #[must_use]
     pub fn to_value(&self) -> toml::Value {
@@ -687,10 +696,7 @@ mod tests {
     use super::*;
 
     fn resolve(overrides: &[&str]) -> Result<Resolved, ConfigError> {
-        let mut v = Config::default().to_value();
-        let o: Vec<String> = overrides.iter().map(|s| (*s).to_string()).collect();
-        apply_overrides(&mut v, &o)?;
-        Config::from_value(v)?.resolve()
+        Config::from_overrides(overrides)?.resolve()
     }
 
     #[test]

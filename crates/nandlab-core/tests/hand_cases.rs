@@ -2,15 +2,12 @@
 //! Method: drive a device of a few blocks with single-page writes and compare every erase,
 //! copy, mapping and completion time with the numbers derived in the comments.
 
-use nandlab_core::{apply_overrides, Config, Device, Request, RequestKind};
+use nandlab_core::{Config, Device, Request, RequestKind};
 
 const PAGE: u64 = 4096;
 
 fn device(overrides: &[&str]) -> Device {
-    let mut v = Config::default().to_value();
-    let o: Vec<String> = overrides.iter().map(|s| (*s).to_string()).collect();
-    apply_overrides(&mut v, &o).unwrap();
-    let r = Config::from_value(v).unwrap().resolve().unwrap();
+    let r = Config::from_overrides(overrides).unwrap().resolve().unwrap();
     Device::new(&r, None).unwrap()
 }
 
@@ -207,20 +204,17 @@ fn tables_rebuilt_from_flash_match_the_live_ones() {
     use nandlab_core::ftl::{Ftl, PageFtl};
     use nandlab_core::{gc, placement};
 
-    let mut v = Config::default().to_value();
-    let o: Vec<String> = [
+    let r = Config::from_overrides(&[
         "device.blocks=40",
         "device.pages_per_block=8",
         "device.utilization=0.6",
         "ftl.placement=dac",
         "ftl.regions=3",
         "ftl.cleaning=cost-benefit",
-    ]
-    .iter()
-    .map(|s| (*s).to_string())
-    .collect();
-    apply_overrides(&mut v, &o).unwrap();
-    let r = Config::from_value(v).unwrap().resolve().unwrap();
+    ])
+    .unwrap()
+    .resolve()
+    .unwrap();
     let mut ftl = PageFtl::new(
         Flash::new(Box::new(CountingMedia::new(r.geometry)), r.timing),
         gc::by_name(&r).unwrap(),

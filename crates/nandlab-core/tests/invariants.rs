@@ -3,12 +3,9 @@
 //! Method: small devices, mixed reads/writes/trims, the full checker every 97 requests.
 
 use nandlab_core::placement::next_write_distances;
-use nandlab_core::{
-    apply_overrides, sim, Config, Device, Request, RequestKind, Synthetic, WorkItem,
-};
+use nandlab_core::{sim, Config, Device, Request, RequestKind, Synthetic, WorkItem};
 
 fn run(overrides: &[&str]) -> nandlab_core::Metrics {
-    let mut v = Config::default().to_value();
     let mut o: Vec<String> = vec![
         "device.blocks=48".into(),
         "device.pages_per_block=8".into(),
@@ -19,8 +16,7 @@ fn run(overrides: &[&str]) -> nandlab_core::Metrics {
         "workload.read_fraction=0.2".into(),
     ];
     o.extend(overrides.iter().map(|s| (*s).to_string()));
-    apply_overrides(&mut v, &o).unwrap();
-    let r = Config::from_value(v).unwrap().resolve().unwrap();
+    let r = Config::from_overrides(&o).unwrap().resolve().unwrap();
     let future = (r.config.ftl.placement == "oracle").then(|| {
         let writes: Vec<u32> = Synthetic::new(&r)
             .filter_map(|i| match i {

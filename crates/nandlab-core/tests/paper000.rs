@@ -4,10 +4,9 @@
 //! Method: 1024 blocks × 32 pages, 2 warm-up and 6 measured passes, seed 1 (the `nandlab
 //! demo` setting at a quarter of its size).
 
-use nandlab_core::{apply_overrides, sim, Config, Device, Metrics, Synthetic};
+use nandlab_core::{sim, Config, Device, Metrics, Synthetic};
 
 fn run(cleaning: &str, regions: u32) -> Metrics {
-    let mut v = Config::default().to_value();
     let o: Vec<String> = vec![
         "device.blocks=1024".into(),
         "device.pages_per_block=32".into(),
@@ -19,8 +18,7 @@ fn run(cleaning: &str, regions: u32) -> Metrics {
         format!("ftl.placement={}", if regions == 1 { "none" } else { "dac" }),
         format!("ftl.regions={regions}"),
     ];
-    apply_overrides(&mut v, &o).unwrap();
-    let r = Config::from_value(v).unwrap().resolve().unwrap();
+    let r = Config::from_overrides(&o).unwrap().resolve().unwrap();
     let mut d = Device::new(&r, None).unwrap();
     let items = Synthetic::new(&r).map(Ok::<_, std::convert::Infallible>);
     sim::run(&mut d, items, sim::RunOptions::default(), &mut |_| {}).unwrap()

@@ -5,10 +5,9 @@
 //! 64-page mean-field values (2.605 at u = 0.80, 4.840 at u = 0.90) within 1.5 %; Cost-benefit
 //! and CAT must not beat Greedy on this workload (no locality to exploit).
 
-use nandlab_core::{apply_overrides, sim, Config, Device, Synthetic};
+use nandlab_core::{sim, Config, Device, Synthetic};
 
 fn wa(overrides: &[&str]) -> f64 {
-    let mut v = Config::default().to_value();
     let mut o: Vec<String> = vec![
         "device.blocks=4096".into(),
         "device.pages_per_block=64".into(),
@@ -17,8 +16,7 @@ fn wa(overrides: &[&str]) -> f64 {
         "workload.passes=4".into(),
     ];
     o.extend(overrides.iter().map(|s| (*s).to_string()));
-    apply_overrides(&mut v, &o).unwrap();
-    let r = Config::from_value(v).unwrap().resolve().unwrap();
+    let r = Config::from_overrides(&o).unwrap().resolve().unwrap();
     let mut d = Device::new(&r, None).unwrap();
     let items = Synthetic::new(&r).map(Ok::<_, std::convert::Infallible>);
     let m = sim::run(&mut d, items, sim::RunOptions::default(), &mut |_| {}).unwrap();

@@ -2,15 +2,13 @@
 //! Method: generate from small resolved configs and count.
 
 use super::{Synthetic, WorkItem};
-use crate::config::{apply_overrides, Config};
+use crate::config::Config;
 use crate::request::RequestKind;
 
 fn synth(overrides: &[&str]) -> (Synthetic, u64) {
-    let mut v = Config::default().to_value();
-    let mut o: Vec<String> = vec!["device.blocks=64".into(), "device.pages_per_block=16".into()];
-    o.extend(overrides.iter().map(|s| (*s).to_string()));
-    apply_overrides(&mut v, &o).unwrap();
-    let r = Config::from_value(v).unwrap().resolve().unwrap();
+    let mut o = vec!["device.blocks=64", "device.pages_per_block=16"];
+    o.extend_from_slice(overrides);
+    let r = Config::from_overrides(&o).unwrap().resolve().unwrap();
     (Synthetic::new(&r), r.geometry.logical_pages)
 }
 
