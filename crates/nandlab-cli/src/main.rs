@@ -13,6 +13,10 @@ use args::{Args, Command};
 use nandlab_core::presets::PRESETS;
 use nandlab_run::{load_config, prepare, run, RunReport};
 
+/// Large simulator tables get transparent huge pages (fewer TLB misses on random lookups).
+#[global_allocator]
+static ALLOCATOR: nandlab_prefetch::HugePageAlloc = nandlab_prefetch::HugePageAlloc;
+
 const USAGE: &str = "\
 nandlab — a flash-storage laboratory
 

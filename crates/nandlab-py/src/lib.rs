@@ -17,6 +17,10 @@ use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use serde::Serialize;
 
+/// Large simulator tables get transparent huge pages (fewer TLB misses on random lookups).
+#[global_allocator]
+static ALLOCATOR: nandlab_prefetch::HugePageAlloc = nandlab_prefetch::HugePageAlloc;
+
 // The exceptions are named after the public package that re-exports them, so that they print
 // and pickle as `nandlab.ConfigError` etc.
 create_exception!(nandlab, NandlabError, PyException, "Base class of every nandlab error.");
