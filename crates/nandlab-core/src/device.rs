@@ -76,8 +76,19 @@ struct Snapshot {
     time_ns: u64,
 }
 
+/// The payload side of a request: nothing (simulation only), the bytes to write, or the
+/// buffer to read into. Lengths must equal the request's length.
+#[derive(Debug)]
+pub enum Io<'a> {
+    None,
+    Write(&'a [u8]),
+    Read(&'a mut [u8]),
+}
+
 pub struct Device {
     ftl: Box<dyn Ftl>,
+    /// One page of scratch space for merging partial-page writes and splitting reads.
+    scratch: Vec<u8>,
     geometry: Geometry,
     busy_until_ns: u64,
     last_arrival_ns: u64,
@@ -108,11 +119,35 @@ impl Device {
         Ok(Self::with_ftl(Box::new(ftl)))
     }
 
+    /// A device over a media that already holds data (an image opened after a restart): the
+    /// FTL's tables are rebuilt from the media's OOB (`PageFtl::recover`). `now_ns` is the
+    /// simulated time the device resumes at.
+    pub fn recover(
+        resolved: &Resolved,
+        media: Box<dyn Media>,
+        now_ns: u64,
+    ) -> Result<Self, ConfigError> {
+        let flash = Flash::new(media, resolved.timing);
+        let victim = gc::by_name(resolved)?;
+        let placement = placement::by_name(resolved, None)?;
+        let ftl = PageFtl::recover(flash, victim, placement, resolved.gc_free_blocks_min, now_ns);
+        let mut device = Self::with_ftl(Box::new(ftl));
+        device.busy_until_ns = now_ns;
+        device.last_arrival_ns = now_ns;
+        Ok(device)
+    }
+
+    /// Makes every acknowledged write durable (what a host FLUSH does).
+    pub fn sync(&mut self) -> Result<(), crate::error::MediaError> {
+        self.ftl.sync()
+    }
+
     #[must_use]
     pub fn with_ftl(ftl: Box<dyn Ftl>) -> Self {
         let geometry = *ftl.geometry();
         Self {
             ftl,
+            scratch: vec![0; geometry.page_size_bytes as usize],
             geometry,
             busy_until_ns: 0,
             last_arrival_ns: 0,
@@ -185,9 +220,32 @@ impl Device {
         }
     }
 
-    /// Serves one request; see the module doc for the timing rule.
+    /// Serves one request without payload (simulation only); see the module doc for timing.
     pub fn submit(&mut self, req: &Request) -> Result<Completion, RequestError> {
+        self.submit_io(req, Io::None)
+    }
+
+    /// Serves one request, moving its payload to or from the media.
+    pub fn submit_io(&mut self, req: &Request, mut io: Io<'_>) -> Result<Completion, RequestError> {
         self.check_range(req)?;
+        let got = match &io {
+            Io::None => req.length_bytes,
+            Io::Write(d) => d.len() as u64,
+            Io::Read(d) => d.len() as u64,
+        };
+        let kind_matches = match (&io, req.kind) {
+            (Io::None, _)
+            | (Io::Write(_), RequestKind::Write)
+            | (Io::Read(_), RequestKind::Read) => true,
+            _ => false,
+        };
+        assert!(kind_matches, "payload direction does not match the request kind");
+        if got != req.length_bytes {
+            return Err(RequestError::PayloadLength {
+                expected_bytes: req.length_bytes,
+                got_bytes: got,
+            });
+        }
         let arrival_ns = match req.arrival_ns {
             Some(a) => {
                 if a < self.last_arrival_ns {
@@ -209,16 +267,12 @@ impl Device {
             RequestKind::Write => {
                 h.write_requests += 1;
                 h.write_bytes += req.length_bytes;
-                let p = self.geometry.page_size_bytes;
+                let data = match &io {
+                    Io::Write(d) => Some(*d),
+                    _ => None,
+                };
                 for lpn in first..end {
-                    let lpn = lpn as Lpn;
-                    let page_start = u64::from(lpn) * p;
-                    let partial = req.offset_bytes > page_start
-                        || req.offset_bytes + req.length_bytes < page_start + p;
-                    if partial && self.ftl.read_page(lpn, start_ns, None) {
-                        self.host.rmw_read_pages += 1;
-                    }
-                    self.ftl.write_page(lpn, start_ns, None);
+                    self.write_page(req, lpn as Lpn, start_ns, data);
                 }
                 self.host.write_pages += end - first;
             }
@@ -227,9 +281,11 @@ impl Device {
                 h.read_bytes += req.length_bytes;
                 h.read_pages += end - first;
                 for lpn in first..end {
-                    if !self.ftl.read_page(lpn as Lpn, start_ns, None) {
-                        self.host.unmapped_read_pages += 1;
-                    }
+                    let buf = match &mut io {
+                        Io::Read(d) => Some(&mut **d),
+                        _ => None,
+                    };
+                    self.read_page(req, lpn as Lpn, start_ns, buf);
                 }
             }
             RequestKind::Trim => {
@@ -245,7 +301,13 @@ impl Device {
             }
             RequestKind::Flush => {
                 h.flush_requests += 1;
+                if let Err(e) = self.ftl.sync() {
+                    return Err(RequestError::Media(e));
+                }
             }
+        }
+        if let Some(e) = self.ftl.flash_mut().media_mut().take_error() {
+            return Err(RequestError::Media(e));
         }
         let service_ns = self.ftl.flash_mut().take_pending_ns();
         let complete_ns = start_ns + service_ns;
@@ -258,6 +320,72 @@ impl Device {
         }
         let effects = Effects::of(&self.ftl.flash().counters).since(before);
         Ok(Completion { arrival_ns, start_ns, complete_ns, service_ns, effects })
+    }
+
+    /// The part of page `lpn` that `req` covers: (offset in the page, offset in the request,
+    /// length), all in bytes.
+    fn overlap(&self, req: &Request, lpn: Lpn) -> (usize, usize, usize) {
+        let p = self.geometry.page_size_bytes;
+        let page_start = u64::from(lpn) * p;
+        let start = req.offset_bytes.max(page_start);
+        let end = (req.offset_bytes + req.length_bytes).min(page_start + p);
+        ((start - page_start) as usize, (start - req.offset_bytes) as usize, (end - start) as usize)
+    }
+
+    /// Writes one page of a write request; a partial page merges with the old content
+    /// (read-modify-write: one flash read when the page holds data).
+    fn write_page(&mut self, req: &Request, lpn: Lpn, now_ns: u64, data: Option<&[u8]>) {
+        let (in_page, in_req, len) = self.overlap(req, lpn);
+        let whole = len as u64 == self.geometry.page_size_bytes;
+        if whole {
+            self.ftl.write_page(lpn, now_ns, data.map(|d| &d[in_req..in_req + len]));
+            return;
+        }
+        let scratch = data.map(|_| &mut self.scratch[..]);
+        let had_data = self.ftl.read_page(lpn, now_ns, scratch);
+        if had_data {
+            self.host.rmw_read_pages += 1;
+        }
+        match data {
+            Some(d) => {
+                if !had_data {
+                    self.scratch.fill(0);
+                }
+                self.scratch[in_page..in_page + len].copy_from_slice(&d[in_req..in_req + len]);
+                self.ftl.write_page(lpn, now_ns, Some(&self.scratch));
+            }
+            None => self.ftl.write_page(lpn, now_ns, None),
+        }
+    }
+
+    /// Reads one page of a read request into its part of `buf`; unmapped pages read as zeros.
+    fn read_page(&mut self, req: &Request, lpn: Lpn, now_ns: u64, buf: Option<&mut [u8]>) {
+        let (in_page, in_req, len) = self.overlap(req, lpn);
+        let whole = len as u64 == self.geometry.page_size_bytes;
+        let mapped = match buf {
+            None => self.ftl.read_page(lpn, now_ns, None),
+            Some(b) if whole => {
+                let target = &mut b[in_req..in_req + len];
+                let mapped = self.ftl.read_page(lpn, now_ns, Some(&mut *target));
+                if !mapped {
+                    target.fill(0);
+                }
+                mapped
+            }
+            Some(b) => {
+                let mapped = self.ftl.read_page(lpn, now_ns, Some(&mut self.scratch));
+                let target = &mut b[in_req..in_req + len];
+                if mapped {
+                    target.copy_from_slice(&self.scratch[in_page..in_page + len]);
+                } else {
+                    target.fill(0);
+                }
+                mapped
+            }
+        };
+        if !mapped {
+            self.host.unmapped_read_pages += 1;
+        }
     }
 
     /// Starts the measurement window: counters and latencies reported by `metrics` count from

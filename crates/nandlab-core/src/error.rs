@@ -39,7 +39,24 @@ pub enum RequestError {
     OutOfRange { offset_bytes: u64, length_bytes: u64, capacity_bytes: u64 },
     /// The request arrives before simulated time already reached by an earlier arrival.
     TimeWentBackwards { arrival_ns: u64, previous_arrival_ns: u64 },
+    /// A payload buffer whose length is not the request's length.
+    PayloadLength { expected_bytes: u64, got_bytes: u64 },
+    /// The storage behind the simulated flash failed (e.g. an I/O error on the image file).
+    Media(MediaError),
 }
+
+/// A failure of the storage behind a `Media` (file I/O of a payload-storing media). The
+/// metadata-only media never fails.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MediaError(pub String);
+
+impl fmt::Display for MediaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "media: {}", self.0)
+    }
+}
+
+impl std::error::Error for MediaError {}
 
 impl fmt::Display for RequestError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -54,6 +71,11 @@ impl fmt::Display for RequestError {
                 "request arrival time {arrival_ns} ns is earlier than the previous arrival \
                  {previous_arrival_ns} ns"
             ),
+            Self::PayloadLength { expected_bytes, got_bytes } => write!(
+                f,
+                "payload buffer of {got_bytes} bytes for a request of {expected_bytes} bytes"
+            ),
+            Self::Media(e) => write!(f, "{e}"),
         }
     }
 }

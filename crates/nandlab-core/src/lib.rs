@@ -22,8 +22,8 @@ pub mod sim;
 pub mod workload;
 
 pub use config::{apply_overrides, Config, Geometry, Resolved};
-pub use device::{Completion, Device, Effects};
-pub use error::{ConfigError, RequestError};
+pub use device::{Completion, Device, Effects, Io};
+pub use error::{ConfigError, MediaError, RequestError};
 pub use metrics::Metrics;
 pub use request::{Request, RequestKind};
 pub use workload::{Synthetic, WorkItem};

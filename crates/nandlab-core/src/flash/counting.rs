@@ -33,6 +33,36 @@ impl CountingMedia {
         }
     }
 
+    /// Rebuilds the metadata from a scan of persistent flash: each page's OOB (`None` =
+    /// erased) and each block's erase count. A block's write pointer is one past its last
+    /// programmed page; an erased slot below it (a torn erase) becomes `GARBAGE_LPN`.
+    #[must_use]
+    pub fn restore(geometry: Geometry, erase_counts: &[u32], pages: &[Option<Oob>]) -> Self {
+        let mut m = Self::new(geometry);
+        let ppb = geometry.pages_per_block as usize;
+        assert_eq!(pages.len(), m.lpn.len());
+        assert_eq!(erase_counts.len(), m.erase_count.len());
+        m.erase_count.copy_from_slice(erase_counts);
+        for (b, block_pages) in pages.chunks(ppb).enumerate() {
+            let Some(last) = block_pages.iter().rposition(Option::is_some) else { continue };
+            m.write_pointer[b] = last as u32 + 1;
+            let mut region = None;
+            for (i, page) in block_pages[..=last].iter().enumerate() {
+                let ppn = b * ppb + i;
+                match page {
+                    Some(oob) if oob.lpn != NONE => {
+                        m.lpn[ppn] = oob.lpn;
+                        m.seq[ppn] = oob.seq;
+                        region.get_or_insert(oob.region);
+                    }
+                    _ => m.lpn[ppn] = super::GARBAGE_LPN,
+                }
+            }
+            m.block_region[b] = region.unwrap_or(0);
+        }
+        m
+    }
+
     #[inline]
     fn split(&self, ppn: Ppn) -> (usize, u32) {
         ((ppn / self.pages_per_block) as usize, ppn % self.pages_per_block)

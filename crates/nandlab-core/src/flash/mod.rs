@@ -57,7 +57,20 @@ pub trait Media {
     fn programmed_pages(&self, block: BlockId) -> u32;
     /// Bytes of RAM this media uses for its own state.
     fn memory_bytes(&self) -> u64;
+    /// Makes everything programmed and erased so far durable (host FLUSH / FUA).
+    fn sync(&mut self) -> Result<(), crate::error::MediaError> {
+        Ok(())
+    }
+    /// The first storage failure since the last call (operations themselves cannot fail: a
+    /// failing media keeps its RAM state consistent and reports here).
+    fn take_error(&mut self) -> Option<crate::error::MediaError> {
+        None
+    }
 }
+
+/// OOB LPN of a page that was programmed but cannot be trusted (torn write found at recovery):
+/// it occupies its slot until the block is erased and never maps to a logical page.
+pub const GARBAGE_LPN: Lpn = u32::MAX - 1;
 
 /// Why a flash operation happened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,6 +124,16 @@ impl Flash {
     #[must_use]
     pub fn geometry(&self) -> &Geometry {
         self.media.geometry()
+    }
+
+    pub fn media_mut(&mut self) -> &mut dyn Media {
+        self.media.as_mut()
+    }
+
+    /// Gives back the media (recovery tests; handing a media to a new FTL).
+    #[must_use]
+    pub fn into_media(self) -> Box<dyn Media> {
+        self.media
     }
 
     #[must_use]

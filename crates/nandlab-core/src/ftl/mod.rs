@@ -44,6 +44,10 @@ pub trait Ftl {
     fn prefetch_translation(&self, _lpn: Lpn) {}
     /// Cache hint, second stage (closer): touch what the access will need after translation.
     fn prefetch_mapped(&self, _lpn: Lpn) {}
+    /// Makes all acknowledged writes durable on the media.
+    fn sync(&mut self) -> Result<(), crate::error::MediaError> {
+        self.flash_mut().media_mut().sync()
+    }
     /// Full invariant check (O(pages)); panics on a violation.
     fn check(&self);
 }

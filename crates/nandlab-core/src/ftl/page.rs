@@ -117,6 +117,13 @@ impl PageFtl {
                 let oob = ftl.flash.oob(ppn).expect("page below the write pointer is programmed");
                 ftl.blocks.program(block, now_ns);
                 ftl.seq = ftl.seq.max(oob.seq);
+                if u64::from(oob.lpn) >= ftl.geometry.logical_pages {
+                    // A torn page (`GARBAGE_LPN`) or a page of a larger device: it holds no
+                    // data we can serve; it stays programmed and invalid until erased.
+                    ftl.mark_valid(ppn);
+                    ftl.invalidate(ppn, now_ns);
+                    continue;
+                }
                 let lpn = oob.lpn as usize;
                 let old = ftl.l2p[lpn];
                 if old == NONE || oob.seq > newest_seq[lpn] {
