@@ -9,6 +9,7 @@ pub enum Command {
     Presets,
     Demo,
     Bench,
+    Serve,
     Help,
     Version,
 }
@@ -23,6 +24,10 @@ pub struct Args {
     pub quick: bool,
     pub bench_blocks: u32,
     pub bench_passes: f64,
+    pub image: Option<PathBuf>,
+    pub listen: Option<String>,
+    pub unix: Option<PathBuf>,
+    pub stats_json: Option<PathBuf>,
 }
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {
@@ -35,6 +40,10 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         quick: false,
         bench_blocks: 65_536,
         bench_passes: 4.0,
+        image: None,
+        listen: None,
+        unix: None,
+        stats_json: None,
     };
     let Some(first) = argv.first() else { return Ok(args) };
     args.command = match first.as_str() {
@@ -43,6 +52,7 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         "presets" => Command::Presets,
         "demo" => Command::Demo,
         "bench" => Command::Bench,
+        "serve" => Command::Serve,
         "help" | "--help" | "-h" => Command::Help,
         "--version" | "-V" | "version" => Command::Version,
         other => return Err(format!("unknown command {other:?}")),
@@ -64,6 +74,10 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
                 args.bench_passes =
                     value(a)?.parse().map_err(|_| "--passes needs a number".to_string())?;
             }
+            "--image" => args.image = Some(PathBuf::from(value(a)?)),
+            "--listen" => args.listen = Some(value(a)?),
+            "--unix" => args.unix = Some(PathBuf::from(value(a)?)),
+            "--stats-json" => args.stats_json = Some(PathBuf::from(value(a)?)),
             "--help" | "-h" => args.command = Command::Help,
             s if s.starts_with("--set=") => args.overrides.push(s["--set=".len()..].to_string()),
             s if s.starts_with('-') => return Err(format!("unknown option {s:?}")),
@@ -75,7 +89,17 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
             }
         }
     }
-    let takes_config = matches!(args.command, Command::Run | Command::PrintConfig);
+    let takes_config = matches!(args.command, Command::Run | Command::PrintConfig | Command::Serve);
+    if args.command == Command::Serve {
+        if args.image.is_none() {
+            return Err("serve needs --image PATH (created if missing)".into());
+        }
+        if args.listen.is_some() && args.unix.is_some() {
+            return Err("give --listen or --unix, not both".into());
+        }
+    } else if args.image.is_some() || args.listen.is_some() || args.unix.is_some() {
+        return Err("--image, --listen and --unix belong to `nandlab serve`".into());
+    }
     if !takes_config && (args.config.is_some() || !args.overrides.is_empty()) {
         return Err("this command takes no config file or --set".into());
     }

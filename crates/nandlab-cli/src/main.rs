@@ -3,6 +3,7 @@
 
 mod args;
 mod demo;
+mod serve;
 mod table;
 
 use std::io::{IsTerminal, Write};
@@ -26,6 +27,8 @@ Usage:
   nandlab presets
   nandlab demo [--quick]
   nandlab bench [--blocks N] [--passes P]
+  nandlab serve [CONFIG.toml] [--set key=value]... --image PATH
+                [--listen 127.0.0.1:10809 | --unix PATH] [--stats-json PATH]
   nandlab --version | --help
 
 Every config key has a default; `nandlab print-config` shows them all, resolved.
@@ -70,6 +73,7 @@ fn dispatch(args: Args) -> Result<(), String> {
         Command::Run => run_command(&args),
         Command::Demo => demo::demo(args.quick),
         Command::Bench => demo::bench(args.bench_blocks, args.bench_passes),
+        Command::Serve => serve::serve(&args),
     }
 }
 

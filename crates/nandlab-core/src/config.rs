@@ -17,6 +17,35 @@ pub struct Config {
     pub ftl: FtlConfig,
     pub workload: WorkloadConfig,
     pub run: RunConfig,
+    pub serve: ServeConfig,
+}
+
+/// `nandlab serve`: the simulated SSD as a block device over NBD.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServeConfig {
+    /// Hold each reply until its simulated completion time.
+    pub emulate_latency: bool,
+    /// `full` (every page's payload in the image) or `metadata-only`.
+    pub store: String,
+    /// How tables are rebuilt at start-up: `scan` (every OOB record) or `checkpoint`.
+    pub recovery: String,
+    /// Export name announced to clients (clients may also connect with no name).
+    pub export_name: String,
+    /// How often the `--stats-json` file is rewritten.
+    pub stats_interval_s: f64,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        Self {
+            emulate_latency: true,
+            store: "full".into(),
+            recovery: "scan".into(),
+            export_name: "nandlab".into(),
+            stats_interval_s: 1.0,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -577,6 +606,14 @@ impl Config {
         )?;
 
         validate_workload(&mut c.workload, &geometry)?;
+        let sv = &c.serve;
+        one_of(&sv.store, "serve.store", &["full", "metadata-only"])?;
+        one_of(&sv.recovery, "serve.recovery", &["scan", "checkpoint"])?;
+        check(
+            sv.stats_interval_s.is_finite() && sv.stats_interval_s > 0.0,
+            "serve.stats_interval_s",
+            "must be > 0",
+        )?;
         Ok(Resolved { config: c, geometry, timing, regions, gc_free_blocks_min })
     }
 }

@@ -233,12 +233,10 @@ impl Device {
             Io::Write(d) => d.len() as u64,
             Io::Read(d) => d.len() as u64,
         };
-        let kind_matches = match (&io, req.kind) {
-            (Io::None, _)
-            | (Io::Write(_), RequestKind::Write)
-            | (Io::Read(_), RequestKind::Read) => true,
-            _ => false,
-        };
+        let kind_matches = matches!(
+            (&io, req.kind),
+            (Io::None, _) | (Io::Write(_), RequestKind::Write) | (Io::Read(_), RequestKind::Read)
+        );
         assert!(kind_matches, "payload direction does not match the request kind");
         if got != req.length_bytes {
             return Err(RequestError::PayloadLength {

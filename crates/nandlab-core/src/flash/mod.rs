@@ -36,7 +36,7 @@ pub struct Oob {
 
 /// The flash chip array as storage. Programs must go in page order inside a block and only to
 /// erased pages; these are asserted (they are FTL bugs, not user errors).
-pub trait Media {
+pub trait Media: Send {
     fn geometry(&self) -> &Geometry;
     fn program(&mut self, ppn: Ppn, oob: Oob, data: Option<&[u8]>);
     /// Reads a programmed page's payload (when the media keeps payloads) and returns its OOB.

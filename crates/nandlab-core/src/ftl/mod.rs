@@ -21,7 +21,7 @@ pub struct FtlCounters {
     pub gc_valid_pages: u64,
 }
 
-pub trait Ftl {
+pub trait Ftl: Send {
     fn name(&self) -> &'static str;
     fn geometry(&self) -> &Geometry;
     /// Writes one whole logical page.

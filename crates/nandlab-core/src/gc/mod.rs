@@ -32,7 +32,7 @@ pub struct Selection {
     pub capped: bool,
 }
 
-pub trait VictimPolicy {
+pub trait VictimPolicy: Send {
     fn name(&self) -> &'static str;
     /// Picks a closed block to clean, or `None` when there is no closed block.
     fn select(&mut self, table: &BlockTable, now_ns: u64) -> Option<Selection>;

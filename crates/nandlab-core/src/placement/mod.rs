@@ -21,7 +21,7 @@ pub struct PageState {
     pub entered_ns: u64,
 }
 
-pub trait Placement {
+pub trait Placement: Send {
     fn name(&self) -> &'static str;
     fn regions(&self) -> u32;
     /// The FTL keeps each page's region entry time only for placements that need it.

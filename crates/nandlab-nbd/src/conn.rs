@@ -1,0 +1,918 @@
+//! One client connection: fixed-newstyle negotiation, then the
+//! transmission phase with a reader (this thread) and a writer thread.
+//!
+//! The reader parses each request (including a write's payload), validates
+//! it against the export, and either answers it itself (validation errors,
+//! zero-length requests) or forwards it to the engine thread. Every answer,
+//! whoever made it, goes to the connection's writer as a [`Pending`] reply
+//! with a release instant; the writer keeps them in a min-heap and writes
+//! each one at its instant (sleeping on the channel until a spin window of
+//! 100–500 µs before it, then spinning; the window adapts to how late timed
+//! waits wake up on this machine), so replies can leave out of order.
+//! After writing, the writer reports the achieved latency back to the
+//! engine thread.
+//!
+//! A connection holds at most [`MAX_INFLIGHT`] requests or
+//! [`MAX_INFLIGHT_BYTES`] of payload between reading and replying; the
+//! reader waits for the writer before reading more, so a client that does
+//! not read its replies cannot make the server buffer without bound.
+
+use crate::proto::{self, be_u16, be_u32, be_u64};
+use crate::server::Registry;
+use crate::stream::Conn;
+use crate::{CommandKind, Engine, Errno, ExportInfo, IoRequest, ServeReport};
+use std::cmp::Ordering as CmpOrdering;
+use std::collections::BinaryHeap;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::net::Shutdown;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender, TryRecvError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Longest option payload accepted during negotiation; longer closes the connection.
+pub(crate) const MAX_OPTION_LEN: u32 = 64 * 1024;
+/// Write payloads up to this size are always read (and discarded when the
+/// request is invalid), as the protocol asks; larger ones than both this
+/// and the export's maximum block size close the connection.
+pub(crate) const WRITE_DOS_LIMIT: u64 = 32 << 20;
+/// Most requests in flight on one connection.
+pub(crate) const MAX_INFLIGHT: usize = 1024;
+/// Most payload bytes (write data read, read data to send) in flight on one connection.
+pub(crate) const MAX_INFLIGHT_BYTES: usize = 256 << 20;
+/// The writer sleeps until at least this long before a reply's release
+/// instant, then spins. The window widens to the observed oversleep of
+/// timed waits on this machine plus [`SPIN_MARGIN`], up to [`SPIN_WINDOW_MAX`].
+pub(crate) const SPIN_WINDOW_MIN: Duration = Duration::from_micros(100);
+/// Upper bound of the adaptive spin window.
+pub(crate) const SPIN_WINDOW_MAX: Duration = Duration::from_micros(500);
+/// Slack added to the measured oversleep.
+pub(crate) const SPIN_MARGIN: Duration = Duration::from_micros(50);
+/// Largest data payload of one structured read chunk (length field holds 8 + data).
+const MAX_CHUNK_DATA: usize = (u32::MAX - 8) as usize;
+
+/// Counters shared by all connections.
+#[derive(Default)]
+pub(crate) struct Stats {
+    pub(crate) connections: AtomicU64,
+    pub(crate) requests: AtomicU64,
+    pub(crate) protocol_errors: AtomicU64,
+}
+
+impl Stats {
+    pub(crate) fn report(&self) -> ServeReport {
+        ServeReport {
+            connections: self.connections.load(Ordering::Relaxed),
+            requests: self.requests.load(Ordering::Relaxed),
+            protocol_errors: self.protocol_errors.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// State shared by the server and every connection.
+pub(crate) struct Shared {
+    pub(crate) export: ExportInfo,
+    /// Requests go through this lock so that the `received` stamps increase
+    /// in the order the engine sees the requests.
+    pub(crate) engine_tx: Mutex<Sender<EngineMsg>>,
+    /// Completion reports (order does not matter).
+    pub(crate) completion_tx: Sender<EngineMsg>,
+    pub(crate) stats: Stats,
+    /// Set when the server shuts down (end-of-file is then not a protocol error).
+    pub(crate) stopping: AtomicBool,
+}
+
+/// A message to the engine thread.
+pub(crate) enum EngineMsg {
+    Request(Job),
+    Completed { kind: CommandKind, received: Instant, replied: Instant, release_at: Instant },
+    Shutdown,
+}
+
+/// A validated request on its way to the engine.
+pub(crate) struct Job {
+    req: IoRequest,
+    handle: u64,
+    cost: usize,
+    reply_tx: Sender<Pending>,
+}
+
+/// What a reply says.
+enum Body {
+    Ok,
+    Read { offset: u64, data: Vec<u8> },
+    Error { errno: Errno, message: &'static str },
+}
+
+/// A reply waiting for its release instant in a connection's writer.
+pub(crate) struct Pending {
+    release_at: Instant,
+    seq: u64,
+    handle: u64,
+    body: Body,
+    /// Kind and received instant, for requests the engine served.
+    completion: Option<(CommandKind, Instant)>,
+    /// Budget bytes to give back once written.
+    cost: usize,
+}
+
+impl PartialEq for Pending {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == CmpOrdering::Equal
+    }
+}
+impl Eq for Pending {}
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, other: &Self) -> Option<CmpOrdering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Pending {
+    /// Reversed, so that `BinaryHeap` pops the earliest release (then the oldest) first.
+    fn cmp(&self, other: &Self) -> CmpOrdering {
+        (other.release_at, other.seq).cmp(&(self.release_at, self.seq))
+    }
+}
+
+/// Runs one job on the engine thread and hands the reply to the connection's writer.
+pub(crate) fn serve_job(engine: &mut dyn Engine, job: Job) {
+    let Job { req, handle, cost, reply_tx } = job;
+    let (kind, offset, length, received) =
+        (req.kind, req.offset_bytes, req.length_bytes, req.received);
+    let out = engine.submit(req);
+    let body = match out.error {
+        Some(errno) => Body::Error { errno, message: "the device reported an error" },
+        None if kind == CommandKind::Read => {
+            if out.data.len() == length as usize {
+                Body::Read { offset, data: out.data }
+            } else {
+                Body::Error {
+                    errno: Errno::Io,
+                    message: "internal error: read returned the wrong length",
+                }
+            }
+        }
+        None => Body::Ok,
+    };
+    let _ = reply_tx.send(Pending {
+        release_at: out.release_at,
+        seq: 0,
+        handle,
+        body,
+        completion: Some((kind, received)),
+        cost,
+    });
+}
+
+/// Answers a job with `ESHUTDOWN` without running it.
+pub(crate) fn refuse_job(job: Job) {
+    let _ = job.reply_tx.send(Pending {
+        release_at: Instant::now(),
+        seq: 0,
+        handle: job.handle,
+        body: Body::Error { errno: Errno::Shutdown, message: "server is shutting down" },
+        completion: None,
+        cost: job.cost,
+    });
+}
+
+/// Why a connection ended early.
+#[derive(Debug)]
+enum ConnError {
+    /// The client broke the protocol (counted in `protocol_errors`).
+    Protocol(&'static str),
+    /// Socket error or the server is going away.
+    Io(io::Error),
+}
+
+impl From<io::Error> for ConnError {
+    fn from(e: io::Error) -> Self {
+        ConnError::Io(e)
+    }
+}
+
+/// Thread body for one accepted connection.
+pub(crate) fn handle(conn: Conn, id: u64, shared: Arc<Shared>, registry: Registry) {
+    let result = match negotiate(conn, &shared) {
+        Ok(Some((conn, session))) => transmission(conn, session, &shared),
+        Ok(None) => Ok(()),
+        Err(e) => Err(e),
+    };
+    let stopping = shared.stopping.load(Ordering::SeqCst);
+    match &result {
+        Err(ConnError::Protocol(why)) if !stopping => {
+            shared.stats.protocol_errors.fetch_add(1, Ordering::Relaxed);
+            debug_log(id, why);
+        }
+        Err(ConnError::Io(e)) => debug_log(id, &e.to_string()),
+        _ => {}
+    }
+    if let Some(c) = registry.lock().unwrap_or_else(PoisonError::into_inner).remove(&id) {
+        c.shutdown(Shutdown::Both);
+    }
+}
+
+/// With `NANDLAB_NBD_DEBUG` set in the environment, says why a connection ended.
+fn debug_log(id: u64, why: &str) {
+    if std::env::var_os("NANDLAB_NBD_DEBUG").is_some() {
+        eprintln!("nandlab-nbd: connection {id} closed: {why}");
+    }
+}
+
+/// Reads exactly `buf.len()` bytes. `Ok(false)` means a clean end of file
+/// before the first byte; end of file later is a truncated message.
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> Result<bool, ConnError> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) if n == 0 => return Ok(false),
+            Ok(0) => return Err(ConnError::Protocol("truncated message")),
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(ConnError::Io(e)),
+        }
+    }
+    Ok(true)
+}
+
+/// Like [`read_full`] but end of file anywhere is a truncated message.
+fn read_msg(r: &mut impl Read, buf: &mut [u8]) -> Result<(), ConnError> {
+    if buf.is_empty() || read_full(r, buf)? {
+        Ok(())
+    } else {
+        Err(ConnError::Protocol("truncated message"))
+    }
+}
+
+/// What negotiation settled on.
+struct Session {
+    structured: bool,
+}
+
+/// Transmission flags for this export and session.
+fn transmission_flags(export: &ExportInfo, structured: bool) -> u16 {
+    let mut f = proto::FLAG_HAS_FLAGS
+        | proto::FLAG_SEND_FLUSH
+        | proto::FLAG_SEND_FUA
+        | proto::FLAG_SEND_TRIM
+        | proto::FLAG_SEND_WRITE_ZEROES
+        | proto::FLAG_CAN_MULTI_CONN
+        | proto::FLAG_SEND_CACHE
+        | proto::FLAG_SEND_FAST_ZERO;
+    if structured {
+        f |= proto::FLAG_SEND_DF;
+    }
+    if export.read_only {
+        f |= proto::FLAG_READ_ONLY;
+    }
+    f
+}
+
+/// Whether `name` selects our export: the default export `""` or its name.
+fn name_matches(export: &ExportInfo, name: &[u8]) -> bool {
+    name.is_empty() || name == export.name.as_bytes()
+}
+
+/// Fixed newstyle negotiation. `Ok(None)`: the client left (abort, end of
+/// file, or an `NBD_OPT_EXPORT_NAME` we cannot satisfy).
+fn negotiate(mut conn: Conn, shared: &Shared) -> Result<Option<(Conn, Session)>, ConnError> {
+    let export = &shared.export;
+    let mut hello = Vec::with_capacity(18);
+    hello.extend_from_slice(&proto::NBDMAGIC.to_be_bytes());
+    hello.extend_from_slice(&proto::IHAVEOPT.to_be_bytes());
+    hello.extend_from_slice(&(proto::FLAG_FIXED_NEWSTYLE | proto::FLAG_NO_ZEROES).to_be_bytes());
+    conn.write_all(&hello)?;
+
+    let mut cf = [0u8; 4];
+    if !read_full(&mut conn, &mut cf)? {
+        return Ok(None);
+    }
+    let client_flags = u32::from_be_bytes(cf);
+    if client_flags & !(proto::FLAG_C_FIXED_NEWSTYLE | proto::FLAG_C_NO_ZEROES) != 0 {
+        return Err(ConnError::Protocol("unknown client flags"));
+    }
+    if client_flags & proto::FLAG_C_FIXED_NEWSTYLE == 0 {
+        return Err(ConnError::Protocol("client does not speak fixed newstyle"));
+    }
+    let no_zeroes = client_flags & proto::FLAG_C_NO_ZEROES != 0;
+    let mut structured = false;
+
+    loop {
+        let mut hdr = [0u8; 16];
+        if !read_full(&mut conn, &mut hdr)? {
+            return Ok(None);
+        }
+        if be_u64(&hdr[0..8]) != proto::IHAVEOPT {
+            return Err(ConnError::Protocol("bad option magic"));
+        }
+        let option = be_u32(&hdr[8..12]);
+        let len = be_u32(&hdr[12..16]);
+        if len > MAX_OPTION_LEN {
+            return Err(ConnError::Protocol("option data too long"));
+        }
+        let mut data = vec![0u8; len as usize];
+        read_msg(&mut conn, &mut data)?;
+
+        let mut out = Vec::new();
+        let reply =
+            |out: &mut Vec<u8>, t: u32, d: &[u8]| proto::put_option_reply(out, option, t, d);
+        match option {
+            proto::OPT_EXPORT_NAME => {
+                if !name_matches(export, &data) {
+                    // The option cannot fail: the protocol says to end the session.
+                    return Ok(None);
+                }
+                out.extend_from_slice(&export.size_bytes.to_be_bytes());
+                out.extend_from_slice(&transmission_flags(export, structured).to_be_bytes());
+                if !no_zeroes {
+                    out.extend_from_slice(&[0u8; 124]);
+                }
+                conn.write_all(&out)?;
+                return Ok(Some((conn, Session { structured })));
+            }
+            proto::OPT_ABORT => {
+                reply(&mut out, proto::REP_ACK, &[]);
+                let _ = conn.write_all(&out);
+                return Ok(None);
+            }
+            proto::OPT_LIST => {
+                if len != 0 {
+                    reply(&mut out, proto::REP_ERR_INVALID, b"NBD_OPT_LIST takes no data");
+                } else {
+                    let mut d = Vec::new();
+                    d.extend_from_slice(&(export.name.len() as u32).to_be_bytes());
+                    d.extend_from_slice(export.name.as_bytes());
+                    d.extend_from_slice(export.description.as_bytes());
+                    reply(&mut out, proto::REP_SERVER, &d);
+                    reply(&mut out, proto::REP_ACK, &[]);
+                }
+            }
+            proto::OPT_STARTTLS => {
+                if len != 0 {
+                    reply(&mut out, proto::REP_ERR_INVALID, b"NBD_OPT_STARTTLS takes no data");
+                } else {
+                    reply(&mut out, proto::REP_ERR_POLICY, b"TLS is not supported by this server");
+                }
+            }
+            proto::OPT_INFO | proto::OPT_GO => match parse_info_request(&data) {
+                None => {
+                    reply(&mut out, proto::REP_ERR_INVALID, b"malformed NBD_OPT_INFO/NBD_OPT_GO")
+                }
+                Some((name, _)) if !name_matches(export, name) => {
+                    reply(&mut out, proto::REP_ERR_UNKNOWN, b"no such export")
+                }
+                Some((_, requests)) => {
+                    let mut d = Vec::with_capacity(14);
+                    d.extend_from_slice(&proto::INFO_EXPORT.to_be_bytes());
+                    d.extend_from_slice(&export.size_bytes.to_be_bytes());
+                    d.extend_from_slice(&transmission_flags(export, structured).to_be_bytes());
+                    reply(&mut out, proto::REP_INFO, &d);
+                    d.clear();
+                    d.extend_from_slice(&proto::INFO_BLOCK_SIZE.to_be_bytes());
+                    d.extend_from_slice(&export.min_block_bytes.to_be_bytes());
+                    d.extend_from_slice(&export.preferred_block_bytes.to_be_bytes());
+                    d.extend_from_slice(&export.max_block_bytes.to_be_bytes());
+                    reply(&mut out, proto::REP_INFO, &d);
+                    if requests.contains(&proto::INFO_NAME) {
+                        d.clear();
+                        d.extend_from_slice(&proto::INFO_NAME.to_be_bytes());
+                        d.extend_from_slice(export.name.as_bytes());
+                        reply(&mut out, proto::REP_INFO, &d);
+                    }
+                    if requests.contains(&proto::INFO_DESCRIPTION) {
+                        d.clear();
+                        d.extend_from_slice(&proto::INFO_DESCRIPTION.to_be_bytes());
+                        d.extend_from_slice(export.description.as_bytes());
+                        reply(&mut out, proto::REP_INFO, &d);
+                    }
+                    reply(&mut out, proto::REP_ACK, &[]);
+                    if option == proto::OPT_GO {
+                        conn.write_all(&out)?;
+                        return Ok(Some((conn, Session { structured })));
+                    }
+                }
+            },
+            proto::OPT_STRUCTURED_REPLY => {
+                if len != 0 {
+                    reply(
+                        &mut out,
+                        proto::REP_ERR_INVALID,
+                        b"NBD_OPT_STRUCTURED_REPLY takes no data",
+                    );
+                } else {
+                    structured = true;
+                    reply(&mut out, proto::REP_ACK, &[]);
+                }
+            }
+            proto::OPT_LIST_META_CONTEXT | proto::OPT_SET_META_CONTEXT => {
+                if !structured {
+                    reply(&mut out, proto::REP_ERR_INVALID, b"negotiate structured replies first");
+                } else if !meta_context_request_valid(&data) {
+                    reply(&mut out, proto::REP_ERR_INVALID, b"malformed metadata context request");
+                } else {
+                    // No metadata context is offered: an empty list.
+                    reply(&mut out, proto::REP_ACK, &[]);
+                }
+            }
+            _ => reply(&mut out, proto::REP_ERR_UNSUP, b"option not supported"),
+        }
+        conn.write_all(&out)?;
+    }
+}
+
+/// Parses `NBD_OPT_INFO`/`NBD_OPT_GO` data: name and information requests.
+fn parse_info_request(data: &[u8]) -> Option<(&[u8], Vec<u16>)> {
+    if data.len() < 6 {
+        return None;
+    }
+    let name_len = be_u32(&data[0..4]) as usize;
+    if name_len > data.len() - 6 {
+        return None;
+    }
+    let name = &data[4..4 + name_len];
+    let rest = &data[4 + name_len..];
+    let n = be_u16(&rest[0..2]) as usize;
+    if rest.len() != 2 + 2 * n {
+        return None;
+    }
+    Some((name, rest[2..].chunks_exact(2).map(be_u16).collect()))
+}
+
+/// Checks the layout of `NBD_OPT_LIST_META_CONTEXT`/`NBD_OPT_SET_META_CONTEXT` data.
+fn meta_context_request_valid(data: &[u8]) -> bool {
+    let mut pos = 0usize;
+    let take_len = |pos: &mut usize| -> Option<usize> {
+        let b = data.get(*pos..*pos + 4)?;
+        *pos += 4;
+        Some(be_u32(b) as usize)
+    };
+    let Some(name_len) = take_len(&mut pos) else { return false };
+    pos = match pos.checked_add(name_len) {
+        Some(p) if p <= data.len() => p,
+        _ => return false,
+    };
+    let Some(queries) = take_len(&mut pos) else { return false };
+    for _ in 0..queries {
+        let Some(q) = take_len(&mut pos) else { return false };
+        pos = match pos.checked_add(q) {
+            Some(p) if p <= data.len() => p,
+            _ => return false,
+        };
+    }
+    pos == data.len()
+}
+
+/// Per-connection in-flight limit shared by reader and writer.
+struct Budget {
+    state: Mutex<BudgetState>,
+    cv: Condvar,
+}
+
+struct BudgetState {
+    count: usize,
+    bytes: usize,
+    closed: bool,
+}
+
+impl Budget {
+    fn new() -> Budget {
+        Budget {
+            state: Mutex::new(BudgetState { count: 0, bytes: 0, closed: false }),
+            cv: Condvar::new(),
+        }
+    }
+    /// Waits for room for one request of `cost` bytes; false once the writer is gone.
+    fn acquire(&self, cost: usize) -> bool {
+        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        while !s.closed
+            && s.count > 0
+            && (s.count >= MAX_INFLIGHT || s.bytes + cost > MAX_INFLIGHT_BYTES)
+        {
+            s = self.cv.wait(s).unwrap_or_else(PoisonError::into_inner);
+        }
+        if s.closed {
+            return false;
+        }
+        s.count += 1;
+        s.bytes += cost;
+        true
+    }
+    fn release(&self, cost: usize) {
+        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        s.count = s.count.saturating_sub(1);
+        s.bytes = s.bytes.saturating_sub(cost);
+        self.cv.notify_all();
+    }
+    fn close(&self) {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner).closed = true;
+        self.cv.notify_all();
+    }
+}
+
+/// What to do with a parsed request.
+enum Action {
+    /// Answer now without the engine.
+    Reply(Result<(), (Errno, &'static str)>),
+    /// Forward to the engine.
+    Engine(CommandKind, bool),
+}
+
+/// Validates a request against the export (see the README's error table).
+fn validate(
+    export: &ExportInfo,
+    structured: bool,
+    flags: u16,
+    typ: u16,
+    offset: u64,
+    length: u32,
+) -> Action {
+    let err = |e: Errno, m: &'static str| Action::Reply(Err((e, m)));
+    let kind = match typ {
+        proto::CMD_READ => CommandKind::Read,
+        proto::CMD_WRITE => CommandKind::Write,
+        proto::CMD_FLUSH => CommandKind::Flush,
+        proto::CMD_TRIM => CommandKind::Trim,
+        proto::CMD_CACHE => CommandKind::Cache,
+        proto::CMD_WRITE_ZEROES => CommandKind::WriteZeroes,
+        _ => return err(Errno::Inval, "unknown command"),
+    };
+    let allowed = proto::CMD_FLAG_FUA
+        | match kind {
+            CommandKind::Read if structured => proto::CMD_FLAG_DF,
+            CommandKind::WriteZeroes => proto::CMD_FLAG_NO_HOLE | proto::CMD_FLAG_FAST_ZERO,
+            _ => 0,
+        };
+    if flags & !allowed != 0 {
+        return err(Errno::Inval, "command flag not valid for this command");
+    }
+    let fua = flags & proto::CMD_FLAG_FUA != 0;
+    if kind == CommandKind::Flush {
+        if offset != 0 || length != 0 {
+            return err(Errno::Inval, "flush must have offset and length 0");
+        }
+        return Action::Engine(kind, fua);
+    }
+    let writes = matches!(kind, CommandKind::Write | CommandKind::Trim | CommandKind::WriteZeroes);
+    if writes && export.read_only {
+        return err(Errno::Perm, "export is read-only");
+    }
+    let min = u64::from(export.min_block_bytes);
+    if offset % min != 0 || u64::from(length) % min != 0 {
+        return err(Errno::Inval, "offset or length not a multiple of the minimum block size");
+    }
+    let fast_zero = flags & proto::CMD_FLAG_FAST_ZERO != 0;
+    // The protocol caps read, write, cache and (non-fast) write-zeroes at
+    // the maximum block size; trim is not capped.
+    let capped = matches!(kind, CommandKind::Read | CommandKind::Write | CommandKind::Cache)
+        || (kind == CommandKind::WriteZeroes && !fast_zero);
+    if capped && length > export.max_block_bytes {
+        return err(Errno::Inval, "length exceeds the maximum block size");
+    }
+    match offset.checked_add(u64::from(length)) {
+        Some(end) if end <= export.size_bytes => {}
+        _ if matches!(kind, CommandKind::Write | CommandKind::WriteZeroes) => {
+            return err(Errno::NoSpc, "write beyond the end of the export")
+        }
+        _ => return err(Errno::Inval, "request beyond the end of the export"),
+    }
+    if kind == CommandKind::WriteZeroes && fast_zero {
+        return err(Errno::NotSup, "fast zeroing is not supported");
+    }
+    if kind == CommandKind::Read
+        && flags & proto::CMD_FLAG_DF != 0
+        && length as usize > MAX_CHUNK_DATA
+    {
+        return err(Errno::Overflow, "read too large for one chunk");
+    }
+    if length == 0 {
+        return Action::Reply(Ok(()));
+    }
+    Action::Engine(kind, fua)
+}
+
+/// The transmission phase: this thread reads, a writer thread replies.
+fn transmission(conn: Conn, session: Session, shared: &Arc<Shared>) -> Result<(), ConnError> {
+    let write_half = conn.try_clone()?;
+    let (tx, rx) = mpsc::channel::<Pending>();
+    let budget = Arc::new(Budget::new());
+    let writer = {
+        let (budget, shared) = (Arc::clone(&budget), Arc::clone(shared));
+        let structured = session.structured;
+        thread::Builder::new()
+            .name("nbd-writer".into())
+            .spawn(move || writer_loop(write_half, rx, structured, &budget, &shared))?
+    };
+    let result = reader_loop(conn, tx, &session, &budget, shared);
+    let _ = writer.join();
+    result
+}
+
+fn reader_loop(
+    conn: Conn,
+    tx: Sender<Pending>,
+    session: &Session,
+    budget: &Budget,
+    shared: &Shared,
+) -> Result<(), ConnError> {
+    let export = &shared.export;
+    let write_limit = WRITE_DOS_LIMIT.max(u64::from(export.max_block_bytes));
+    let mut r = BufReader::with_capacity(256 * 1024, conn);
+    let mut hdr = [0u8; proto::REQUEST_HEADER_LEN];
+    loop {
+        if !read_full(&mut r, &mut hdr)? {
+            return Ok(());
+        }
+        if be_u32(&hdr[0..4]) != proto::REQUEST_MAGIC {
+            return Err(ConnError::Protocol("bad request magic"));
+        }
+        let flags = be_u16(&hdr[4..6]);
+        let typ = be_u16(&hdr[6..8]);
+        let handle = be_u64(&hdr[8..16]);
+        let offset = be_u64(&hdr[16..24]);
+        let length = be_u32(&hdr[24..28]);
+        if typ == proto::CMD_DISC {
+            return Ok(());
+        }
+        shared.stats.requests.fetch_add(1, Ordering::Relaxed);
+        if typ == proto::CMD_WRITE && u64::from(length) > write_limit {
+            return Err(ConnError::Protocol("write payload too large"));
+        }
+        let action = validate(export, session.structured, flags, typ, offset, length);
+        let cost = match (&action, typ) {
+            (_, proto::CMD_WRITE) | (Action::Engine(CommandKind::Read, _), _) => length as usize,
+            _ => 0,
+        };
+        if !budget.acquire(cost) {
+            return Ok(());
+        }
+        let mut data = Vec::new();
+        if typ == proto::CMD_WRITE {
+            if let Action::Engine(..) = action {
+                data = vec![0u8; length as usize];
+                read_msg(&mut r, &mut data)?;
+            } else {
+                // Invalid write: the payload still follows; read and drop it.
+                let n = io::copy(&mut (&mut r).take(u64::from(length)), &mut io::sink())?;
+                if n != u64::from(length) {
+                    return Err(ConnError::Protocol("truncated message"));
+                }
+            }
+        }
+        match action {
+            Action::Reply(result) => {
+                let body = match result {
+                    Ok(()) if typ == proto::CMD_READ => Body::Read { offset, data: Vec::new() },
+                    Ok(()) => Body::Ok,
+                    Err((errno, message)) => Body::Error { errno, message },
+                };
+                let p = Pending {
+                    release_at: Instant::now(),
+                    seq: 0,
+                    handle,
+                    body,
+                    completion: None,
+                    cost,
+                };
+                if tx.send(p).is_err() {
+                    return Ok(());
+                }
+            }
+            Action::Engine(kind, fua) => {
+                let engine_tx = shared.engine_tx.lock().unwrap_or_else(PoisonError::into_inner);
+                let req = IoRequest {
+                    kind,
+                    offset_bytes: offset,
+                    length_bytes: length,
+                    fua,
+                    data,
+                    received: Instant::now(),
+                };
+                let job = Job { req, handle, cost, reply_tx: tx.clone() };
+                if engine_tx.send(EngineMsg::Request(job)).is_err() {
+                    return Err(ConnError::Io(io::Error::other("engine thread gone")));
+                }
+            }
+        }
+    }
+}
+
+/// Encodes one reply into `w`.
+fn write_reply(w: &mut impl Write, structured: bool, p: &Pending) -> io::Result<()> {
+    let mut head = Vec::with_capacity(32);
+    match (&p.body, structured) {
+        (Body::Ok, false) => proto::put_simple_reply(&mut head, 0, p.handle),
+        (Body::Ok, true) => proto::put_structured_header(
+            &mut head,
+            proto::REPLY_FLAG_DONE,
+            proto::REPLY_TYPE_NONE,
+            p.handle,
+            0,
+        ),
+        (Body::Error { errno, .. }, false) => {
+            proto::put_simple_reply(&mut head, errno.code(), p.handle)
+        }
+        (Body::Error { errno, message }, true) => {
+            proto::put_structured_error(&mut head, p.handle, errno.code(), message)
+        }
+        (Body::Read { data, .. }, false) => {
+            proto::put_simple_reply(&mut head, 0, p.handle);
+            w.write_all(&head)?;
+            return w.write_all(data);
+        }
+        (Body::Read { offset, data }, true) => {
+            if data.is_empty() {
+                proto::put_structured_header(
+                    &mut head,
+                    proto::REPLY_FLAG_DONE,
+                    proto::REPLY_TYPE_NONE,
+                    p.handle,
+                    0,
+                );
+                return w.write_all(&head);
+            }
+            let mut chunk_offset = *offset;
+            let mut chunks = data.chunks(MAX_CHUNK_DATA).peekable();
+            while let Some(chunk) = chunks.next() {
+                let flags = if chunks.peek().is_none() { proto::REPLY_FLAG_DONE } else { 0 };
+                head.clear();
+                proto::put_structured_header(
+                    &mut head,
+                    flags,
+                    proto::REPLY_TYPE_OFFSET_DATA,
+                    p.handle,
+                    (8 + chunk.len()) as u32,
+                );
+                head.extend_from_slice(&chunk_offset.to_be_bytes());
+                w.write_all(&head)?;
+                w.write_all(chunk)?;
+                chunk_offset += chunk.len() as u64;
+            }
+            return Ok(());
+        }
+    }
+    w.write_all(&head)
+}
+
+/// How the writer waits out the last stretch before a release instant.
+///
+/// *Window*: timed waits wake up late (by 100 µs or more on a VM), so the
+/// writer stops sleeping a window before the deadline; the window tracks a
+/// decaying maximum of the observed oversleep plus [`SPIN_MARGIN`].
+///
+/// *Spin mode*: the spin normally calls `yield_now`, so that on a small
+/// machine the reader, the engine and the client itself keep running while
+/// a writer waits (a pure spin would take a whole core away from them). But
+/// when other threads are CPU-bound, a yield can cost a whole scheduler time
+/// slice (milliseconds); so each yield is timed, and after one that took
+/// longer than [`SLOW_YIELD`] the writer spins without yielding until the
+/// memory of it has decayed (about 50 deadlines later).
+struct SpinWindow {
+    oversleep_ns: u64,
+    yield_cost_ns: u64,
+}
+
+/// A yield slower than this means CPU-bound competition: spin without yielding.
+const SLOW_YIELD: Duration = Duration::from_micros(100);
+
+impl SpinWindow {
+    fn new() -> SpinWindow {
+        SpinWindow { oversleep_ns: SPIN_MARGIN.as_nanos() as u64, yield_cost_ns: 0 }
+    }
+    fn window(&self) -> Duration {
+        (Duration::from_nanos(self.oversleep_ns) + SPIN_MARGIN)
+            .clamp(SPIN_WINDOW_MIN, SPIN_WINDOW_MAX)
+    }
+    /// Records a timed wait that was meant to end at `target`.
+    fn observe(&mut self, target: Instant) {
+        let late =
+            Instant::now().saturating_duration_since(target).as_nanos().min(10_000_000) as u64;
+        // Jump up at once, come down slowly: tracks the upper range of the
+        // oversleep distribution, not its mean.
+        self.oversleep_ns =
+            if late > self.oversleep_ns { late } else { (self.oversleep_ns * 31 + late) / 32 };
+    }
+    /// Returns at `deadline` (or just after), spinning.
+    fn spin_until(&mut self, deadline: Instant) {
+        let slow = SLOW_YIELD.as_nanos() as u64;
+        if self.yield_cost_ns > slow {
+            self.yield_cost_ns = self.yield_cost_ns * 15 / 16;
+            while Instant::now() < deadline {
+                std::hint::spin_loop();
+            }
+            return;
+        }
+        let mut now = Instant::now();
+        while now < deadline {
+            thread::yield_now();
+            let after = Instant::now();
+            let cost = (after - now).as_nanos().min(100_000_000) as u64;
+            if cost > slow {
+                self.yield_cost_ns = cost;
+            }
+            now = after;
+            if self.yield_cost_ns > slow {
+                while Instant::now() < deadline {
+                    std::hint::spin_loop();
+                }
+                return;
+            }
+        }
+    }
+}
+
+/// The writer: holds replies until their release instant, writes them,
+/// reports completions. Ends when the reader and every engine job of this
+/// connection are done and all replies are out, or on a socket error.
+fn writer_loop(
+    conn: Conn,
+    rx: mpsc::Receiver<Pending>,
+    structured: bool,
+    budget: &Budget,
+    shared: &Shared,
+) {
+    let closer = conn.try_clone().ok();
+    let mut w = BufWriter::with_capacity(256 * 1024, conn);
+    let mut heap: BinaryHeap<Pending> = BinaryHeap::new();
+    let mut seq: u64 = 0;
+    let mut open = true;
+    let mut batch: Vec<Pending> = Vec::new();
+    let mut spin = SpinWindow::new();
+    let mut push = |heap: &mut BinaryHeap<Pending>, mut p: Pending| {
+        p.seq = seq;
+        seq += 1;
+        heap.push(p);
+    };
+    let failed = 'outer: loop {
+        while open {
+            match rx.try_recv() {
+                Ok(p) => push(&mut heap, p),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => open = false,
+            }
+        }
+        let Some(next) = heap.peek().map(|p| p.release_at) else {
+            if !open {
+                break false;
+            }
+            match rx.recv() {
+                Ok(p) => push(&mut heap, p),
+                Err(_) => open = false,
+            }
+            continue;
+        };
+        let now = Instant::now();
+        if next > now {
+            let wait = next - now;
+            if wait > spin.window() {
+                let nap = wait - spin.window();
+                if open {
+                    match rx.recv_timeout(nap) {
+                        Ok(p) => push(&mut heap, p),
+                        Err(RecvTimeoutError::Timeout) => spin.observe(now + nap),
+                        Err(RecvTimeoutError::Disconnected) => open = false,
+                    }
+                } else {
+                    thread::sleep(nap);
+                    spin.observe(now + nap);
+                }
+                continue;
+            }
+            spin.spin_until(next);
+        }
+        let now = Instant::now();
+        while heap.peek().is_some_and(|p| p.release_at <= now) {
+            if let Some(p) = heap.pop() {
+                batch.push(p);
+            }
+        }
+        for p in &batch {
+            if write_reply(&mut w, structured, p).is_err() {
+                break 'outer true;
+            }
+        }
+        if w.flush().is_err() {
+            break 'outer true;
+        }
+        let replied = Instant::now();
+        for p in batch.drain(..) {
+            budget.release(p.cost);
+            if let Some((kind, received)) = p.completion {
+                let _ = shared.completion_tx.send(EngineMsg::Completed {
+                    kind,
+                    received,
+                    replied,
+                    release_at: p.release_at,
+                });
+            }
+        }
+    };
+    budget.close();
+    if failed {
+        // Unblock the reader; otherwise the connection thread closes the
+        // socket once the reader is done too.
+        if let Some(c) = closer {
+            c.shutdown(Shutdown::Both);
+        }
+    }
+}

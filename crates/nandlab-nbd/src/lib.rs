@@ -1,0 +1,315 @@
+//! # nandlab-nbd: an NBD server in front of the nandlab simulator
+//!
+//! Exposes one block export over the Network Block Device protocol (fixed
+//! newstyle handshake, simple and structured replies) so that real clients
+//! (`qemu-io`, `qemu-img`, `nbdcopy`, `nbdinfo`, `fio --ioengine=nbd`, the
+//! Linux `nbd-client`) can drive a simulated SSD. The protocol is our own
+//! implementation, written from the public protocol description (`proto.md`
+//! of the NBD project).
+//!
+//! The crate owns the network side only. The device behind it is an
+//! [`Engine`]: the server validates every request against the
+//! [`ExportInfo`] (range, alignment, maximum length, read-only, flags) and
+//! forwards only valid requests to the engine, which runs on **one** engine
+//! thread and sees requests strictly in the order they were received across
+//! all connections. The engine answers each [`IoRequest`] with an
+//! [`IoOutcome`] carrying a `release_at` instant; the connection's writer
+//! holds the reply until then, which is how the simulator emulates device
+//! latency. When the reply has been written the engine is told the achieved
+//! latency through [`Engine::completed`].
+//!
+//! ```no_run
+//! use nandlab_nbd::{serve, Listen, MemoryEngine, ServeOptions};
+//! use std::time::Duration;
+//!
+//! let engine = MemoryEngine::new("disk", 64 << 20);
+//! let report = serve(
+//!     Box::new(engine),
+//!     ServeOptions { listen: Listen::Tcp("127.0.0.1:10809".parse().unwrap()),
+//!                    tick: Duration::from_secs(1), handle_signals: true },
+//! ).unwrap();
+//! println!("{} connections, {} requests", report.connections, report.requests);
+//! ```
+//!
+//! See the crate's `README.md` for the supported protocol subset, the error
+//! mapping, the concurrency model and how latency emulation releases replies.
+
+mod conn;
+mod mem;
+pub mod proto;
+mod server;
+mod stream;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub use mem::{Completion, MemoryEngine, MemoryProbe};
+
+/// The IANA port for NBD.
+pub const DEFAULT_PORT: u16 = 10809;
+
+/// What the server tells clients about the one export it serves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExportInfo {
+    /// Export name; clients may also ask for the default export `""`.
+    pub name: String,
+    /// Human-readable description (`NBD_OPT_LIST`, `NBD_INFO_DESCRIPTION`).
+    pub description: String,
+    /// Export size in bytes.
+    pub size_bytes: u64,
+    /// Minimum block size: offsets and lengths must be multiples of it.
+    /// A power of two, at most 64 KiB.
+    pub min_block_bytes: u32,
+    /// Preferred block size: a power of two, at least `max(min, 512)`.
+    pub preferred_block_bytes: u32,
+    /// Largest read/write/write-zeroes/cache length accepted; a multiple of
+    /// `min_block_bytes` (or `u32::MAX`), at least the preferred block size.
+    pub max_block_bytes: u32,
+    /// Writes, trims and write-zeroes fail with `EPERM`.
+    pub read_only: bool,
+}
+
+/// The kind of a request handed to the engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CommandKind {
+    /// `NBD_CMD_READ`.
+    Read,
+    /// `NBD_CMD_WRITE` (payload in [`IoRequest::data`]).
+    Write,
+    /// `NBD_CMD_FLUSH` (offset and length 0).
+    Flush,
+    /// `NBD_CMD_TRIM` (discard).
+    Trim,
+    /// `NBD_CMD_WRITE_ZEROES` (`NO_HOLE` is ignored; `FAST_ZERO` never reaches the engine).
+    WriteZeroes,
+    /// `NBD_CMD_CACHE` (prefetch hint).
+    Cache,
+}
+
+/// One validated request, handed to [`Engine::submit`].
+#[derive(Clone, Debug)]
+pub struct IoRequest {
+    /// What to do.
+    pub kind: CommandKind,
+    /// Byte offset; `offset + length <= size`, aligned to the minimum block size.
+    pub offset_bytes: u64,
+    /// Byte length; never 0 except for [`CommandKind::Flush`].
+    pub length_bytes: u32,
+    /// `NBD_CMD_FLAG_FUA`: the reply must not be released before the data is durable.
+    pub fua: bool,
+    /// Write payload (`length_bytes` bytes); empty for every other kind.
+    pub data: Vec<u8>,
+    /// When the server finished reading the request (header and payload) off the socket.
+    pub received: Instant,
+}
+
+/// The engine's answer to one [`IoRequest`].
+#[derive(Clone, Debug)]
+pub struct IoOutcome {
+    /// `None` on success.
+    pub error: Option<Errno>,
+    /// Read payload: exactly `length_bytes` bytes for a successful read, empty otherwise.
+    /// A successful read with the wrong length is answered with `EIO`.
+    pub data: Vec<u8>,
+    /// The reply is not sent before this instant (latency emulation); may be in the past.
+    pub release_at: Instant,
+}
+
+impl IoOutcome {
+    /// A successful outcome without payload, released at `release_at`.
+    pub fn ok(release_at: Instant) -> IoOutcome {
+        IoOutcome { error: None, data: Vec::new(), release_at }
+    }
+    /// A failed outcome, released at `release_at`.
+    pub fn err(error: Errno, release_at: Instant) -> IoOutcome {
+        IoOutcome { error: Some(error), data: Vec::new(), release_at }
+    }
+}
+
+/// The error values the NBD protocol allows on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Errno {
+    /// `NBD_EPERM`: operation not permitted (write to a read-only export).
+    Perm = 1,
+    /// `NBD_EIO`: input/output error.
+    Io = 5,
+    /// `NBD_ENOMEM`: cannot allocate memory (servers should avoid it).
+    NoMem = 12,
+    /// `NBD_EINVAL`: invalid argument.
+    Inval = 22,
+    /// `NBD_ENOSPC`: no space left on device (write beyond the end).
+    NoSpc = 28,
+    /// `NBD_EOVERFLOW`: value too large.
+    Overflow = 75,
+    /// `NBD_ENOTSUP`: operation not supported (fast zero).
+    NotSup = 95,
+    /// `NBD_ESHUTDOWN`: server is shutting down.
+    Shutdown = 108,
+}
+
+impl Errno {
+    /// The wire value.
+    pub fn code(self) -> u32 {
+        self as u32
+    }
+}
+
+/// The simulated device behind the server.
+///
+/// Every method is called on the single engine thread.
+pub trait Engine: Send + 'static {
+    /// The export description; called once when the server starts.
+    fn export(&self) -> ExportInfo;
+    /// Serve one request. Called from ONE engine thread, strictly in the order
+    /// requests were received across all connections.
+    fn submit(&mut self, req: IoRequest) -> IoOutcome;
+    /// Called every `ServeOptions::tick` on the engine thread when idle or
+    /// between requests (periodic work: stats file, checkpoints).
+    fn tick(&mut self) {}
+    /// Achieved latency of a request this engine served: `received` is
+    /// [`IoRequest::received`], `replied` is when the reply had been written
+    /// to the socket, `release_at` is what [`IoOutcome::release_at`] asked
+    /// for. Called on the engine thread, some time after the reply; not
+    /// called for requests the server answered itself (validation errors,
+    /// zero-length requests) or whose connection died before the reply.
+    fn completed(
+        &mut self,
+        kind: CommandKind,
+        received: Instant,
+        replied: Instant,
+        release_at: Instant,
+    ) {
+        let _ = (kind, received, replied, release_at);
+    }
+    /// Clean shutdown (SIGTERM/SIGINT or [`ShutdownHandle::shutdown`]): flush,
+    /// checkpoint, final stats. Called once on the engine thread after
+    /// in-flight requests are answered.
+    fn shutdown(&mut self);
+}
+
+/// Where to listen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Listen {
+    /// A TCP address; port 0 picks a free port (see [`BoundAddress`]).
+    Tcp(SocketAddr),
+    /// A Unix-domain socket path; a stale socket file there is removed on
+    /// bind, and the file is removed on shutdown.
+    Unix(PathBuf),
+}
+
+/// How to serve.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// Listening address.
+    pub listen: Listen,
+    /// Period of [`Engine::tick`] (clamped to at least 1 ms).
+    pub tick: Duration,
+    /// Turn SIGTERM/SIGINT into a clean shutdown (a second SIGINT exits at once).
+    pub handle_signals: bool,
+}
+
+impl Default for ServeOptions {
+    /// TCP 127.0.0.1:10809, 1 s ticks, no signal handling.
+    fn default() -> Self {
+        ServeOptions {
+            listen: Listen::Tcp(SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT))),
+            tick: Duration::from_secs(1),
+            handle_signals: false,
+        }
+    }
+}
+
+/// The address actually bound.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BoundAddress {
+    /// TCP, with the real port when port 0 was asked for.
+    Tcp(SocketAddr),
+    /// Unix-domain socket path.
+    Unix(PathBuf),
+}
+
+impl BoundAddress {
+    /// An NBD URI for clients: `nbd://HOST:PORT` or `nbd+unix:///?socket=PATH`.
+    pub fn uri(&self) -> String {
+        match self {
+            BoundAddress::Tcp(a) => format!("nbd://{a}"),
+            BoundAddress::Unix(p) => format!("nbd+unix:///?socket={}", p.display()),
+        }
+    }
+}
+
+/// Counters returned when the server stops.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServeReport {
+    /// Accepted connections.
+    pub connections: u64,
+    /// Transmission-phase requests received (including rejected ones, excluding `NBD_CMD_DISC`).
+    pub requests: u64,
+    /// Connections closed because of a malformed message (bad magic,
+    /// truncated message, absurd length, bad client flags).
+    pub protocol_errors: u64,
+}
+
+/// Asks a running server to stop cleanly.
+#[derive(Clone, Debug, Default)]
+pub struct ShutdownHandle {
+    flag: Arc<AtomicBool>,
+}
+
+impl ShutdownHandle {
+    /// Stop accepting, answer in-flight requests, call [`Engine::shutdown`],
+    /// and make [`serve`] return. Idempotent.
+    pub fn shutdown(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+    }
+    /// Whether a shutdown was requested (by this handle or by a signal).
+    pub fn is_shutdown(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
+    }
+}
+
+/// Serve `engine` until shutdown. Blocks. Only a signal can stop it
+/// (`handle_signals: true`); use [`spawn`] to get a [`ShutdownHandle`].
+pub fn serve(engine: Box<dyn Engine>, options: ServeOptions) -> std::io::Result<ServeReport> {
+    let handle = ShutdownHandle::default();
+    let (listener, _bound) = server::bind(&options.listen)?;
+    let signals = signals_for(&options, &handle, &listener)?;
+    server::run(engine, options, listener, handle, signals)
+}
+
+/// Bind now and serve on a new thread. Returns the shutdown handle, the
+/// server thread (its result is the [`ServeReport`]) and the bound address
+/// (port 0 is resolved). Signal handlers, if asked for, are in place when
+/// this returns.
+pub fn spawn(
+    engine: Box<dyn Engine>,
+    options: ServeOptions,
+) -> std::io::Result<(
+    ShutdownHandle,
+    std::thread::JoinHandle<std::io::Result<ServeReport>>,
+    BoundAddress,
+)> {
+    let handle = ShutdownHandle::default();
+    let (listener, bound) = server::bind(&options.listen)?;
+    let signals = signals_for(&options, &handle, &listener)?;
+    let h = handle.clone();
+    let join = std::thread::Builder::new()
+        .name("nbd-server".into())
+        .spawn(move || server::run(engine, options, listener, h, signals))?;
+    Ok((handle, join, bound))
+}
+
+fn signals_for(
+    options: &ServeOptions,
+    handle: &ShutdownHandle,
+    listener: &stream::Listener,
+) -> std::io::Result<server::SignalGuard> {
+    if !options.handle_signals {
+        return Ok(server::SignalGuard::none());
+    }
+    server::SignalGuard::register(&handle.flag).inspect_err(|_| listener.cleanup())
+}

@@ -1,0 +1,271 @@
+//! Listener, accept loop, the engine thread, and the shutdown sequence.
+//!
+//! Threads: the caller's thread runs the accept loop (non-blocking accept
+//! polled every few milliseconds so a shutdown flag set by a handle or a
+//! signal is noticed); each connection gets a reader thread (negotiation,
+//! then request parsing) and a writer thread; one engine thread owns the
+//! [`Engine`] and drains a single channel of requests and completion
+//! reports.
+//!
+//! Shutdown: stop accepting and remove a Unix socket file; half-close every
+//! connection for reading so readers see end-of-file; wait (up to a grace
+//! period) until writers have sent every in-flight reply; force-close what
+//! is left; then tell the engine thread to stop, which first handles the
+//! completion reports still queued and then calls [`Engine::shutdown`].
+
+use crate::conn::{self, EngineMsg, Shared, Stats};
+use crate::stream::{bind_unix, Conn, Listener};
+use crate::{BoundAddress, Engine, ExportInfo, Listen, ServeOptions, ServeReport, ShutdownHandle};
+use signal_hook::consts::{SIGINT, SIGTERM};
+use std::collections::HashMap;
+use std::io;
+use std::net::{Shutdown, TcpListener};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+/// How often the accept loop looks for new connections and the shutdown flag.
+const ACCEPT_POLL: Duration = Duration::from_millis(5);
+/// How long shutdown waits for in-flight replies before force-closing.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+/// Smallest tick period.
+const MIN_TICK: Duration = Duration::from_millis(1);
+
+/// Open connections by id: a clone of each stream, so shutdown can close them.
+pub(crate) type Registry = Arc<Mutex<HashMap<u64, Conn>>>;
+
+/// Binds the listener (non-blocking) and reports the real address.
+pub(crate) fn bind(listen: &Listen) -> io::Result<(Listener, BoundAddress)> {
+    match listen {
+        Listen::Tcp(addr) => {
+            let l = TcpListener::bind(addr)?;
+            l.set_nonblocking(true)?;
+            let bound = BoundAddress::Tcp(l.local_addr()?);
+            Ok((Listener::Tcp(l), bound))
+        }
+        Listen::Unix(path) => {
+            let l = bind_unix(path)?;
+            l.set_nonblocking(true)?;
+            Ok((Listener::Unix(l, path.clone()), BoundAddress::Unix(path.clone())))
+        }
+    }
+}
+
+/// Checks the export against the protocol's block size rules.
+fn validate_export(e: &ExportInfo) -> io::Result<()> {
+    let bad = |m: String| Err(io::Error::new(io::ErrorKind::InvalidInput, m));
+    let (min, pref, max) = (e.min_block_bytes, e.preferred_block_bytes, e.max_block_bytes);
+    if !min.is_power_of_two() || min > 65536 {
+        return bad(format!("min_block_bytes {min} must be a power of two <= 65536"));
+    }
+    if !pref.is_power_of_two() || pref < min.max(512) {
+        return bad(format!(
+            "preferred_block_bytes {pref} must be a power of two >= max(min_block_bytes, 512)"
+        ));
+    }
+    if max != u32::MAX && (max % min != 0 || max < pref) {
+        return bad(format!(
+            "max_block_bytes {max} must be a multiple of min_block_bytes and >= preferred_block_bytes (or u32::MAX)"
+        ));
+    }
+    if e.name.len() > 4096
+        || e.description.len() > 4096
+        || e.name.contains('\0')
+        || e.description.contains('\0')
+    {
+        return bad("export name and description must be at most 4096 bytes without NUL".into());
+    }
+    Ok(())
+}
+
+/// SIGTERM/SIGINT handling for the lifetime of one server: the first
+/// signal sets the shutdown flag, a second one exits at once (status
+/// 128 + signal). Dropping the guard removes both actions and leaves an
+/// emulation of the default action (terminate) in place, since the signal
+/// registry cannot reinstate the original handler.
+pub(crate) struct SignalGuard {
+    ids: Vec<signal_hook::SigId>,
+}
+
+impl SignalGuard {
+    /// No signal handling.
+    pub(crate) fn none() -> SignalGuard {
+        SignalGuard { ids: Vec::new() }
+    }
+
+    /// Registers the handlers (before the server thread starts, so a signal
+    /// sent right after `spawn` returns is never lost).
+    pub(crate) fn register(flag: &Arc<AtomicBool>) -> io::Result<SignalGuard> {
+        let mut guard = SignalGuard::none();
+        for sig in [SIGTERM, SIGINT] {
+            guard.ids.push(signal_hook::flag::register_conditional_shutdown(
+                sig,
+                128 + sig,
+                Arc::clone(flag),
+            )?);
+            guard.ids.push(signal_hook::flag::register(sig, Arc::clone(flag))?);
+        }
+        Ok(guard)
+    }
+}
+
+impl Drop for SignalGuard {
+    fn drop(&mut self) {
+        if self.ids.is_empty() {
+            return;
+        }
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+        let always = Arc::new(AtomicBool::new(true));
+        for sig in [SIGTERM, SIGINT] {
+            let _ = signal_hook::flag::register_conditional_default(sig, Arc::clone(&always));
+        }
+    }
+}
+
+/// Serves until the handle's flag is set. Consumes the listener; the
+/// signal guard lives until the server is done.
+pub(crate) fn run(
+    engine: Box<dyn Engine>,
+    options: ServeOptions,
+    listener: Listener,
+    handle: ShutdownHandle,
+    signals: SignalGuard,
+) -> io::Result<ServeReport> {
+    let export = engine.export();
+    if let Err(e) = validate_export(&export) {
+        listener.cleanup();
+        return Err(e);
+    }
+
+    let (engine_tx, engine_rx) = mpsc::channel();
+    let shared = Arc::new(Shared {
+        export,
+        completion_tx: engine_tx.clone(),
+        engine_tx: Mutex::new(engine_tx),
+        stats: Stats::default(),
+        stopping: AtomicBool::new(false),
+    });
+    let tick = options.tick.max(MIN_TICK);
+    let engine_thread = match thread::Builder::new()
+        .name("nbd-engine".into())
+        .spawn(move || engine_loop(engine, engine_rx, tick))
+    {
+        Ok(t) => t,
+        Err(e) => {
+            listener.cleanup();
+            return Err(e);
+        }
+    };
+
+    let registry: Registry = Arc::new(Mutex::new(HashMap::new()));
+    let mut threads: Vec<JoinHandle<()>> = Vec::new();
+    let mut failure: Option<io::Error> = None;
+    let mut next_id: u64 = 0;
+    while !handle.is_shutdown() {
+        if engine_thread.is_finished() {
+            failure = Some(io::Error::other(
+                "nbd engine thread stopped unexpectedly (panic in the engine?)",
+            ));
+            break;
+        }
+        match listener.accept() {
+            Ok(Some(c)) => {
+                shared.stats.connections.fetch_add(1, Ordering::Relaxed);
+                let id = next_id;
+                next_id += 1;
+                if let Ok(clone) = c.try_clone() {
+                    registry.lock().unwrap_or_else(PoisonError::into_inner).insert(id, clone);
+                }
+                let (s, r) = (Arc::clone(&shared), Arc::clone(&registry));
+                match thread::Builder::new()
+                    .name(format!("nbd-conn-{id}"))
+                    .spawn(move || conn::handle(c, id, s, r))
+                {
+                    Ok(t) => threads.push(t),
+                    Err(_) => {
+                        // Could not start a thread: drop the connection.
+                        if let Some(c) =
+                            registry.lock().unwrap_or_else(PoisonError::into_inner).remove(&id)
+                        {
+                            c.shutdown(Shutdown::Both);
+                        }
+                    }
+                }
+                threads.retain(|t| !t.is_finished());
+            }
+            Ok(None) => thread::sleep(ACCEPT_POLL),
+            // Transient accept failures (EMFILE, ECONNABORTED...): back off and go on.
+            Err(_) => thread::sleep(ACCEPT_POLL * 10),
+        }
+    }
+
+    // Stop accepting; no new connection after this point.
+    listener.cleanup();
+    drop(listener);
+    shared.stopping.store(true, Ordering::SeqCst);
+    for c in registry.lock().unwrap_or_else(PoisonError::into_inner).values() {
+        c.shutdown(Shutdown::Read);
+    }
+    let deadline = Instant::now() + SHUTDOWN_GRACE;
+    while threads.iter().any(|t| !t.is_finished()) && Instant::now() < deadline {
+        thread::sleep(ACCEPT_POLL);
+    }
+    for c in registry.lock().unwrap_or_else(PoisonError::into_inner).values() {
+        c.shutdown(Shutdown::Both);
+    }
+    for t in threads {
+        let _ = t.join();
+    }
+
+    let _ =
+        shared.engine_tx.lock().unwrap_or_else(PoisonError::into_inner).send(EngineMsg::Shutdown);
+    if engine_thread.join().is_err() && failure.is_none() {
+        failure = Some(io::Error::other("nbd engine thread panicked"));
+    }
+    drop(signals);
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(shared.stats.report()),
+    }
+}
+
+/// The engine thread: requests and completion reports in channel order,
+/// ticks when due, [`Engine::shutdown`] at the end.
+fn engine_loop(mut engine: Box<dyn Engine>, rx: Receiver<EngineMsg>, tick: Duration) {
+    let mut next_tick = Instant::now() + tick;
+    loop {
+        let now = Instant::now();
+        if now >= next_tick {
+            engine.tick();
+            next_tick = Instant::now() + tick;
+        }
+        let msg = match rx.recv_timeout(next_tick.saturating_duration_since(Instant::now())) {
+            Ok(m) => m,
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => break,
+        };
+        match msg {
+            EngineMsg::Request(job) => conn::serve_job(engine.as_mut(), job),
+            EngineMsg::Completed { kind, received, replied, release_at } => {
+                engine.completed(kind, received, replied, release_at)
+            }
+            EngineMsg::Shutdown => break,
+        }
+    }
+    // Whatever is still queued: completion reports are delivered; a request
+    // (only possible if a connection outlived the grace period) is refused.
+    while let Ok(msg) = rx.try_recv() {
+        match msg {
+            EngineMsg::Request(job) => conn::refuse_job(job),
+            EngineMsg::Completed { kind, received, replied, release_at } => {
+                engine.completed(kind, received, replied, release_at)
+            }
+            EngineMsg::Shutdown => {}
+        }
+    }
+    engine.shutdown();
+}

@@ -1,0 +1,382 @@
+//! `nandlab serve` (paper 003's on-line virtual platform, SPEC §7): the simulated SSD of a
+//! configuration, backed by a persistent NAND image (`nandlab-store`), served as a block device
+//! over NBD (`nandlab-nbd`). Each request is simulated at its wall-clock arrival time; with
+//! `serve.emulate_latency` its reply is released at arrival + simulated latency.
+//!
+//! The engine is the only owner of the device: the NBD server calls it from one thread, in
+//! arrival order, so the simulation stays a deterministic function of the request sequence and
+//! its timing.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use nandlab_core::metrics::{LatencyHistogram, LatencySummary};
+use nandlab_core::{Config, ConfigError, Device, Io, Request, RequestError, RequestKind, Resolved};
+use nandlab_nbd::{CommandKind, Engine, Errno, ExportInfo, IoOutcome, IoRequest};
+use nandlab_store::{FileMedia, StoreError};
+use serde::Serialize;
+
+pub use nandlab_nbd::{BoundAddress, Listen, ServeOptions, ServeReport, ShutdownHandle};
+
+/// Why the server could not start.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ServeError {
+    Config(ConfigError),
+    Store(StoreError),
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Config(e) => write!(f, "{e}"),
+            Self::Store(e) => write!(f, "{e}"),
+            Self::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ServeError {}
+
+impl From<ConfigError> for ServeError {
+    fn from(e: ConfigError) -> Self {
+        Self::Config(e)
+    }
+}
+
+impl From<StoreError> for ServeError {
+    fn from(e: StoreError) -> Self {
+        Self::Store(e)
+    }
+}
+
+/// Largest request the export accepts (NBD_INFO_BLOCK_SIZE maximum).
+const MAX_REQUEST_BYTES: u32 = 32 << 20;
+
+/// Resolves a serve configuration. With no device size in the config and an existing image,
+/// the device takes the image's geometry, so `nandlab serve --image old.img` just works.
+pub fn resolve(config: &Config, image: &Path) -> Result<Resolved, ServeError> {
+    let mut c = config.clone();
+    let sized = c.device.blocks.is_some() || c.device.logical_bytes.is_some();
+    if !sized && image.exists() {
+        let g = nandlab_store::read_geometry(image)?;
+        c.device.page_size_bytes = Some(g.page_size_bytes);
+        c.device.pages_per_block = Some(g.pages_per_block);
+        c.device.blocks = Some(g.blocks);
+        c.device.logical_bytes = Some(g.logical_pages * g.page_size_bytes);
+        c.device.utilization = None;
+    }
+    let r = c.resolve()?;
+    if r.config.serve.store != "full" {
+        return Err(ServeError::Config(ConfigError::new(
+            "serve.store",
+            "\"metadata-only\" is not implemented yet; use \"full\"",
+        )));
+    }
+    if r.config.serve.recovery != "scan" {
+        return Err(ServeError::Config(ConfigError::new(
+            "serve.recovery",
+            "\"checkpoint\" is not implemented yet; use \"scan\"",
+        )));
+    }
+    Ok(r)
+}
+
+/// Latency emulation accuracy, as recorded while serving.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LatencyAccuracy {
+    /// Requests whose reply time was measured.
+    pub requests: u64,
+    /// Simulated latency of those requests, ns.
+    pub simulated_ns: LatencySummary,
+    /// Achieved latency (request received → reply written), ns.
+    pub achieved_ns: LatencySummary,
+    /// |achieved − simulated|, ns.
+    pub abs_error_ns: LatencySummary,
+    /// |achieved − simulated| ÷ simulated, in units of 0.01 % (basis points), over requests
+    /// with simulated latency ≥ 200 µs.
+    pub relative_error_bp_ge_200us: LatencySummary,
+}
+
+/// The `serve` section of the stats file.
+#[derive(Clone, Debug, Serialize)]
+pub struct ServeStats {
+    pub image: PathBuf,
+    pub image_bytes: u64,
+    pub recovered: bool,
+    pub recovery: String,
+    pub mount_seconds: f64,
+    pub emulate_latency: bool,
+    pub uptime_seconds: f64,
+    pub requests: u64,
+    pub errors: u64,
+    pub latency: LatencyAccuracy,
+}
+
+#[derive(Serialize)]
+struct StatsFile<'a> {
+    metrics: nandlab_core::Metrics,
+    config: &'a Config,
+    seed: u64,
+    version: &'static str,
+    serve: ServeStats,
+}
+
+/// The simulator behind the NBD server.
+pub struct SimEngine {
+    device: Device,
+    resolved: Resolved,
+    image: PathBuf,
+    image_bytes: u64,
+    recovered: bool,
+    mount_seconds: f64,
+    start: Instant,
+    last_arrival_ns: u64,
+    requests: u64,
+    errors: u64,
+    simulated: LatencyHistogram,
+    achieved: LatencyHistogram,
+    abs_error: LatencyHistogram,
+    relative_error_bp: LatencyHistogram,
+    stats_path: Option<PathBuf>,
+    stats_written: Instant,
+}
+
+impl SimEngine {
+    /// Opens (and recovers) or creates the image and builds the device.
+    pub fn open(
+        resolved: Resolved,
+        image: &Path,
+        stats_path: Option<PathBuf>,
+    ) -> Result<Self, ServeError> {
+        let started = Instant::now();
+        let exists = std::fs::metadata(image).map(|m| m.len() > 0).unwrap_or(false);
+        let (device, image_bytes) = if exists {
+            let media = FileMedia::open(image, resolved.geometry)?;
+            let bytes = media.image_bytes();
+            (Device::recover(&resolved, Box::new(media), 0)?, bytes)
+        } else {
+            let media = FileMedia::create(image, resolved.geometry)?;
+            let bytes = media.image_bytes();
+            (Device::with_media(&resolved, Box::new(media), None)?, bytes)
+        };
+        let now = Instant::now();
+        Ok(Self {
+            device,
+            resolved,
+            image: image.to_path_buf(),
+            image_bytes,
+            recovered: exists,
+            mount_seconds: (now - started).as_secs_f64(),
+            start: now,
+            last_arrival_ns: 0,
+            requests: 0,
+            errors: 0,
+            simulated: LatencyHistogram::default(),
+            achieved: LatencyHistogram::default(),
+            abs_error: LatencyHistogram::default(),
+            relative_error_bp: LatencyHistogram::default(),
+            stats_path,
+            stats_written: now,
+        })
+    }
+
+    #[must_use]
+    pub fn mount_seconds(&self) -> f64 {
+        self.mount_seconds
+    }
+
+    #[must_use]
+    pub fn recovered(&self) -> bool {
+        self.recovered
+    }
+
+    /// Everything the stats file holds, as JSON.
+    #[must_use]
+    pub fn stats_json(&self) -> String {
+        let c = &self.resolved.config;
+        let file = StatsFile {
+            metrics: self.device.metrics(),
+            config: c,
+            seed: c.run.seed,
+            version: nandlab_core::VERSION,
+            serve: ServeStats {
+                image: self.image.clone(),
+                image_bytes: self.image_bytes,
+                recovered: self.recovered,
+                recovery: c.serve.recovery.clone(),
+                mount_seconds: self.mount_seconds,
+                emulate_latency: c.serve.emulate_latency,
+                uptime_seconds: self.start.elapsed().as_secs_f64(),
+                requests: self.requests,
+                errors: self.errors,
+                latency: LatencyAccuracy {
+                    requests: self.achieved.count(),
+                    simulated_ns: self.simulated.summary(),
+                    achieved_ns: self.achieved.summary(),
+                    abs_error_ns: self.abs_error.summary(),
+                    relative_error_bp_ge_200us: self.relative_error_bp.summary(),
+                },
+            },
+        };
+        serde_json::to_string_pretty(&file).expect("stats always serialize")
+    }
+
+    fn write_stats(&mut self) {
+        let Some(path) = &self.stats_path else { return };
+        // Write a sibling file and rename it over the target: readers never see half a file.
+        let tmp = path.with_extension("json.tmp");
+        let json = self.stats_json();
+        if std::fs::write(&tmp, json + "\n").and_then(|()| std::fs::rename(&tmp, path)).is_err() {
+            self.errors += 1;
+        }
+        self.stats_written = Instant::now();
+    }
+
+    fn arrival_ns(&mut self, received: Instant) -> u64 {
+        let ns = received.saturating_duration_since(self.start).as_nanos() as u64;
+        // Requests from different connections reach the engine in channel order, which can
+        // differ from their receive stamps by a few microseconds; simulated time must not go
+        // backwards.
+        self.last_arrival_ns = self.last_arrival_ns.max(ns);
+        self.last_arrival_ns
+    }
+
+    fn run(&mut self, req: &IoRequest) -> Result<(u64, Vec<u8>), RequestError> {
+        let arrival = self.arrival_ns(req.received);
+        let off = req.offset_bytes;
+        let len = u64::from(req.length_bytes);
+        let mut out = Vec::new();
+        let completion = match req.kind {
+            CommandKind::Read => {
+                out = vec![0u8; len as usize];
+                self.device.submit_io(&Request::read(off, len).at(arrival), Io::Read(&mut out))?
+            }
+            CommandKind::Write => self
+                .device
+                .submit_io(&Request::write(off, len).at(arrival), Io::Write(&req.data))?,
+            CommandKind::WriteZeroes => {
+                // Zeroes are written, not trimmed: a trim leaves no record on flash, and the
+                // zeroes must survive a restart.
+                let zeros = vec![0u8; len as usize];
+                self.device.submit_io(&Request::write(off, len).at(arrival), Io::Write(&zeros))?
+            }
+            CommandKind::Trim => self.device.submit(&Request::trim(off, len).at(arrival))?,
+            CommandKind::Flush => {
+                let flush = Request {
+                    kind: RequestKind::Flush,
+                    offset_bytes: 0,
+                    length_bytes: 0,
+                    arrival_ns: Some(arrival),
+                };
+                self.device.submit(&flush)?
+            }
+            CommandKind::Cache => return Ok((0, out)),
+        };
+        if req.fua {
+            self.device.sync().map_err(RequestError::Media)?;
+        }
+        Ok((completion.latency_ns(), out))
+    }
+}
+
+impl Engine for SimEngine {
+    fn export(&self) -> ExportInfo {
+        let g = &self.resolved.geometry;
+        let c = &self.resolved.config;
+        ExportInfo {
+            name: c.serve.export_name.clone(),
+            description: format!(
+                "nandlab {} simulated SSD: {} FTL, {} cleaning, {} placement; {} blocks x {} \
+                 pages x {} B",
+                nandlab_core::VERSION,
+                c.ftl.kind,
+                c.ftl.cleaning,
+                c.ftl.placement,
+                g.blocks,
+                g.pages_per_block,
+                g.page_size_bytes
+            ),
+            size_bytes: g.logical_bytes(),
+            min_block_bytes: g.sector_size_bytes as u32,
+            preferred_block_bytes: g.page_size_bytes as u32,
+            max_block_bytes: MAX_REQUEST_BYTES,
+            read_only: false,
+        }
+    }
+
+    fn submit(&mut self, req: IoRequest) -> IoOutcome {
+        self.requests += 1;
+        match self.run(&req) {
+            Ok((latency_ns, data)) => {
+                let release_at = if self.resolved.config.serve.emulate_latency {
+                    req.received + Duration::from_nanos(latency_ns)
+                } else {
+                    req.received
+                };
+                IoOutcome { error: None, data, release_at }
+            }
+            Err(e) => {
+                self.errors += 1;
+                let errno = match e {
+                    RequestError::Media(_) => Errno::Io,
+                    _ => Errno::Inval,
+                };
+                IoOutcome::err(errno, req.received)
+            }
+        }
+    }
+
+    fn completed(
+        &mut self,
+        _kind: CommandKind,
+        received: Instant,
+        replied: Instant,
+        release_at: Instant,
+    ) {
+        let achieved = replied.saturating_duration_since(received).as_nanos() as u64;
+        self.achieved.record(achieved);
+        if !self.resolved.config.serve.emulate_latency {
+            return;
+        }
+        let simulated = release_at.saturating_duration_since(received).as_nanos() as u64;
+        self.simulated.record(simulated);
+        let err = achieved.abs_diff(simulated);
+        self.abs_error.record(err);
+        if simulated >= 200_000 {
+            self.relative_error_bp.record(err * 10_000 / simulated);
+        }
+    }
+
+    fn tick(&mut self) {
+        let every = Duration::from_secs_f64(self.resolved.config.serve.stats_interval_s);
+        if self.stats_written.elapsed() >= every {
+            self.write_stats();
+        }
+    }
+
+    fn shutdown(&mut self) {
+        if self.device.sync().is_err() {
+            self.errors += 1;
+        }
+        self.write_stats();
+    }
+}
+
+/// Serves `engine` until SIGTERM/SIGINT or shutdown (blocks).
+pub fn serve(engine: Box<SimEngine>, options: ServeOptions) -> std::io::Result<ServeReport> {
+    nandlab_nbd::serve(engine, options)
+}
+
+/// Serves on a new thread (tests): the shutdown handle, the server thread and the bound address.
+pub fn spawn(
+    engine: Box<SimEngine>,
+    options: ServeOptions,
+) -> std::io::Result<(
+    ShutdownHandle,
+    std::thread::JoinHandle<std::io::Result<ServeReport>>,
+    BoundAddress,
+)> {
+    nandlab_nbd::spawn(engine, options)
+}
