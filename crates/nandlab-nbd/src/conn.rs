@@ -3,14 +3,14 @@
 //!
 //! The reader parses each request (including a write's payload), validates
 //! it against the export, and either answers it itself (validation errors,
-//! zero-length requests) or forwards it to the engine thread. Every answer,
+//! zero-length requests) or runs it on the engine under the engine lock. Every answer,
 //! whoever made it, goes to the connection's writer as a [`Pending`] reply
 //! with a release instant; the writer keeps them in a min-heap and writes
 //! each one at its instant (sleeping on the channel until a spin window of
 //! 100–500 µs before it, then spinning; the window adapts to how late timed
 //! waits wake up on this machine), so replies can leave out of order.
-//! After writing, the writer reports the achieved latency back to the
-//! engine thread.
+//! After writing, the writer queues the achieved latency for the engine
+//! (delivered by the next holder of the engine lock).
 //!
 //! A connection holds at most [`MAX_INFLIGHT`] requests or
 //! [`MAX_INFLIGHT_BYTES`] of payload between reading and replying; the
@@ -75,19 +75,40 @@ pub(crate) struct Shared {
     pub(crate) export: ExportInfo,
     /// Requests go through this lock so that the `received` stamps increase
     /// in the order the engine sees the requests.
-    pub(crate) engine_tx: Mutex<Sender<EngineMsg>>,
-    /// Completion reports (order does not matter).
-    pub(crate) completion_tx: Sender<EngineMsg>,
+    pub(crate) engine: Mutex<EngineSlot>,
+    /// Completion reports waiting for the next holder of the engine lock (order does not
+    /// matter; writers never wait for the engine).
+    pub(crate) completions: Mutex<Vec<Completion>>,
     pub(crate) stats: Stats,
     /// Set when the server shuts down (end-of-file is then not a protocol error).
     pub(crate) stopping: AtomicBool,
 }
 
-/// A message to the engine thread.
-pub(crate) enum EngineMsg {
-    Request(Job),
-    Completed { kind: CommandKind, received: Instant, replied: Instant, release_at: Instant },
-    Shutdown,
+/// The engine and whether it has been shut down. Requests run on the connection threads that
+/// read them, one at a time under this lock: no hand-off to an engine thread, so no wake-up per
+/// request (on a 2-core machine the hand-offs, not the simulation, limited throughput).
+pub(crate) struct EngineSlot {
+    pub(crate) engine: Box<dyn Engine>,
+    pub(crate) shut_down: bool,
+}
+
+impl EngineSlot {
+    /// Delivers queued completion reports; called by every holder of the lock.
+    pub(crate) fn deliver(&mut self, shared: &Shared) {
+        let batch =
+            std::mem::take(&mut *shared.completions.lock().unwrap_or_else(PoisonError::into_inner));
+        for c in batch {
+            self.engine.completed(c.kind, c.received, c.replied, c.release_at);
+        }
+    }
+}
+
+/// One served request's timing, reported back to the engine.
+pub(crate) struct Completion {
+    pub(crate) kind: CommandKind,
+    pub(crate) received: Instant,
+    pub(crate) replied: Instant,
+    pub(crate) release_at: Instant,
 }
 
 /// A validated request on its way to the engine.
@@ -135,7 +156,7 @@ impl Ord for Pending {
     }
 }
 
-/// Runs one job on the engine thread and hands the reply to the connection's writer.
+/// Runs one job (under the engine lock) and hands the reply to the connection's writer.
 pub(crate) fn serve_job(engine: &mut dyn Engine, job: Job) {
     let Job { req, handle, cost, reply_tx } = job;
     let (kind, offset, length, received) =
@@ -679,7 +700,8 @@ fn reader_loop(
                 }
             }
             Action::Engine(kind, fua) => {
-                let engine_tx = shared.engine_tx.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut slot = shared.engine.lock().unwrap_or_else(PoisonError::into_inner);
+                // Stamped under the lock: `received` increases in the order the engine serves.
                 let req = IoRequest {
                     kind,
                     offset_bytes: offset,
@@ -689,8 +711,11 @@ fn reader_loop(
                     received: Instant::now(),
                 };
                 let job = Job { req, handle, cost, reply_tx: tx.clone() };
-                if engine_tx.send(EngineMsg::Request(job)).is_err() {
-                    return Err(ConnError::Io(io::Error::other("engine thread gone")));
+                if slot.shut_down {
+                    refuse_job(job);
+                } else {
+                    slot.deliver(shared);
+                    serve_job(slot.engine.as_mut(), job);
                 }
             }
         }
@@ -895,16 +920,15 @@ fn writer_loop(
             break 'outer true;
         }
         let replied = Instant::now();
+        let mut completions = Vec::with_capacity(batch.len());
         for p in batch.drain(..) {
             budget.release(p.cost);
             if let Some((kind, received)) = p.completion {
-                let _ = shared.completion_tx.send(EngineMsg::Completed {
-                    kind,
-                    received,
-                    replied,
-                    release_at: p.release_at,
-                });
+                completions.push(Completion { kind, received, replied, release_at: p.release_at });
             }
+        }
+        if !completions.is_empty() {
+            shared.completions.lock().unwrap_or_else(PoisonError::into_inner).extend(completions);
         }
     };
     budget.close();

@@ -160,20 +160,21 @@ impl Errno {
 
 /// The simulated device behind the server.
 ///
-/// Every method is called on the single engine thread.
+/// Methods are called under one lock, never concurrently, from whichever connection thread
+/// read the request (or the tick thread): the engine sees one request at a time.
 pub trait Engine: Send + 'static {
     /// The export description; called once when the server starts.
     fn export(&self) -> ExportInfo;
-    /// Serve one request. Called from ONE engine thread, strictly in the order
+    /// Serve one request. Called under the engine lock, strictly in the order
     /// requests were received across all connections.
     fn submit(&mut self, req: IoRequest) -> IoOutcome;
-    /// Called every `ServeOptions::tick` on the engine thread when idle or
+    /// Called every `ServeOptions::tick` (from the tick thread, under the engine lock) when idle or
     /// between requests (periodic work: stats file, checkpoints).
     fn tick(&mut self) {}
     /// Achieved latency of a request this engine served: `received` is
     /// [`IoRequest::received`], `replied` is when the reply had been written
     /// to the socket, `release_at` is what [`IoOutcome::release_at`] asked
-    /// for. Called on the engine thread, some time after the reply; not
+    /// for. Called under the engine lock, some time after the reply; not
     /// called for requests the server answered itself (validation errors,
     /// zero-length requests) or whose connection died before the reply.
     fn completed(
@@ -186,7 +187,7 @@ pub trait Engine: Send + 'static {
         let _ = (kind, received, replied, release_at);
     }
     /// Clean shutdown (SIGTERM/SIGINT or [`ShutdownHandle::shutdown`]): flush,
-    /// checkpoint, final stats. Called once on the engine thread after
+    /// checkpoint, final stats. Called once, under the engine lock, after
     /// in-flight requests are answered.
     fn shutdown(&mut self);
 }

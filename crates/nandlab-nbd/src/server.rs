@@ -1,19 +1,18 @@
-//! Listener, accept loop, the engine thread, and the shutdown sequence.
+//! Listener, accept loop, the tick thread, and the shutdown sequence.
 //!
 //! Threads: the caller's thread runs the accept loop (non-blocking accept
 //! polled every few milliseconds so a shutdown flag set by a handle or a
 //! signal is noticed); each connection gets a reader thread (negotiation,
-//! then request parsing) and a writer thread; one engine thread owns the
-//! [`Engine`] and drains a single channel of requests and completion
-//! reports.
+//! then request parsing, running the [`Engine`] under one lock) and a writer
+//! thread; a tick thread calls [`Engine::tick`] periodically.
 //!
 //! Shutdown: stop accepting and remove a Unix socket file; half-close every
 //! connection for reading so readers see end-of-file; wait (up to a grace
 //! period) until writers have sent every in-flight reply; force-close what
-//! is left; then tell the engine thread to stop, which first handles the
-//! completion reports still queued and then calls [`Engine::shutdown`].
+//! is left; then stop the tick thread, deliver the completion reports still
+//! queued and call [`Engine::shutdown`].
 
-use crate::conn::{self, EngineMsg, Shared, Stats};
+use crate::conn::{self, EngineSlot, Shared, Stats};
 use crate::stream::{bind_unix, Conn, Listener};
 use crate::{BoundAddress, Engine, ExportInfo, Listen, ServeOptions, ServeReport, ShutdownHandle};
 use signal_hook::consts::{SIGINT, SIGTERM};
@@ -21,7 +20,6 @@ use std::collections::HashMap;
 use std::io;
 use std::net::{Shutdown, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -141,19 +139,29 @@ pub(crate) fn run(
         return Err(e);
     }
 
-    let (engine_tx, engine_rx) = mpsc::channel();
     let shared = Arc::new(Shared {
         export,
-        completion_tx: engine_tx.clone(),
-        engine_tx: Mutex::new(engine_tx),
+        engine: Mutex::new(EngineSlot { engine, shut_down: false }),
+        completions: Mutex::new(Vec::new()),
         stats: Stats::default(),
         stopping: AtomicBool::new(false),
     });
     let tick = options.tick.max(MIN_TICK);
-    let engine_thread = match thread::Builder::new()
-        .name("nbd-engine".into())
-        .spawn(move || engine_loop(engine, engine_rx, tick))
-    {
+    // Periodic engine work (stats file, checkpoints) and completion delivery when idle.
+    let ticker_shared = Arc::clone(&shared);
+    let ticker_stop = Arc::new(AtomicBool::new(false));
+    let ticker_flag = Arc::clone(&ticker_stop);
+    let ticker = match thread::Builder::new().name("nbd-tick".into()).spawn(move || {
+        while !ticker_flag.load(Ordering::SeqCst) {
+            thread::sleep(tick);
+            let mut slot = ticker_shared.engine.lock().unwrap_or_else(PoisonError::into_inner);
+            if slot.shut_down {
+                break;
+            }
+            slot.deliver(&ticker_shared);
+            slot.engine.tick();
+        }
+    }) {
         Ok(t) => t,
         Err(e) => {
             listener.cleanup();
@@ -166,9 +174,9 @@ pub(crate) fn run(
     let mut failure: Option<io::Error> = None;
     let mut next_id: u64 = 0;
     while !handle.is_shutdown() {
-        if engine_thread.is_finished() {
+        if ticker.is_finished() {
             failure = Some(io::Error::other(
-                "nbd engine thread stopped unexpectedly (panic in the engine?)",
+                "nbd tick thread stopped unexpectedly (panic in the engine?)",
             ));
             break;
         }
@@ -221,51 +229,21 @@ pub(crate) fn run(
         let _ = t.join();
     }
 
-    let _ =
-        shared.engine_tx.lock().unwrap_or_else(PoisonError::into_inner).send(EngineMsg::Shutdown);
-    if engine_thread.join().is_err() && failure.is_none() {
-        failure = Some(io::Error::other("nbd engine thread panicked"));
+    ticker_stop.store(true, Ordering::SeqCst);
+    if ticker.join().is_err() && failure.is_none() {
+        failure = Some(io::Error::other("nbd tick thread panicked"));
+    }
+    {
+        let mut slot = shared.engine.lock().unwrap_or_else(PoisonError::into_inner);
+        if !slot.shut_down {
+            slot.deliver(&shared);
+            slot.shut_down = true;
+            slot.engine.shutdown();
+        }
     }
     drop(signals);
     match failure {
         Some(e) => Err(e),
         None => Ok(shared.stats.report()),
     }
-}
-
-/// The engine thread: requests and completion reports in channel order,
-/// ticks when due, [`Engine::shutdown`] at the end.
-fn engine_loop(mut engine: Box<dyn Engine>, rx: Receiver<EngineMsg>, tick: Duration) {
-    let mut next_tick = Instant::now() + tick;
-    loop {
-        let now = Instant::now();
-        if now >= next_tick {
-            engine.tick();
-            next_tick = Instant::now() + tick;
-        }
-        let msg = match rx.recv_timeout(next_tick.saturating_duration_since(Instant::now())) {
-            Ok(m) => m,
-            Err(RecvTimeoutError::Timeout) => continue,
-            Err(RecvTimeoutError::Disconnected) => break,
-        };
-        match msg {
-            EngineMsg::Request(job) => conn::serve_job(engine.as_mut(), job),
-            EngineMsg::Completed { kind, received, replied, release_at } => {
-                engine.completed(kind, received, replied, release_at)
-            }
-            EngineMsg::Shutdown => break,
-        }
-    }
-    // Whatever is still queued: completion reports are delivered; a request
-    // (only possible if a connection outlived the grace period) is refused.
-    while let Ok(msg) = rx.try_recv() {
-        match msg {
-            EngineMsg::Request(job) => conn::refuse_job(job),
-            EngineMsg::Completed { kind, received, replied, release_at } => {
-                engine.completed(kind, received, replied, release_at)
-            }
-            EngineMsg::Shutdown => {}
-        }
-    }
-    engine.shutdown();
 }

@@ -97,6 +97,8 @@ pub struct LatencyAccuracy {
     /// |achieved − simulated| ÷ simulated, in units of 0.01 % (basis points), over requests
     /// with simulated latency ≥ 200 µs.
     pub relative_error_bp_ge_200us: LatencySummary,
+    /// The learnt reply overhead subtracted from release instants, ns.
+    pub calibrated_overhead_ns: u64,
 }
 
 /// The `serve` section of the stats file.
@@ -141,7 +143,17 @@ pub struct SimEngine {
     relative_error_bp: LatencyHistogram,
     stats_path: Option<PathBuf>,
     stats_written: Instant,
+    /// The platform's own reply overhead (socket write, wake-up), learnt from achieved
+    /// latencies and subtracted from each release instant so that achieved ≈ simulated (the
+    /// virtual platform "calibrates its own overhead out").
+    overhead_ns: u64,
+    /// Simulated latency of each request in flight, by its receive instant.
+    in_flight: std::collections::HashMap<Instant, u64>,
 }
+
+/// Largest correction of the overhead estimate per completion: the estimate tracks the median
+/// lateness without being thrown by one slow reply.
+const OVERHEAD_STEP_MAX_NS: i64 = 2_000;
 
 impl SimEngine {
     /// Opens (and recovers) or creates the image and builds the device.
@@ -179,6 +191,8 @@ impl SimEngine {
             relative_error_bp: LatencyHistogram::default(),
             stats_path,
             stats_written: now,
+            overhead_ns: 0,
+            in_flight: std::collections::HashMap::new(),
         })
     }
 
@@ -217,6 +231,7 @@ impl SimEngine {
                     achieved_ns: self.achieved.summary(),
                     abs_error_ns: self.abs_error.summary(),
                     relative_error_bp_ge_200us: self.relative_error_bp.summary(),
+                    calibrated_overhead_ns: self.overhead_ns,
                 },
             },
         };
@@ -311,7 +326,12 @@ impl Engine for SimEngine {
         match self.run(&req) {
             Ok((latency_ns, data)) => {
                 let release_at = if self.resolved.config.serve.emulate_latency {
-                    req.received + Duration::from_nanos(latency_ns)
+                    if self.in_flight.len() > 1 << 16 {
+                        self.in_flight.clear(); // Replies lost with their connections.
+                    }
+                    self.in_flight.insert(req.received, latency_ns);
+                    let delay = latency_ns.saturating_sub(self.overhead_ns);
+                    req.received + Duration::from_nanos(delay)
                 } else {
                     req.received
                 };
@@ -333,14 +353,21 @@ impl Engine for SimEngine {
         _kind: CommandKind,
         received: Instant,
         replied: Instant,
-        release_at: Instant,
+        _release_at: Instant,
     ) {
         let achieved = replied.saturating_duration_since(received).as_nanos() as u64;
         self.achieved.record(achieved);
         if !self.resolved.config.serve.emulate_latency {
             return;
         }
-        let simulated = release_at.saturating_duration_since(received).as_nanos() as u64;
+        let Some(simulated) = self.in_flight.remove(&received) else { return };
+        // Feedback on the overhead estimate: late replies raise it, early ones lower it. Only
+        // replies that could be held (simulated latency above the overhead) say anything.
+        if simulated > self.overhead_ns {
+            let late = achieved as i64 - simulated as i64;
+            let step = (late / 8).clamp(-OVERHEAD_STEP_MAX_NS, OVERHEAD_STEP_MAX_NS);
+            self.overhead_ns = (self.overhead_ns as i64 + step).max(0) as u64;
+        }
         self.simulated.record(simulated);
         let err = achieved.abs_diff(simulated);
         self.abs_error.record(err);
