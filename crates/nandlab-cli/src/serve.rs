@@ -32,7 +32,15 @@ pub fn serve(args: &Args) -> Result<(), String> {
         g.blocks,
         g.pages_per_block,
         g.page_size_bytes,
-        if engine.recovered() { "tables rebuilt from OOB" } else { "created" },
+        match (engine.recovered(), engine.mount_report().from_checkpoint) {
+            (false, _) => "created".to_string(),
+            (true, false) => "tables rebuilt from OOB".to_string(),
+            (true, true) => format!(
+                "tables rebuilt from checkpoint {} + {} rolled-forward blocks",
+                engine.mount_report().checkpoint_generation,
+                engine.mount_report().blocks_scanned
+            ),
+        },
         engine.mount_seconds(),
         if emulate { "on" } else { "off" }
     );

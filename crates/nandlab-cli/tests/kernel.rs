@@ -16,8 +16,8 @@ fn ext4_on_a_loop_device_over_nbdfuse() {
         .arg(&dir)
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned()
-        + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     eprintln!("{text}");
     match out.status.code() {
         Some(0) => assert!(text.contains("OK:")),

@@ -128,7 +128,7 @@ fn version_of(block: u64, data: &[u8]) -> Option<u64> {
     (data == content(block, version).as_slice()).then_some(version)
 }
 
-fn start(dir: &Path, image: &Path) -> (Child, PathBuf) {
+fn start(dir: &Path, image: &Path, extra: &[&str]) -> (Child, PathBuf) {
     let sock = dir.join("nbd.sock");
     let _ = std::fs::remove_file(&sock);
     let child = Command::new(env!("CARGO_BIN_EXE_nandlab"))
@@ -150,6 +150,7 @@ fn start(dir: &Path, image: &Path) -> (Child, PathBuf) {
             "--set",
             "ftl.cleaning=cost-benefit",
         ])
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -172,10 +173,23 @@ impl Lcg {
 }
 
 #[test]
-fn flushed_writes_survive_kill_9() {
+fn flushed_writes_survive_kill_9_with_oob_scan_recovery() {
+    crash_cycles("scan", &["--set", "serve.recovery=scan"]);
+}
+
+/// Checkpoints every tick (100 ms), so kills also land inside checkpoint writes.
+#[test]
+fn flushed_writes_survive_kill_9_with_checkpoint_recovery() {
+    crash_cycles(
+        "checkpoint",
+        &["--set", "serve.recovery=checkpoint", "--set", "serve.checkpoint_interval_s=0.05"],
+    );
+}
+
+fn crash_cycles(name: &str, extra: &[&str]) {
     let cycles: u64 =
         std::env::var("NANDLAB_CRASH_CYCLES").ok().and_then(|v| v.parse().ok()).unwrap_or(40);
-    let dir = std::env::temp_dir().join(format!("nandlab-crash-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("nandlab-crash-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let image = dir.join("crash.img");
     let _ = std::fs::remove_file(&image);
@@ -187,7 +201,7 @@ fn flushed_writes_survive_kill_9() {
     let mut version = 0u64;
     let (mut lost, mut inconsistent) = (0u64, 0u64);
     for cycle in 0..cycles {
-        let (mut child, sock) = start(&dir, &image);
+        let (mut child, sock) = start(&dir, &image, extra);
         let mut c = Client::connect(&sock);
         let blocks = c.size / BLOCK as u64;
         if durable.is_empty() {
@@ -218,6 +232,10 @@ fn flushed_writes_survive_kill_9() {
             }
         }
         // A burst of random writes with periodic flushes, then a kill at a random point.
+        // Sometimes idle long enough for a checkpoint before the burst.
+        if rng.next() % 3 == 0 {
+            std::thread::sleep(Duration::from_millis(rng.next() % 150));
+        }
         let ops = 20 + rng.next() % 400;
         for op in 0..ops {
             let b = rng.next() % blocks;
@@ -244,7 +262,8 @@ fn flushed_writes_survive_kill_9() {
         child.wait().unwrap();
     }
     eprintln!(
-        "{cycles} kill -9 cycles: {lost} lost flushed writes, {inconsistent} inconsistent blocks"
+        "{name} recovery: {cycles} kill -9 cycles: {lost} lost flushed writes, {inconsistent} \
+         inconsistent blocks"
     );
     assert_eq!((lost, inconsistent), (0, 0));
 }

@@ -34,6 +34,8 @@ pub struct ServeConfig {
     pub export_name: String,
     /// How often the `--stats-json` file is rewritten.
     pub stats_interval_s: f64,
+    /// How often a checkpoint is written with `serve.recovery = "checkpoint"` (LFSS: 30 s).
+    pub checkpoint_interval_s: f64,
 }
 
 impl Default for ServeConfig {
@@ -44,6 +46,7 @@ impl Default for ServeConfig {
             recovery: "scan".into(),
             export_name: "nandlab".into(),
             stats_interval_s: 1.0,
+            checkpoint_interval_s: 30.0,
         }
     }
 }
@@ -612,6 +615,11 @@ impl Config {
         check(
             sv.stats_interval_s.is_finite() && sv.stats_interval_s > 0.0,
             "serve.stats_interval_s",
+            "must be > 0",
+        )?;
+        check(
+            sv.checkpoint_interval_s.is_finite() && sv.checkpoint_interval_s > 0.0,
+            "serve.checkpoint_interval_s",
             "must be > 0",
         )?;
         Ok(Resolved { config: c, geometry, timing, regions, gc_free_blocks_min })

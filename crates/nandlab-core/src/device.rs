@@ -137,6 +137,13 @@ impl Device {
         Ok(device)
     }
 
+    /// Writes a checkpoint of the FTL's tables to the media (LFSS fast mount), stamped with the
+    /// device's current simulated time.
+    pub fn checkpoint(&mut self) -> Result<(), crate::error::MediaError> {
+        let now = self.busy_until_ns.max(self.last_arrival_ns);
+        self.ftl.checkpoint(now)
+    }
+
     /// Makes every acknowledged write durable (what a host FLUSH does).
     pub fn sync(&mut self) -> Result<(), crate::error::MediaError> {
         self.ftl.sync()

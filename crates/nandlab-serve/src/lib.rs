@@ -74,12 +74,6 @@ pub fn resolve(config: &Config, image: &Path) -> Result<Resolved, ServeError> {
             "\"metadata-only\" is not implemented yet; use \"full\"",
         )));
     }
-    if r.config.serve.recovery != "scan" {
-        return Err(ServeError::Config(ConfigError::new(
-            "serve.recovery",
-            "\"checkpoint\" is not implemented yet; use \"scan\"",
-        )));
-    }
     Ok(r)
 }
 
@@ -109,6 +103,11 @@ pub struct ServeStats {
     pub recovered: bool,
     pub recovery: String,
     pub mount_seconds: f64,
+    /// The mount used a checkpoint (otherwise every OOB record was scanned).
+    pub mounted_from_checkpoint: bool,
+    /// Erase blocks whose OOB records the mount read.
+    pub mount_blocks_scanned: u64,
+    pub checkpoints_written: u64,
     pub emulate_latency: bool,
     pub uptime_seconds: f64,
     pub requests: u64,
@@ -143,6 +142,9 @@ pub struct SimEngine {
     relative_error_bp: LatencyHistogram,
     stats_path: Option<PathBuf>,
     stats_written: Instant,
+    mount: nandlab_store::MountReport,
+    checkpoints_written: u64,
+    checkpoint_written: Instant,
     /// The platform's own reply overhead (socket write, wake-up), learnt from achieved
     /// latencies and subtracted from each release instant so that achieved ≈ simulated (the
     /// virtual platform "calibrates its own overhead out").
@@ -164,17 +166,27 @@ impl SimEngine {
     ) -> Result<Self, ServeError> {
         let started = Instant::now();
         let exists = std::fs::metadata(image).map(|m| m.len() > 0).unwrap_or(false);
-        let (device, image_bytes) = if exists {
-            let media = FileMedia::open(image, resolved.geometry)?;
+        let g = resolved.geometry;
+        let (device, image_bytes, mount) = if exists {
+            let (media, mount) = if resolved.config.serve.recovery == "checkpoint" {
+                FileMedia::open_with_checkpoint(image, g)?
+            } else {
+                let report = nandlab_store::MountReport {
+                    blocks_scanned: u64::from(g.blocks),
+                    ..Default::default()
+                };
+                (FileMedia::open(image, g)?, report)
+            };
             let bytes = media.image_bytes();
-            (Device::recover(&resolved, Box::new(media), 0)?, bytes)
+            (Device::recover(&resolved, Box::new(media), 0)?, bytes, mount)
         } else {
-            let media = FileMedia::create(image, resolved.geometry)?;
+            let media = FileMedia::create(image, g)?;
             let bytes = media.image_bytes();
-            (Device::with_media(&resolved, Box::new(media), None)?, bytes)
+            let device = Device::with_media(&resolved, Box::new(media), None)?;
+            (device, bytes, nandlab_store::MountReport::default())
         };
         let now = Instant::now();
-        Ok(Self {
+        let mut engine = Self {
             device,
             resolved,
             image: image.to_path_buf(),
@@ -191,9 +203,18 @@ impl SimEngine {
             relative_error_bp: LatencyHistogram::default(),
             stats_path,
             stats_written: now,
+            mount,
+            checkpoints_written: 0,
+            checkpoint_written: now,
             overhead_ns: 0,
             in_flight: std::collections::HashMap::new(),
-        })
+        };
+        // A checkpoint at once: the recovered FTL allocates free blocks in a new order, and the
+        // roll-forward of the next mount relies on the checkpoint's order.
+        if engine.resolved.config.serve.recovery == "checkpoint" {
+            engine.write_checkpoint();
+        }
+        Ok(engine)
     }
 
     #[must_use]
@@ -204,6 +225,23 @@ impl SimEngine {
     #[must_use]
     pub fn recovered(&self) -> bool {
         self.recovered
+    }
+
+    /// How the image was mounted.
+    #[must_use]
+    pub fn mount_report(&self) -> nandlab_store::MountReport {
+        self.mount
+    }
+
+    fn write_checkpoint(&mut self) {
+        if self.resolved.config.serve.recovery != "checkpoint" {
+            return;
+        }
+        match self.device.checkpoint() {
+            Ok(()) => self.checkpoints_written += 1,
+            Err(_) => self.errors += 1,
+        }
+        self.checkpoint_written = Instant::now();
     }
 
     /// Everything the stats file holds, as JSON.
@@ -221,6 +259,9 @@ impl SimEngine {
                 recovered: self.recovered,
                 recovery: c.serve.recovery.clone(),
                 mount_seconds: self.mount_seconds,
+                mounted_from_checkpoint: self.mount.from_checkpoint,
+                mount_blocks_scanned: self.mount.blocks_scanned,
+                checkpoints_written: self.checkpoints_written,
                 emulate_latency: c.serve.emulate_latency,
                 uptime_seconds: self.start.elapsed().as_secs_f64(),
                 requests: self.requests,
@@ -377,8 +418,13 @@ impl Engine for SimEngine {
     }
 
     fn tick(&mut self) {
-        let every = Duration::from_secs_f64(self.resolved.config.serve.stats_interval_s);
-        if self.stats_written.elapsed() >= every {
+        let s = &self.resolved.config.serve;
+        let checkpoint_every = Duration::from_secs_f64(s.checkpoint_interval_s);
+        let stats_every = Duration::from_secs_f64(s.stats_interval_s);
+        if self.checkpoint_written.elapsed() >= checkpoint_every {
+            self.write_checkpoint();
+        }
+        if self.stats_written.elapsed() >= stats_every {
             self.write_stats();
         }
     }
@@ -387,6 +433,7 @@ impl Engine for SimEngine {
         if self.device.sync().is_err() {
             self.errors += 1;
         }
+        self.write_checkpoint();
         self.write_stats();
     }
 }

@@ -61,11 +61,46 @@ pub trait Media: Send {
     fn sync(&mut self) -> Result<(), crate::error::MediaError> {
         Ok(())
     }
+    /// Persists an FTL checkpoint (LFSS super segments, SPEC §3) so the next start-up can skip
+    /// most of the OOB scan. Media that cannot store one say so.
+    fn write_checkpoint(
+        &mut self,
+        _checkpoint: &Checkpoint<'_>,
+    ) -> Result<(), crate::error::MediaError> {
+        Err(crate::error::MediaError("this media does not store checkpoints".into()))
+    }
     /// The first storage failure since the last call (operations themselves cannot fail: a
     /// failing media keeps its RAM state consistent and reports here).
     fn take_error(&mut self) -> Option<crate::error::MediaError> {
         None
     }
+}
+
+/// One erase block's state in a checkpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockRecord {
+    pub erase_count: u32,
+    pub region: u8,
+    /// 0 free, 1 open (a region's active block), 2 closed.
+    pub state: u8,
+    pub write_pointer: u32,
+    pub valid_pages: u32,
+}
+
+/// The FTL state a checkpoint persists: enough to rebuild the tables by reading the checkpoint
+/// and rolling forward only the blocks written or erased after it.
+#[derive(Clone, Copy, Debug)]
+pub struct Checkpoint<'a> {
+    /// Highest sequence number programmed before the checkpoint.
+    pub seq: u64,
+    /// Simulated time of the checkpoint (the LFSS "update time").
+    pub time_ns: u64,
+    pub blocks: &'a [BlockRecord],
+    /// LPN → PPN (`NONE` = unmapped).
+    pub l2p: &'a [Ppn],
+    /// Free blocks in the order they will be allocated: after the checkpoint, blocks are opened
+    /// in this order, so roll-forward can stop at the first one still erased.
+    pub free_order: &'a [BlockId],
 }
 
 /// OOB LPN of a page that was programmed but cannot be trusted (torn write found at recovery):

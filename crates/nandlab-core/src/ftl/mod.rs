@@ -48,6 +48,10 @@ pub trait Ftl: Send {
     fn sync(&mut self) -> Result<(), crate::error::MediaError> {
         self.flash_mut().media_mut().sync()
     }
+    /// Writes a checkpoint of the tables to the media (see `flash::Checkpoint`).
+    fn checkpoint(&mut self, _now_ns: u64) -> Result<(), crate::error::MediaError> {
+        Err(crate::error::MediaError("this FTL does not write checkpoints".into()))
+    }
     /// Full invariant check (O(pages)); panics on a violation.
     fn check(&self);
 }

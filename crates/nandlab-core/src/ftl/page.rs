@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use super::block_table::{BlockState, BlockTable};
 use super::{Ftl, FtlCounters};
 use crate::config::Geometry;
-use crate::flash::{BlockId, Flash, Lpn, Oob, Ppn, Source, NONE};
+use crate::flash::{BlockId, BlockRecord, Checkpoint, Flash, Lpn, Oob, Ppn, Source, NONE};
 use crate::gc::VictimPolicy;
 use crate::placement::{PageState, Placement};
 
@@ -382,6 +382,31 @@ impl Ftl for PageFtl {
 
     fn locate(&self, lpn: Lpn) -> Option<(Ppn, u8)> {
         self.lookup(lpn).map(|ppn| (ppn, self.blocks.region[(ppn / self.pages_per_block) as usize]))
+    }
+
+    fn checkpoint(&mut self, now_ns: u64) -> Result<(), crate::error::MediaError> {
+        let blocks: Vec<BlockRecord> = (0..self.geometry.blocks as usize)
+            .map(|b| BlockRecord {
+                erase_count: self.blocks.erase_count[b],
+                region: self.blocks.region[b],
+                state: match self.blocks.state[b] {
+                    BlockState::Free => 0,
+                    BlockState::Open => 1,
+                    BlockState::Closed => 2,
+                },
+                write_pointer: self.blocks.write_pointer[b],
+                valid_pages: self.blocks.valid[b],
+            })
+            .collect();
+        let free_order: Vec<BlockId> = self.free.iter().copied().collect();
+        let cp = Checkpoint {
+            seq: self.seq,
+            time_ns: now_ns,
+            blocks: &blocks,
+            l2p: &self.l2p,
+            free_order: &free_order,
+        };
+        self.flash.media_mut().write_checkpoint(&cp)
     }
 
     fn flash(&self) -> &Flash {
