@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 
 use nandlab_run::load_config;
-use nandlab_serve::{resolve, Listen, ServeOptions, SimEngine};
+use nandlab_serve::{resolve, Listen, ServeOptions, SimEngine, DEFAULT_PORT};
 
 use crate::args::Args;
 
@@ -17,7 +17,7 @@ pub fn serve(args: &Args) -> Result<(), String> {
             addr.parse::<SocketAddr>()
                 .map_err(|e| format!("--listen {addr:?}: {e} (expected e.g. 127.0.0.1:10809)"))?,
         ),
-        (None, None) => Listen::Tcp(SocketAddr::from(([127, 0, 0, 1], nandlab_nbd_port()))),
+        (None, None) => Listen::Tcp(SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT))),
     };
     let g = resolved.geometry;
     let emulate = resolved.config.serve.emulate_latency;
@@ -57,8 +57,4 @@ pub fn serve(args: &Args) -> Result<(), String> {
         report.connections, report.requests, report.protocol_errors
     );
     Ok(())
-}
-
-fn nandlab_nbd_port() -> u16 {
-    10809
 }

@@ -16,7 +16,9 @@ use nandlab_nbd::{CommandKind, Engine, Errno, ExportInfo, IoOutcome, IoRequest};
 use nandlab_store::{FileMedia, StoreError};
 use serde::Serialize;
 
-pub use nandlab_nbd::{BoundAddress, Listen, ServeOptions, ServeReport, ShutdownHandle};
+pub use nandlab_nbd::{
+    BoundAddress, Listen, ServeOptions, ServeReport, ShutdownHandle, DEFAULT_PORT,
+};
 
 /// Why the server could not start.
 #[derive(Debug)]
