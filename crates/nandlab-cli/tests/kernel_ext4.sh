@@ -2,8 +2,9 @@
 # A real kernel block device on `nandlab serve`: nbdfuse exposes the NBD export as a file,
 # `losetup --direct-io=on` turns it into /dev/loopN, then mkfs.ext4, mount, write files, sync,
 # unmount, `e2fsck -f -n` must be clean; the server is restarted on the same image and the
-# files and e2fsck are checked again. Exit 77 = skipped (missing tool or privilege).
-# Usage: kernel_ext4.sh NANDLAB_BINARY WORKDIR
+# files and e2fsck are checked again (in metadata-only mode: e2fsck and the file list only).
+# Exit 77 = skipped (missing tool or privilege).
+# Usage: kernel_ext4.sh NANDLAB_BINARY WORKDIR [--set key=value]...
 set -uo pipefail
 bin=$1; dir=$2; shift 2
 for tool in nbdfuse losetup mkfs.ext4 e2fsck mount umount; do
@@ -44,6 +45,13 @@ cleanup
 attach "$@"
 e2fsck -f -n "$loop" > "$dir/fsck2.log" 2>&1 || { cat "$dir/fsck2.log"; echo "FAIL: e2fsck after restart"; exit 1; }
 mount "$loop" "$dir/mnt" || { echo "FAIL: mount after restart"; exit 1; }
+if [[ " $* " == *"serve.store=metadata-only"* ]]; then
+  # File data reads back as zeros by design; the file system itself must be intact.
+  n=$(find "$dir/mnt" -type f | wc -l)
+  [ "$n" = 216 ] || { echo "FAIL: $n files after restart, expected 216"; exit 1; }
+  echo "OK: metadata-only: ext4 mkfs, mount, 216 files, e2fsck clean, restart, e2fsck clean, 216 files listed"
+  exit 0
+fi
 after=$(cd "$dir/mnt" && find . -type f -print0 | sort -z | xargs -0 sha1sum | sha1sum)
 [ "$before" = "$after" ] || { echo "FAIL: files differ after restart"; exit 1; }
 echo "OK: ext4 on /dev/loop over nbdfuse over nandlab serve: mkfs, mount, 216 files, e2fsck clean, restart, files intact"

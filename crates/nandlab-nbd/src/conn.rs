@@ -582,11 +582,11 @@ fn validate(
     if offset % min != 0 || u64::from(length) % min != 0 {
         return err(Errno::Inval, "offset or length not a multiple of the minimum block size");
     }
+    // The maximum block size limits payload-carrying commands (read, write) and cache; the
+    // protocol lets requests without payload (trim, write-zeroes) exceed it, and kernels do
+    // send multi-megabyte write-zeroes (BLKZEROOUT through a loop device).
+    let capped = matches!(kind, CommandKind::Read | CommandKind::Write | CommandKind::Cache);
     let fast_zero = flags & proto::CMD_FLAG_FAST_ZERO != 0;
-    // The protocol caps read, write, cache and (non-fast) write-zeroes at
-    // the maximum block size; trim is not capped.
-    let capped = matches!(kind, CommandKind::Read | CommandKind::Write | CommandKind::Cache)
-        || (kind == CommandKind::WriteZeroes && !fast_zero);
     if capped && length > export.max_block_bytes {
         return err(Errno::Inval, "length exceeds the maximum block size");
     }

@@ -11,60 +11,55 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
-/// Allocations at least this large are aligned to, and advised as, huge pages.
-const HUGE_PAGE_BYTES: usize = 2 << 20;
-const HUGE_ALLOCATION_MIN_BYTES: usize = 4 * HUGE_PAGE_BYTES;
+/// Allocations at least this large are advised as huge pages.
+const HUGE_ALLOCATION_MIN_BYTES: usize = 8 << 20;
 
 /// The system allocator, with transparent huge pages requested for large allocations.
 /// Install in a binary with `#[global_allocator] static A: HugePageAlloc = HugePageAlloc;`.
 pub struct HugePageAlloc;
 
 impl HugePageAlloc {
-    fn adjust(layout: Layout) -> Layout {
-        if layout.size() >= HUGE_ALLOCATION_MIN_BYTES && layout.align() < HUGE_PAGE_BYTES {
-            Layout::from_size_align(layout.size(), HUGE_PAGE_BYTES).unwrap_or(layout)
-        } else {
-            layout
-        }
-    }
-
-    fn advise(ptr: *mut u8, layout: Layout) {
+    /// Asks for huge pages over a large allocation. The system allocator serves large blocks
+    /// from fresh anonymous mappings, page-aligned but not 2 MiB-aligned: the advice covers the
+    /// whole range and the kernel uses huge pages for its 2 MiB-aligned interior. Layouts are
+    /// never changed, so `calloc`'s lazily zeroed pages stay untouched until used (a 1 TiB
+    /// device's tables would otherwise be resident from the start).
+    fn advise(ptr: *mut u8, size: usize) {
         #[cfg(target_os = "linux")]
-        if !ptr.is_null() && layout.align() >= HUGE_PAGE_BYTES {
-            // SAFETY: `ptr..ptr + size` is a live allocation just returned by the system
-            // allocator; madvise only changes how the kernel backs it. A failure (THP disabled)
-            // leaves ordinary pages, which is fine.
+        if !ptr.is_null() && size >= HUGE_ALLOCATION_MIN_BYTES {
+            let start = ptr as usize & !4095;
+            let len = size + (ptr as usize - start);
+            // SAFETY: the range covers a live allocation just returned by the system allocator,
+            // rounded down to its page (which belongs to the same anonymous mapping); madvise
+            // only changes how the kernel backs it. A failure (THP off) leaves ordinary pages.
             unsafe {
-                libc::madvise(ptr.cast(), layout.size(), libc::MADV_HUGEPAGE);
+                libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
             }
         }
         #[cfg(not(target_os = "linux"))]
-        let _ = (ptr, layout);
+        let _ = (ptr, size);
     }
 }
 
-// SAFETY: every method forwards to `System` with one layout transformation (`adjust`) that is
-// applied identically on allocation and deallocation, so `System` always sees matching layouts.
+// SAFETY: every method forwards to `System` with the caller's layout unchanged.
 unsafe impl GlobalAlloc for HugePageAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let layout = Self::adjust(layout);
         // SAFETY: forwarded with a valid, non-zero-size layout (the caller's contract).
         let ptr = unsafe { System.alloc(layout) };
-        Self::advise(ptr, layout);
+        Self::advise(ptr, layout.size());
         ptr
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let layout = Self::adjust(layout);
         // SAFETY: as in `alloc`.
         let ptr = unsafe { System.alloc_zeroed(layout) };
-        Self::advise(ptr, layout);
+        Self::advise(ptr, layout.size());
         ptr
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `alloc`/`alloc_zeroed` with the same adjusted layout.
-        unsafe { System.dealloc(ptr, Self::adjust(layout)) }
+        // SAFETY: `ptr` came from `alloc`/`alloc_zeroed` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
     }
 }
 

@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 use nandlab_core::metrics::{LatencyHistogram, LatencySummary};
 use nandlab_core::{Config, ConfigError, Device, Io, Request, RequestError, RequestKind, Resolved};
 use nandlab_nbd::{CommandKind, Engine, Errno, ExportInfo, IoOutcome, IoRequest};
-use nandlab_store::{FileMedia, StoreError};
+use nandlab_store::{Classifier, FileMedia, StoreError};
 use serde::Serialize;
+use std::sync::{Arc, Mutex};
 
 pub use nandlab_nbd::{
     BoundAddress, Listen, ServeOptions, ServeReport, ShutdownHandle, DEFAULT_PORT,
@@ -53,6 +54,37 @@ impl From<StoreError> for ServeError {
     }
 }
 
+fn lock(c: &Mutex<Classifier>) -> std::sync::MutexGuard<'_, Classifier> {
+    c.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Resident set size of this process (Linux `/proc/self/statm`), 0 where unavailable.
+fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * 4096)
+}
+
+/// After a restart in metadata-only mode, the rule set re-learns the file system from the
+/// pages at the start of the disk (superblock, group descriptors). The reads are not part of
+/// the served workload: the measurement window restarts afterwards.
+fn relearn(device: &mut Device, classifier: &Mutex<Classifier>, page: u64, logical_pages: u64) {
+    let pages = logical_pages.min(metadata_stash_pages());
+    let mut buf = vec![0u8; page as usize];
+    for lpn in 0..pages {
+        let req = Request::read(lpn * page, page);
+        if device.submit_io(&req, Io::Read(&mut buf)).is_ok() && buf.iter().any(|&b| b != 0) {
+            lock(classifier).learn(lpn, &buf);
+        }
+    }
+    device.start_measurement();
+}
+
+fn metadata_stash_pages() -> u64 {
+    4096
+}
+
 /// Largest request the export accepts (NBD_INFO_BLOCK_SIZE maximum).
 const MAX_REQUEST_BYTES: u32 = 32 << 20;
 
@@ -70,12 +102,6 @@ pub fn resolve(config: &Config, image: &Path) -> Result<Resolved, ServeError> {
         c.device.utilization = None;
     }
     let r = c.resolve()?;
-    if r.config.serve.store != "full" {
-        return Err(ServeError::Config(ConfigError::new(
-            "serve.store",
-            "\"metadata-only\" is not implemented yet; use \"full\"",
-        )));
-    }
     Ok(r)
 }
 
@@ -110,6 +136,14 @@ pub struct ServeStats {
     /// Erase blocks whose OOB records the mount read.
     pub mount_blocks_scanned: u64,
     pub checkpoints_written: u64,
+    pub store: String,
+    /// Metadata-only store: written pages kept / dropped by the rule set.
+    pub metadata_pages_kept: u64,
+    pub data_pages_dropped: u64,
+    /// Bytes the sparse image occupies on disk.
+    pub image_allocated_bytes: u64,
+    /// The server process's resident memory.
+    pub rss_bytes: u64,
     pub emulate_latency: bool,
     pub uptime_seconds: f64,
     pub requests: u64,
@@ -135,6 +169,8 @@ pub struct SimEngine {
     recovered: bool,
     mount_seconds: f64,
     start: Instant,
+    /// Simulated time at `start` (after any start-up reads), so arrivals continue from it.
+    time_base_ns: u64,
     last_arrival_ns: u64,
     requests: u64,
     errors: u64,
@@ -145,6 +181,8 @@ pub struct SimEngine {
     stats_path: Option<PathBuf>,
     stats_written: Instant,
     mount: nandlab_store::MountReport,
+    classifier: Option<Arc<Mutex<Classifier>>>,
+    image_file: Option<std::fs::File>,
     checkpoints_written: u64,
     checkpoint_written: Instant,
     /// The platform's own reply overhead (socket write, wake-up), learnt from achieved
@@ -169,8 +207,10 @@ impl SimEngine {
         let started = Instant::now();
         let exists = std::fs::metadata(image).map(|m| m.len() > 0).unwrap_or(false);
         let g = resolved.geometry;
-        let (device, image_bytes, mount) = if exists {
-            let (media, mount) = if resolved.config.serve.recovery == "checkpoint" {
+        let classifier = (resolved.config.serve.store == "metadata-only")
+            .then(|| Arc::new(Mutex::new(Classifier::new(g.page_size_bytes, g.logical_pages))));
+        let (mut device, image_bytes, mount) = if exists {
+            let (mut media, mount) = if resolved.config.serve.recovery == "checkpoint" {
                 FileMedia::open_with_checkpoint(image, g)?
             } else {
                 let report = nandlab_store::MountReport {
@@ -179,15 +219,25 @@ impl SimEngine {
                 };
                 (FileMedia::open(image, g)?, report)
             };
+            if let Some(c) = &classifier {
+                media.set_metadata_only(Arc::clone(c));
+            }
             let bytes = media.image_bytes();
             (Device::recover(&resolved, Box::new(media), 0)?, bytes, mount)
         } else {
-            let media = FileMedia::create(image, g)?;
+            let mut media = FileMedia::create(image, g)?;
+            if let Some(c) = &classifier {
+                media.set_metadata_only(Arc::clone(c));
+            }
             let bytes = media.image_bytes();
             let device = Device::with_media(&resolved, Box::new(media), None)?;
             (device, bytes, nandlab_store::MountReport::default())
         };
+        if let (Some(c), true) = (&classifier, exists) {
+            relearn(&mut device, c, g.page_size_bytes, g.logical_pages);
+        }
         let now = Instant::now();
+        let time_base_ns = device.now_ns();
         let mut engine = Self {
             device,
             resolved,
@@ -196,7 +246,8 @@ impl SimEngine {
             recovered: exists,
             mount_seconds: (now - started).as_secs_f64(),
             start: now,
-            last_arrival_ns: 0,
+            time_base_ns,
+            last_arrival_ns: time_base_ns,
             requests: 0,
             errors: 0,
             simulated: LatencyHistogram::default(),
@@ -206,6 +257,8 @@ impl SimEngine {
             stats_path,
             stats_written: now,
             mount,
+            classifier,
+            image_file: std::fs::File::open(image).ok(),
             checkpoints_written: 0,
             checkpoint_written: now,
             overhead_ns: 0,
@@ -264,6 +317,14 @@ impl SimEngine {
                 mounted_from_checkpoint: self.mount.from_checkpoint,
                 mount_blocks_scanned: self.mount.blocks_scanned,
                 checkpoints_written: self.checkpoints_written,
+                store: c.serve.store.clone(),
+                metadata_pages_kept: self.classifier.as_ref().map_or(0, |k| lock(k).kept_pages),
+                data_pages_dropped: self.classifier.as_ref().map_or(0, |k| lock(k).dropped_pages),
+                image_allocated_bytes: self.image_file.as_ref().map_or(0, |f| {
+                    use std::os::unix::fs::MetadataExt;
+                    f.metadata().map(|m| m.blocks() * 512).unwrap_or(0)
+                }),
+                rss_bytes: rss_bytes(),
                 emulate_latency: c.serve.emulate_latency,
                 uptime_seconds: self.start.elapsed().as_secs_f64(),
                 requests: self.requests,
@@ -293,7 +354,8 @@ impl SimEngine {
     }
 
     fn arrival_ns(&mut self, received: Instant) -> u64 {
-        let ns = received.saturating_duration_since(self.start).as_nanos() as u64;
+        let ns =
+            self.time_base_ns + received.saturating_duration_since(self.start).as_nanos() as u64;
         // Requests from different connections reach the engine in channel order, which can
         // differ from their receive stamps by a few microseconds; simulated time must not go
         // backwards.
@@ -316,9 +378,19 @@ impl SimEngine {
                 .submit_io(&Request::write(off, len).at(arrival), Io::Write(&req.data))?,
             CommandKind::WriteZeroes => {
                 // Zeroes are written, not trimmed: a trim leaves no record on flash, and the
-                // zeroes must survive a restart.
-                let zeros = vec![0u8; len as usize];
-                self.device.submit_io(&Request::write(off, len).at(arrival), Io::Write(&zeros))?
+                // zeroes must survive a restart. Requests may exceed the payload limit: they are
+                // written in chunks that arrive together.
+                let chunk = len.min(u64::from(MAX_REQUEST_BYTES));
+                let zeros = vec![0u8; chunk as usize];
+                let mut done = 0;
+                let mut last = None;
+                while done < len {
+                    let n = chunk.min(len - done);
+                    let req = Request::write(off + done, n).at(arrival);
+                    last = Some(self.device.submit_io(&req, Io::Write(&zeros[..n as usize]))?);
+                    done += n;
+                }
+                last.expect("write-zeroes of length 0 never reaches the engine")
             }
             CommandKind::Trim => self.device.submit(&Request::trim(off, len).at(arrival))?,
             CommandKind::Flush => {

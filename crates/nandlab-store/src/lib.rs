@@ -27,6 +27,10 @@ use nandlab_core::flash::{
     BlockId, BlockRecord, Checkpoint, CountingMedia, Lpn, Media, Oob, Ppn, GARBAGE_LPN,
 };
 use nandlab_core::MediaError;
+use std::sync::{Arc, Mutex, PoisonError};
+
+pub mod metadata;
+pub use metadata::Classifier;
 
 const MAGIC: &[u8; 8] = b"NANDLAB\x01";
 const VERSION: u32 = 1;
@@ -34,6 +38,8 @@ const SUPERBLOCK_BYTES: u64 = 4096;
 const BLOCK_HEADER_BYTES: u64 = 8;
 const OOB_BYTES: usize = 24;
 const STATE_PROGRAMMED: u8 = 0x5A;
+/// Programmed in metadata-only mode without its payload: reads return zeros.
+const STATE_PROGRAMMED_NO_PAYLOAD: u8 = 0x5B;
 const ALIGN: u64 = 4096;
 /// LFSS checkpoint node magic (SPEC §3).
 const CHECKPOINT_MAGIC: u32 = 0xEECC_2299;
@@ -129,9 +135,9 @@ impl Layout {
     }
 }
 
-fn encode_oob(oob: &Oob, data_crc: u32) -> [u8; OOB_BYTES] {
+fn encode_oob(oob: &Oob, data_crc: u32, has_payload: bool) -> [u8; OOB_BYTES] {
     let mut r = [0u8; OOB_BYTES];
-    r[0] = STATE_PROGRAMMED;
+    r[0] = if has_payload { STATE_PROGRAMMED } else { STATE_PROGRAMMED_NO_PAYLOAD };
     r[1] = oob.region;
     r[4..8].copy_from_slice(&oob.lpn.to_le_bytes());
     r[8..16].copy_from_slice(&oob.seq.to_le_bytes());
@@ -144,7 +150,7 @@ fn encode_oob(oob: &Oob, data_crc: u32) -> [u8; OOB_BYTES] {
 /// Decodes an OOB record: `None` = erased; a programmed record whose CRC fails decodes as
 /// `GARBAGE_LPN`.
 fn decode_oob(r: &[u8]) -> Option<(Oob, u32)> {
-    if r[0] != STATE_PROGRAMMED {
+    if r[0] != STATE_PROGRAMMED && r[0] != STATE_PROGRAMMED_NO_PAYLOAD {
         return None;
     }
     let word = |i: usize| u32::from_le_bytes([r[i], r[i + 1], r[i + 2], r[i + 3]]);
@@ -238,6 +244,10 @@ pub struct FileMedia {
     /// from its OOB record the first time the page is read).
     crc_known: Vec<u64>,
     checkpoint_generation: u64,
+    /// Metadata-only mode: decides which pages keep their payload.
+    classifier: Option<Arc<Mutex<Classifier>>>,
+    /// One bit per page: programmed without payload (reads return zeros).
+    no_payload: Vec<u64>,
     file: File,
     path: PathBuf,
     layout: Layout,
@@ -277,7 +287,11 @@ impl FileMedia {
         let pages = geometry.physical_pages() as usize;
         let mut oobs: Vec<Option<Oob>> = Vec::with_capacity(pages);
         let mut data_crc = vec![0u32; pages];
-        read_oob_range(&file, path, &layout, 0, pages, |ppn, decoded| {
+        let mut no_payload = vec![0u64; pages.div_ceil(64)];
+        read_oob_range(&file, path, &layout, 0, pages, |ppn, decoded, dropped| {
+            if dropped {
+                no_payload[ppn / 64] |= 1 << (ppn % 64);
+            }
             oobs.push(decoded.map(|(oob, crc)| {
                 data_crc[ppn] = crc;
                 oob
@@ -287,6 +301,7 @@ impl FileMedia {
         let generation = newest_checkpoint(&file, &layout, &geometry).map_or(0, |c| c.generation);
         let mut media = Self::with(meta, data_crc, file, path, layout);
         media.checkpoint_generation = generation;
+        media.no_payload = no_payload;
         Ok(media)
     }
 
@@ -317,6 +332,7 @@ impl FileMedia {
         let mut oobs: Vec<Option<Oob>> = vec![None; pages];
         let mut data_crc = vec![0u32; pages];
         let mut crc_known = vec![0u64; pages.div_ceil(64)];
+        let mut no_payload = vec![0u64; pages.div_ceil(64)];
         let unchanged = |b: usize| {
             let rec = &cp.blocks[b];
             rec.state == 2 && rec.erase_count == erase_counts[b]
@@ -362,10 +378,13 @@ impl FileMedia {
         }
         // Roll forward: read the changed blocks' OOB records.
         for &b in &rescan {
-            read_oob_range(&file, path, &layout, b * ppb, ppb, |ppn, decoded| {
+            read_oob_range(&file, path, &layout, b * ppb, ppb, |ppn, decoded, dropped| {
                 let Some((oob, crc)) = decoded else { return };
                 data_crc[ppn] = crc;
                 crc_known[ppn / 64] |= 1 << (ppn % 64);
+                if dropped {
+                    no_payload[ppn / 64] |= 1 << (ppn % 64);
+                }
                 let oob = if oob.seq > cp.seq || oob.lpn == GARBAGE_LPN {
                     oob
                 } else if cp.l2p.get(oob.lpn as usize) == Some(&(ppn as u32)) {
@@ -380,6 +399,7 @@ impl FileMedia {
         let meta = CountingMedia::restore(geometry, &erase_counts, &oobs);
         let mut media = Self::with(meta, data_crc, file, path, layout);
         media.crc_known = crc_known;
+        media.no_payload = no_payload;
         media.checkpoint_generation = cp.generation;
         let report = MountReport {
             from_checkpoint: true,
@@ -435,6 +455,8 @@ impl FileMedia {
             data_crc,
             crc_known: vec![u64::MAX; words],
             checkpoint_generation: 0,
+            classifier: None,
+            no_payload: vec![0; words],
             file,
             path: path.to_path_buf(),
             layout,
@@ -456,7 +478,8 @@ impl FileMedia {
         }
     }
 
-    /// After a checkpoint mount a page's data CRC is read from its OOB record on first use.
+    /// After a checkpoint mount a page's data CRC (and whether it has a payload) is read from
+    /// its OOB record on first use.
     fn load_crc(&mut self, ppn: Ppn) {
         let (w, bit) = (ppn as usize / 64, 1u64 << (ppn % 64));
         if self.crc_known[w] & bit != 0 {
@@ -467,12 +490,18 @@ impl FileMedia {
             Ok(()) => {
                 if let Some((_, crc)) = decode_oob(&r) {
                     self.data_crc[ppn as usize] = crc;
-                    self.crc_known[ppn as usize / 64] |= 1 << (ppn % 64);
+                }
+                if r[0] == STATE_PROGRAMMED_NO_PAYLOAD {
+                    self.no_payload[w] |= bit;
                 }
                 self.crc_known[w] |= bit;
             }
             Err(e) => self.fail("OOB read", &e),
         }
+    }
+
+    fn has_payload(&self, ppn: Ppn) -> bool {
+        self.no_payload[ppn as usize / 64] & (1 << (ppn % 64)) == 0
     }
 
     fn write_page_data(&mut self, ppn: Ppn, data: &[u8]) -> u32 {
@@ -483,10 +512,54 @@ impl FileMedia {
     }
 
     fn write_oob(&mut self, ppn: Ppn, oob: &Oob, data_crc: u32) {
-        if let Err(e) = self.file.write_all_at(&encode_oob(oob, data_crc), self.layout.oob_at(ppn))
-        {
+        let record = encode_oob(oob, data_crc, self.has_payload(ppn));
+        if let Err(e) = self.file.write_all_at(&record, self.layout.oob_at(ppn)) {
             self.fail("OOB write", &e);
         }
+    }
+
+    /// Programs a page; its payload is stored only when `keep` (metadata-only mode drops the
+    /// rest: such a page reads back as zeros and costs no data-area space).
+    fn program_page(&mut self, ppn: Ppn, oob: Oob, data: Option<&[u8]>, keep: bool) {
+        self.meta.program(ppn, oob, None);
+        let (w, bit) = (ppn as usize / 64, 1u64 << (ppn % 64));
+        self.crc_known[w] |= bit;
+        if !keep {
+            self.no_payload[w] |= bit;
+            self.data_crc[ppn as usize] = 0;
+            self.write_oob(ppn, &oob, 0);
+            return;
+        }
+        self.no_payload[w] &= !bit;
+        let crc = match data {
+            Some(d) => {
+                assert_eq!(d.len() as u64, self.layout.page_size, "page payload of wrong size");
+                self.write_page_data(ppn, d)
+            }
+            None => {
+                // No payload (simulation-only writes): the page reads back as zeros.
+                let mut z = std::mem::take(&mut self.page_buf);
+                z.fill(0);
+                let crc = self.write_page_data(ppn, &z);
+                self.page_buf = z;
+                crc
+            }
+        };
+        self.data_crc[ppn as usize] = crc;
+        self.write_oob(ppn, &oob, crc);
+    }
+
+    /// Switches to metadata-only storage (`serve.store = "metadata-only"`): from now on the
+    /// classifier decides which written pages keep their payload.
+    pub fn set_metadata_only(&mut self, classifier: Arc<Mutex<Classifier>>) {
+        self.classifier = Some(classifier);
+    }
+
+    /// Bytes the image occupies on disk (it is sparse).
+    #[must_use]
+    pub fn allocated_bytes(&self) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        self.file.metadata().map(|m| m.blocks() * 512).unwrap_or(0)
     }
 }
 
@@ -496,41 +569,33 @@ impl Media for FileMedia {
     }
 
     fn program(&mut self, ppn: Ppn, oob: Oob, data: Option<&[u8]>) {
-        self.meta.program(ppn, oob, None);
-        let crc = match data {
-            Some(d) => {
-                assert_eq!(d.len() as u64, self.layout.page_size, "page payload of wrong size");
-                self.write_page_data(ppn, d)
+        let keep = match (&self.classifier, data) {
+            (None, _) => true,
+            (Some(c), Some(d)) => {
+                c.lock().unwrap_or_else(PoisonError::into_inner).keep(u64::from(oob.lpn), d)
             }
-            None => {
-                // No payload (simulation-only writes): the page reads back as zeros.
-                let zeros = std::mem::take(&mut self.page_buf);
-                let mut z = zeros;
-                z.fill(0);
-                let crc = self.write_page_data(ppn, &z);
-                self.page_buf = z;
-                crc
-            }
+            (Some(_), None) => false,
         };
-        self.data_crc[ppn as usize] = crc;
-        self.crc_known[ppn as usize / 64] |= 1 << (ppn % 64);
-        self.write_oob(ppn, &oob, crc);
+        self.program_page(ppn, oob, data, keep);
     }
 
     fn read(&mut self, ppn: Ppn, data: Option<&mut [u8]>) -> Oob {
         let oob = self.meta.read(ppn, None);
-        if let Some(buf) = data {
-            self.load_crc(ppn);
-            match self.file.read_exact_at(buf, self.layout.data_at(ppn)) {
-                Err(e) => self.fail("page read", &e),
-                Ok(()) => {
-                    if crc32fast::hash(buf) != self.data_crc[ppn as usize] && self.error.is_none() {
-                        self.error = Some(MediaError(format!(
-                            "{}: page {ppn} (LPN {}) fails its data CRC",
-                            self.path.display(),
-                            oob.lpn
-                        )));
-                    }
+        let Some(buf) = data else { return oob };
+        self.load_crc(ppn);
+        if !self.has_payload(ppn) {
+            buf.fill(0);
+            return oob;
+        }
+        match self.file.read_exact_at(buf, self.layout.data_at(ppn)) {
+            Err(e) => self.fail("page read", &e),
+            Ok(()) => {
+                if crc32fast::hash(buf) != self.data_crc[ppn as usize] && self.error.is_none() {
+                    self.error = Some(MediaError(format!(
+                        "{}: page {ppn} (LPN {}) fails its data CRC",
+                        self.path.display(),
+                        oob.lpn
+                    )));
                 }
             }
         }
@@ -540,7 +605,9 @@ impl Media for FileMedia {
     fn copy(&mut self, from: Ppn, to: Ppn, oob: Oob) {
         let mut buf = std::mem::take(&mut self.page_buf);
         self.read(from, Some(&mut buf));
-        self.program(to, oob, Some(&buf));
+        // A copy keeps whatever its source kept: the rules apply once, when the host writes.
+        let keep = self.has_payload(from);
+        self.program_page(to, oob, Some(&buf), keep);
         self.page_buf = buf;
     }
 
@@ -581,7 +648,9 @@ impl Media for FileMedia {
     }
 
     fn memory_bytes(&self) -> u64 {
-        self.meta.memory_bytes() + self.data_crc.len() as u64 * 4 + self.crc_known.len() as u64 * 8
+        self.meta.memory_bytes()
+            + self.data_crc.len() as u64 * 4
+            + (self.crc_known.len() + self.no_payload.len()) as u64 * 8
     }
 
     fn write_checkpoint(&mut self, cp: &Checkpoint<'_>) -> Result<(), MediaError> {
@@ -645,7 +714,7 @@ fn read_oob_range(
     layout: &Layout,
     first: usize,
     count: usize,
-    mut f: impl FnMut(usize, Option<(Oob, u32)>),
+    mut f: impl FnMut(usize, Option<(Oob, u32)>, bool),
 ) -> Result<(), StoreError> {
     let per_chunk = (1 << 20) / OOB_BYTES;
     let mut buf = vec![0u8; per_chunk.min(count) * OOB_BYTES];
@@ -656,7 +725,7 @@ fn read_oob_range(
         file.read_exact_at(bytes, layout.oob + ((first + done) * OOB_BYTES) as u64)
             .map_err(|e| io_error(path, &e))?;
         for (i, r) in bytes.chunks(OOB_BYTES).enumerate() {
-            f(first + done + i, decode_oob(r));
+            f(first + done + i, decode_oob(r), r[0] == STATE_PROGRAMMED_NO_PAYLOAD);
         }
         done += n;
     }
