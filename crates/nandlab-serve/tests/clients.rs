@@ -118,3 +118,39 @@ fn qemu_io_nbdcopy_and_restart() {
     handle.shutdown();
     join.join().unwrap().unwrap();
 }
+
+/// fio's nbd engine: random 4 KiB writes at queue depth 32 with crc32c verification of every
+/// block read back, against the simulator (64 MiB written: the device's whole physical size,
+/// so the cleaner runs).
+#[test]
+fn fio_randwrite_with_verify() {
+    if !have("fio") {
+        eprintln!("note: fio missing; skipping");
+        return;
+    }
+    let help = Command::new("fio").arg("--enghelp").output().unwrap();
+    if !String::from_utf8_lossy(&help.stdout).contains("nbd") {
+        eprintln!("note: fio has no nbd engine; skipping");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("nandlab-serve-fio-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let image = dir.join("fio.img");
+    let _ = std::fs::remove_file(&image);
+    let (handle, join, uri) = start(&image);
+    let out = run(Command::new("fio").args([
+        "--name=nandlab",
+        "--ioengine=nbd",
+        &format!("--uri={uri}"),
+        "--rw=randwrite",
+        "--bs=4k",
+        "--iodepth=32",
+        "--verify=crc32c",
+        "--size=8m",
+        "--loops=8",
+    ]));
+    assert!(out.contains("err= 0"), "{out}");
+    handle.shutdown();
+    join.join().unwrap().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
