@@ -70,7 +70,7 @@ fn rss_bytes() -> u64 {
 /// pages at the start of the disk (superblock, group descriptors). The reads are not part of
 /// the served workload: the measurement window restarts afterwards.
 fn relearn(device: &mut Device, classifier: &Mutex<Classifier>, page: u64, logical_pages: u64) {
-    let pages = logical_pages.min(metadata_stash_pages());
+    let pages = logical_pages.min(nandlab_store::metadata::STASH_PAGES);
     let mut buf = vec![0u8; page as usize];
     for lpn in 0..pages {
         let req = Request::read(lpn * page, page);
@@ -79,10 +79,6 @@ fn relearn(device: &mut Device, classifier: &Mutex<Classifier>, page: u64, logic
         }
     }
     device.start_measurement();
-}
-
-fn metadata_stash_pages() -> u64 {
-    4096
 }
 
 /// Largest request the export accepts (NBD_INFO_BLOCK_SIZE maximum).

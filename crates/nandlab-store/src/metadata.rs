@@ -26,7 +26,7 @@ use std::collections::HashMap;
 
 /// Pages of the disk's start whose payloads are remembered until a file system is recognized,
 /// so its group descriptors can be parsed even if they were written before its superblock.
-const STASH_PAGES: u64 = 4096;
+pub const STASH_PAGES: u64 = 4096;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Ext {

@@ -165,12 +165,6 @@ impl Flash {
         self.media.as_mut()
     }
 
-    /// Gives back the media (recovery tests; handing a media to a new FTL).
-    #[must_use]
-    pub fn into_media(self) -> Box<dyn Media> {
-        self.media
-    }
-
     #[must_use]
     pub fn timing(&self) -> &Timing {
         &self.timing
