@@ -20,7 +20,7 @@ paths, or None for every default; ``set=`` overrides work like the CLI's ``--set
 pure function of (config, seed, version), all recorded in its `Result`.
 """
 
-from . import plot
+from . import plot, recycling
 from ._api import ProgressCallback, presets, resolve_config, run
 from ._config import ConfigLike, Overrides
 from ._native import ConfigError, NandlabError, RequestError, TraceError
@@ -41,6 +41,7 @@ __all__ = [
     "__version__",
     "plot",
     "presets",
+    "recycling",
     "resolve_config",
     "run",
     "sweep",

@@ -15,6 +15,7 @@ __all__ = [
     "TraceError",
     "__version__",
     "presets",
+    "recycling_costs",
     "resolve",
     "run",
     "version",
@@ -87,6 +88,21 @@ def resolve(
 def presets() -> str:
     """Every device preset as a JSON list (name, description, page_size_bytes,
     pages_per_block, blocks, timing, endurance_cycles), the default first."""
+
+def recycling_costs(
+    alpha: float,
+    pages_per_block: int,
+    erase_cost: float,
+    copy_cost: float,
+    n_max: int,
+) -> tuple[int, float, float, list[float], list[float]]:
+    """Paper 002's block-recycling cost model: ``(n0, w_merge, equilibrium_p, w_mig, w)``,
+    ``w_mig[p]`` for p = 0..N_p-1 and ``w[n]`` for n = 0..n_max (``inf`` where nothing is
+    freed). Use `nandlab.recycling.optimal_migrations`.
+
+    Raises:
+        ValueError: a negative or non-finite cost or alpha, pages_per_block < 1, n_max too big.
+    """
 
 def version() -> str:
     """The simulator version recorded in every result."""

@@ -98,7 +98,8 @@ pub struct TimingConfig {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct FtlConfig {
-    /// FTL kind: `"page"` (page-mapped log-structured store).
+    /// FTL kind: `"page"` (page-mapped log-structured store), or the hybrid log-block FTLs
+    /// `"bast"`, `"sast"`, `"fast"`.
     pub kind: String,
     /// Victim selection: `greedy`, `cost-benefit`, `cat`, `fifo`, `random-d`.
     pub cleaning: String,
@@ -120,6 +121,18 @@ pub struct FtlConfig {
     /// (host page writes ÷ logical pages), ascending; `regions - 1` values. Default: geometric
     /// around 1.0 with ratio 4.
     pub oracle_boundaries_passes: Option<Vec<f64>>,
+    /// Hybrid kinds: log blocks in the pool (FAST: one of them is the sequential log).
+    /// Default 8.
+    pub log_blocks: Option<u32>,
+    /// SAST: logical blocks per group (N). Default 4.
+    pub group_data_blocks: Option<u32>,
+    /// SAST: log blocks a group may hold (K). Default 2.
+    pub group_log_blocks: Option<u32>,
+    /// BAST: how a full log block is recycled: `merge-only` (default), `cost-based`,
+    /// `periodic`, `optimal` (paper 002).
+    pub recycling: Option<String>,
+    /// `periodic` recycling: merge after this many consecutive migrations. Default N_p / 2.
+    pub migration_period: Option<u32>,
 }
 
 impl Default for FtlConfig {
@@ -134,6 +147,11 @@ impl Default for FtlConfig {
             random_d: 8,
             victim_scan_limit: 65_536,
             oracle_boundaries_passes: None,
+            log_blocks: None,
+            group_data_blocks: None,
+            group_log_blocks: None,
+            recycling: None,
+            migration_period: None,
         }
     }
 }
@@ -159,7 +177,7 @@ pub struct PhaseConfig {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct WorkloadConfig {
-    /// `sequential`, `uniform`, `hotcold`, `phases`, `trace`.
+    /// `sequential`, `uniform`, `hotcold`, `phases`, `trace`, `postmark`, `embedded`.
     pub kind: String,
     /// Hot/cold "x/y": fraction x of accesses go to fraction y of the data.
     pub hot_access_fraction: f64,
@@ -195,6 +213,8 @@ pub struct WorkloadConfig {
     pub compact_chunk_bytes: Option<u64>,
     /// Trace arrival times: `trace` (open loop at the trace's timestamps) or `closed`.
     pub trace_timing: String,
+    /// `[workload.fs]`: the FAT volume and file-system workload of `postmark` and `embedded`.
+    pub fs: Option<FsConfig>,
 }
 
 impl Default for WorkloadConfig {
@@ -218,6 +238,66 @@ impl Default for WorkloadConfig {
             fit: "auto".into(),
             compact_chunk_bytes: None,
             trace_timing: "trace".into(),
+            fs: None,
+        }
+    }
+}
+
+/// `[workload.fs]`: the FAT volume and the file-system workload run on it
+/// (`workload/fat.rs`). Unset keys take the defaults of the workload kind; keys a kind does not
+/// use stay unset in the resolved config.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct FsConfig {
+    /// Cluster size, a multiple of 512. Default 4096.
+    pub cluster_bytes: Option<u64>,
+    /// Postmark: subdirectories of the root holding the files (0: files in the root). Default 50.
+    pub directories: Option<u32>,
+    /// Postmark: initial files (default 500); embedded: log files (default 4).
+    pub files: Option<u32>,
+    /// Postmark: file sizes are uniform in [min, max]. Default 512 and 512 (embedded: max 65536,
+    /// the size at which a log file wraps around).
+    pub file_bytes_min: Option<u64>,
+    pub file_bytes_max: Option<u64>,
+    /// Postmark transactions or embedded record appends. Default 10000.
+    pub transactions: Option<u64>,
+    /// Postmark: probability that a transaction's create/delete is a create. Default 0.5.
+    pub create_bias: Option<f64>,
+    /// Postmark: probability that a transaction's read/append is a read. Default 0.5.
+    pub read_bias: Option<f64>,
+    /// Embedded: bytes per appended record. Default 64.
+    pub record_bytes: Option<u64>,
+}
+
+/// `[workload.fs]` with every default of one workload kind filled in.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FsParams {
+    pub cluster_bytes: u64,
+    pub directories: u32,
+    pub files: u32,
+    pub file_bytes_min: u64,
+    pub file_bytes_max: u64,
+    pub transactions: u64,
+    pub create_bias: f64,
+    pub read_bias: f64,
+    pub record_bytes: u64,
+}
+
+impl FsConfig {
+    /// The effective values for `workload.kind = kind` (`postmark` or `embedded`).
+    #[must_use]
+    pub fn params(&self, kind: &str) -> FsParams {
+        let embedded = kind == "embedded";
+        FsParams {
+            cluster_bytes: self.cluster_bytes.unwrap_or(4096),
+            directories: self.directories.unwrap_or(50),
+            files: self.files.unwrap_or(if embedded { 4 } else { 500 }),
+            file_bytes_min: self.file_bytes_min.unwrap_or(512),
+            file_bytes_max: self.file_bytes_max.unwrap_or(if embedded { 65_536 } else { 512 }),
+            transactions: self.transactions.unwrap_or(10_000),
+            create_bias: self.create_bias.unwrap_or(0.5),
+            read_bias: self.read_bias.unwrap_or(0.5),
+            record_bytes: self.record_bytes.unwrap_or(64),
         }
     }
 }
@@ -439,7 +519,8 @@ fn one_of(value: &str, key: &str, allowed: &[&str]) -> Result<(), ConfigError> {
 
 pub const CLEANING_NAMES: &[&str] = &["greedy", "cost-benefit", "cat", "fifo", "random-d"];
 pub const PLACEMENT_NAMES: &[&str] = &["none", "dac", "oracle"];
-pub const WORKLOAD_KINDS: &[&str] = &["sequential", "uniform", "hotcold", "phases", "trace"];
+pub const WORKLOAD_KINDS: &[&str] =
+    &["sequential", "uniform", "hotcold", "phases", "trace", "postmark", "embedded"];
 
 impl Config {
     /// Validates every field and cross-field relation and fills in every default.
@@ -455,6 +536,13 @@ impl Config {
                 ),
             )
         })?;
+        // Block-mapped FTLs map whole logical blocks (SAST: whole groups): a logical size
+        // derived from the utilization is rounded down to that granule.
+        let granule_blocks = match c.ftl.kind.as_str() {
+            "bast" | "fast" => 1,
+            "sast" => u64::from(c.ftl.group_data_blocks.unwrap_or(SAST_GROUP_DATA_BLOCKS).max(1)),
+            _ => 0,
+        };
         let d = &mut c.device;
         let page_size_bytes = *d.page_size_bytes.get_or_insert(preset.page_size_bytes);
         let pages_per_block = *d.pages_per_block.get_or_insert(preset.pages_per_block);
@@ -506,7 +594,9 @@ impl Config {
                 let blocks = b.unwrap_or(preset.blocks);
                 let u = u.unwrap_or(UTILIZATION_DEFAULT);
                 let physical = u64::from(blocks) * u64::from(pages_per_block);
-                (blocks, (physical as f64 * u).floor() as u64)
+                let lp = (physical as f64 * u).floor() as u64;
+                let granule = granule_blocks * u64::from(pages_per_block);
+                (blocks, if granule > 0 && lp >= granule { lp - lp % granule } else { lp })
             }
         };
         d.blocks = Some(blocks);
@@ -530,7 +620,22 @@ impl Config {
         let timing = resolve_timing(&mut c.timing, preset.timing);
 
         let f = &mut c.ftl;
-        one_of(&f.kind, "ftl.kind", &["page"])?;
+        one_of(&f.kind, "ftl.kind", FTL_KINDS)?;
+        if f.kind != "page" {
+            resolve_hybrid(f, &geometry)?;
+            validate_workload(&mut c.workload, &geometry)?;
+            validate_serve(&c.serve)?;
+            return Ok(Resolved { config: c, geometry, timing, regions: 1, gc_free_blocks_min: 0 });
+        }
+        for (set, key) in [
+            (f.log_blocks.is_some(), "ftl.log_blocks"),
+            (f.group_data_blocks.is_some(), "ftl.group_data_blocks"),
+            (f.group_log_blocks.is_some(), "ftl.group_log_blocks"),
+            (f.recycling.is_some(), "ftl.recycling"),
+            (f.migration_period.is_some(), "ftl.migration_period"),
+        ] {
+            check(!set, key, "only the hybrid FTL kinds (bast, sast, fast) use log blocks")?;
+        }
         one_of(&f.cleaning, "ftl.cleaning", CLEANING_NAMES)?;
         one_of(&f.placement, "ftl.placement", PLACEMENT_NAMES)?;
         let default_regions = match f.placement.as_str() {
@@ -609,21 +714,125 @@ impl Config {
         )?;
 
         validate_workload(&mut c.workload, &geometry)?;
-        let sv = &c.serve;
-        one_of(&sv.store, "serve.store", &["full", "metadata-only"])?;
-        one_of(&sv.recovery, "serve.recovery", &["scan", "checkpoint"])?;
-        check(
-            sv.stats_interval_s.is_finite() && sv.stats_interval_s > 0.0,
-            "serve.stats_interval_s",
-            "must be > 0",
-        )?;
-        check(
-            sv.checkpoint_interval_s.is_finite() && sv.checkpoint_interval_s > 0.0,
-            "serve.checkpoint_interval_s",
-            "must be > 0",
-        )?;
+        validate_serve(&c.serve)?;
         Ok(Resolved { config: c, geometry, timing, regions, gc_free_blocks_min })
     }
+}
+
+fn validate_serve(sv: &ServeConfig) -> Result<(), ConfigError> {
+    one_of(&sv.store, "serve.store", &["full", "metadata-only"])?;
+    one_of(&sv.recovery, "serve.recovery", &["scan", "checkpoint"])?;
+    check(
+        sv.stats_interval_s.is_finite() && sv.stats_interval_s > 0.0,
+        "serve.stats_interval_s",
+        "must be > 0",
+    )?;
+    check(
+        sv.checkpoint_interval_s.is_finite() && sv.checkpoint_interval_s > 0.0,
+        "serve.checkpoint_interval_s",
+        "must be > 0",
+    )
+}
+
+pub const FTL_KINDS: &[&str] = &["page", "bast", "sast", "fast"];
+const LOG_BLOCKS_DEFAULT: u32 = 8;
+const SAST_GROUP_DATA_BLOCKS: u32 = 4;
+const SAST_GROUP_LOG_BLOCKS: u32 = 2;
+
+/// Defaults and checks of the hybrid kinds (SPEC §4). Page-FTL keys must keep their defaults:
+/// a hybrid FTL has no cleaner policy, placement or regions.
+fn resolve_hybrid(f: &mut FtlConfig, g: &Geometry) -> Result<(), ConfigError> {
+    let kind = f.kind.clone();
+    let not_page = |key: &str, what: &str| {
+        ConfigError::new(
+            key,
+            format!("{what} belongs to the page FTL; ftl.kind = {kind:?} has none"),
+        )
+    };
+    if f.cleaning != "greedy" {
+        return Err(not_page("ftl.cleaning", "victim selection"));
+    }
+    if f.placement != "none" || f.regions.is_some_and(|r| r != 1) {
+        let key = if f.placement != "none" { "ftl.placement" } else { "ftl.regions" };
+        return Err(not_page(key, "data placement"));
+    }
+    for (set, key) in [
+        (f.time_threshold_s.is_some(), "ftl.time_threshold_s"),
+        (f.gc_free_blocks_min.is_some(), "ftl.gc_free_blocks_min"),
+        (f.oracle_boundaries_passes.is_some(), "ftl.oracle_boundaries_passes"),
+    ] {
+        if set {
+            return Err(not_page(key, "this setting"));
+        }
+    }
+    let ppb = u64::from(g.pages_per_block);
+    let logical_blocks = g.logical_pages.div_ceil(ppb);
+    let log_blocks = *f.log_blocks.get_or_insert(LOG_BLOCKS_DEFAULT);
+    let min_logs = if kind == "fast" { 2 } else { 1 };
+    check(
+        log_blocks >= min_logs,
+        "ftl.log_blocks",
+        if kind == "fast" {
+            "FAST needs at least 2 log blocks: the sequential log and one random log"
+        } else {
+            "must be at least 1"
+        },
+    )?;
+    let spare = u64::from(g.blocks).saturating_sub(logical_blocks);
+    check(
+        spare > u64::from(log_blocks),
+        "ftl.log_blocks",
+        format!(
+            "{log_blocks} log blocks need {} spare blocks (one more for a merge's destination),              but the device has {} blocks for {logical_blocks} logical blocks: {spare} spare;              lower ftl.log_blocks or device.utilization, or add blocks",
+            u64::from(log_blocks) + 1,
+            g.blocks
+        ),
+    )?;
+    if kind == "sast" {
+        let n = *f.group_data_blocks.get_or_insert(SAST_GROUP_DATA_BLOCKS);
+        let k = *f.group_log_blocks.get_or_insert(SAST_GROUP_LOG_BLOCKS.min(log_blocks));
+        check(n >= 1, "ftl.group_data_blocks", "must be at least 1")?;
+        check(
+            logical_blocks % u64::from(n) == 0,
+            "ftl.group_data_blocks",
+            format!(
+                "groups of {n} logical blocks do not divide the device's {logical_blocks} logical                  blocks; pick a divisor or set device.logical_bytes to a multiple of {} bytes",
+                u64::from(n) * ppb * g.page_size_bytes
+            ),
+        )?;
+        check(
+            (1..=log_blocks).contains(&k),
+            "ftl.group_log_blocks",
+            format!("must be between 1 and ftl.log_blocks = {log_blocks}"),
+        )?;
+    } else {
+        for (set, key) in [
+            (f.group_data_blocks.is_some(), "ftl.group_data_blocks"),
+            (f.group_log_blocks.is_some(), "ftl.group_log_blocks"),
+        ] {
+            check(!set, key, "only SAST has groups (BAST is N = 1, K = 1)")?;
+        }
+    }
+    let recycling = f.recycling.get_or_insert_with(|| "merge-only".into()).clone();
+    one_of(&recycling, "ftl.recycling", crate::ftl::hybrid::recycling::RECYCLING_NAMES)?;
+    check(
+        recycling == "merge-only" || kind == "bast",
+        "ftl.recycling",
+        format!(
+            "{recycling:?} uses paper 002's migration, which is defined for a log block owned by              one data block: use ftl.kind = \"bast\""
+        ),
+    )?;
+    if recycling == "periodic" {
+        let p = *f.migration_period.get_or_insert(g.pages_per_block / 2);
+        check(p >= 1, "ftl.migration_period", "must be at least 1")?;
+    } else {
+        check(
+            f.migration_period.is_none(),
+            "ftl.migration_period",
+            "only ftl.recycling = \"periodic\" uses a migration period",
+        )?;
+    }
+    Ok(())
 }
 
 fn resolve_timing(t: &mut TimingConfig, p: TimingPreset) -> Timing {
@@ -716,6 +925,57 @@ fn validate_workload(w: &mut WorkloadConfig, g: &Geometry) -> Result<(), ConfigE
             "must be a positive multiple of the page size",
         )?;
     }
+    if matches!(w.kind.as_str(), "postmark" | "embedded") {
+        validate_fs(w, g)?;
+    }
+    Ok(())
+}
+
+/// `[workload.fs]` of the file-system workloads: fills the kind's defaults, checks each key and
+/// that the FAT volume can hold the files.
+fn validate_fs(w: &mut WorkloadConfig, g: &Geometry) -> Result<(), ConfigError> {
+    check(
+        w.arrival == "closed",
+        "workload.arrival",
+        "postmark and embedded workloads are closed-loop (use arrival = \"closed\")",
+    )?;
+    let embedded = w.kind == "embedded";
+    let fs = w.fs.get_or_insert_with(FsConfig::default);
+    let p = fs.params(&w.kind);
+    check(
+        p.cluster_bytes >= 512 && p.cluster_bytes % 512 == 0,
+        "workload.fs.cluster_bytes",
+        "must be a positive multiple of 512",
+    )?;
+    check(p.files >= 1, "workload.fs.files", "must be at least 1")?;
+    check(p.file_bytes_max >= 1, "workload.fs.file_bytes_max", "must be at least 1")?;
+    fs.cluster_bytes = Some(p.cluster_bytes);
+    fs.files = Some(p.files);
+    fs.file_bytes_max = Some(p.file_bytes_max);
+    fs.transactions = Some(p.transactions);
+    if embedded {
+        check(p.record_bytes >= 1, "workload.fs.record_bytes", "must be at least 1")?;
+        check(
+            p.record_bytes <= p.file_bytes_max,
+            "workload.fs.record_bytes",
+            "must be at most workload.fs.file_bytes_max",
+        )?;
+        fs.record_bytes = Some(p.record_bytes);
+    } else {
+        check(p.file_bytes_min >= 1, "workload.fs.file_bytes_min", "must be at least 1")?;
+        check(
+            p.file_bytes_min <= p.file_bytes_max,
+            "workload.fs.file_bytes_min",
+            "must be at most workload.fs.file_bytes_max",
+        )?;
+        validate_fraction(p.create_bias, "workload.fs.create_bias", false)?;
+        validate_fraction(p.read_bias, "workload.fs.read_bias", false)?;
+        fs.directories = Some(p.directories);
+        fs.file_bytes_min = Some(p.file_bytes_min);
+        fs.create_bias = Some(p.create_bias);
+        fs.read_bias = Some(p.read_bias);
+    }
+    crate::workload::fat::check_volume(&w.kind, &p, g)?;
     Ok(())
 }
 

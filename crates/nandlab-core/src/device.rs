@@ -11,9 +11,9 @@
 
 use crate::config::{Geometry, Resolved};
 use crate::error::{ConfigError, RequestError};
-use crate::flash::{CountingMedia, Flash, FlashCounters, Lpn, Media};
-use crate::ftl::{Ftl, FtlCounters, PageFtl};
-use crate::metrics::{self, HostCounters, LatencyHistogram, Metrics, WearSummary};
+use crate::flash::{CountingMedia, Flash, FlashCounters, Lpn, Media, Op};
+use crate::ftl::{Ftl, FtlCounters, PageFtl, RecycleKind};
+use crate::metrics::{self, FlashTime, HostCounters, LatencyHistogram, Metrics, WearSummary};
 use crate::request::{Request, RequestKind};
 use crate::{gc, placement};
 
@@ -113,6 +113,9 @@ impl Device {
         future: Option<Vec<u32>>,
     ) -> Result<Self, ConfigError> {
         let flash = Flash::new(media, resolved.timing);
+        if resolved.config.ftl.kind != "page" {
+            return Ok(Self::with_ftl(Box::new(crate::ftl::hybrid::from_config(resolved, flash))));
+        }
         let victim = gc::by_name(resolved)?;
         let placement = placement::by_name(resolved, future)?;
         let ftl = PageFtl::new(flash, victim, placement, resolved.gc_free_blocks_min);
@@ -127,6 +130,16 @@ impl Device {
         media: Box<dyn Media>,
         now_ns: u64,
     ) -> Result<Self, ConfigError> {
+        if resolved.config.ftl.kind != "page" {
+            return Err(ConfigError::new(
+                "ftl.kind",
+                format!(
+                    "{:?} cannot rebuild its tables from flash yet: only the page FTL recovers \
+                     (and can be served)",
+                    resolved.config.ftl.kind
+                ),
+            ));
+        }
         let flash = Flash::new(media, resolved.timing);
         let victim = gc::by_name(resolved)?;
         let placement = placement::by_name(resolved, None)?;
@@ -424,6 +437,7 @@ impl Device {
         let table = self.ftl.table_memory_bytes();
         let media = self.ftl.flash().media().memory_bytes();
         let ppb = self.geometry.pages_per_block;
+        let recycle = |k: RecycleKind| now.ftl.recycles[k as usize] - w.ftl.recycles[k as usize];
         Metrics {
             host_read_requests: host.read_requests,
             host_write_requests: host.write_requests,
@@ -454,6 +468,20 @@ impl Device {
             wear_max: wear.max,
             wear_histogram: wear.histogram,
             flash_busy_ns: now.flash.busy_ns - w.flash.busy_ns,
+            flash_time_ns: {
+                let d = |op: Op| now.flash.op_ns[op as usize] - w.flash.op_ns[op as usize];
+                FlashTime {
+                    read: d(Op::Read),
+                    program: d(Op::Program),
+                    copy: d(Op::Copy),
+                    erase: d(Op::Erase),
+                }
+            },
+            switch_merges: recycle(RecycleKind::SwitchMerge),
+            partial_merges: recycle(RecycleKind::PartialMerge),
+            full_merges: recycle(RecycleKind::FullMerge),
+            migrations: recycle(RecycleKind::Migration),
+            log_discards: recycle(RecycleKind::Discard),
             sim_time_ns: now.time_ns - w.time_ns,
             read_latency_ns: self.read_latency.summary(),
             write_latency_ns: self.write_latency.summary(),

@@ -26,7 +26,7 @@ pub use device::{Completion, Device, Effects, Io};
 pub use error::{ConfigError, MediaError, RequestError};
 pub use metrics::Metrics;
 pub use request::{Request, RequestKind};
-pub use workload::{Synthetic, WorkItem};
+pub use workload::{Synthetic, WorkItem, Workload};
 
 /// The version recorded in every result.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

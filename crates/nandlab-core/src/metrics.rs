@@ -9,6 +9,8 @@
 
 use serde::Serialize;
 
+pub use crate::ftl::RecycleStats;
+
 /// Log-linear latency histogram: 64 power-of-two ranges × 32 linear sub-buckets, so any value
 /// is recorded with under 3.2 % relative error in O(1) and without allocation.
 #[derive(Clone, Debug)]
@@ -204,6 +206,16 @@ impl std::ops::Sub for HostCounters {
     }
 }
 
+/// Flash busy time by operation, in nanoseconds. A page copy is one `copy` (copyback, or the
+/// read + transfers + program it stands for), not a read plus a program.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct FlashTime {
+    pub read: u64,
+    pub program: u64,
+    pub copy: u64,
+    pub erase: u64,
+}
+
 /// The report of one run's measurement window. Field names are the public metric names
 /// (JSON, Python, CSV columns).
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
@@ -238,6 +250,15 @@ pub struct Metrics {
     pub wear_histogram: Vec<[u64; 2]>,
     /// Time the flash spent on operations in the window.
     pub flash_busy_ns: u64,
+    /// `flash_busy_ns` by operation (paper 002's breakdown).
+    pub flash_time_ns: FlashTime,
+    /// Hybrid FTLs' block recycling by kind (SPEC §4); all zero for the page FTL.
+    pub switch_merges: RecycleStats,
+    pub partial_merges: RecycleStats,
+    pub full_merges: RecycleStats,
+    pub migrations: RecycleStats,
+    /// Log blocks erased with no valid page left (no copy needed).
+    pub log_discards: RecycleStats,
     /// Simulated time the window spans.
     pub sim_time_ns: u64,
     pub read_latency_ns: LatencySummary,

@@ -25,6 +25,16 @@ pub struct TimingPreset {
     pub ram_page_ns: u64,
 }
 
+impl TimingPreset {
+    /// Time of one page copy between blocks: copyback when the chip has it, otherwise read,
+    /// transfer out and in, program (paper 002's C_cp).
+    #[must_use]
+    pub fn copy_cost_ns(&self) -> u64 {
+        self.copy_page_ns
+            .unwrap_or(self.read_page_ns + 2 * self.transfer_page_ns + self.program_page_ns)
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Preset {
     pub name: &'static str,

@@ -215,6 +215,42 @@ fn presets() -> PyResult<String> {
         .map_err(|e| NandlabError::new_err(format!("cannot serialize the presets: {e}")))
 }
 
+/// `(n0, w_merge, equilibrium_p, w_mig, w)`.
+type RecyclingCosts = (u64, f64, f64, Vec<f64>, Vec<f64>);
+
+/// Paper 002's block-recycling cost model (SPEC §4), the same code the `optimal` recycling
+/// policy runs: returns `(n0, w_merge, equilibrium_p, w_mig, w)` where `w_mig[p]` is the
+/// migration cost per available page for p = 0..N_p−1 and `w[n]` the migration/merge sequence
+/// cost per available page for n = 0..=n_max (infinite values where no page is freed).
+#[pyfunction]
+#[pyo3(signature = (alpha, pages_per_block, erase_cost, copy_cost, n_max))]
+fn recycling_costs(
+    alpha: f64,
+    pages_per_block: u32,
+    erase_cost: f64,
+    copy_cost: f64,
+    n_max: u64,
+) -> PyResult<RecyclingCosts> {
+    use nandlab_core::ftl::hybrid::recycling::CostModel;
+    let bad = |what: &str| Err(PyValueError::new_err(what.to_string()));
+    if pages_per_block < 1 {
+        return bad("pages_per_block must be at least 1");
+    }
+    if !(alpha.is_finite() && alpha >= 0.0) {
+        return bad("alpha must be a finite number >= 0");
+    }
+    if !(erase_cost.is_finite() && erase_cost >= 0.0 && copy_cost.is_finite() && copy_cost >= 0.0) {
+        return bad("erase_cost and copy_cost must be finite numbers >= 0");
+    }
+    if n_max > 10_000_000 {
+        return bad("n_max must be at most 10,000,000");
+    }
+    let m = CostModel::new(erase_cost, copy_cost, pages_per_block);
+    let w_mig = (0..pages_per_block).map(|p| m.w_mig(f64::from(p))).collect();
+    let w = (0..=n_max).map(|n| m.w_sequence(alpha, n as f64)).collect();
+    Ok((m.optimal_migrations(alpha), m.w_merge(), m.equilibrium_p(), w_mig, w))
+}
+
 /// The version recorded in every result.
 #[pyfunction]
 fn version() -> &'static str {
@@ -228,6 +264,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(recycling_costs, m)?)?;
     m.add("NandlabError", py.get_type::<NandlabError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("TraceError", py.get_type::<TraceError>())?;

@@ -14,7 +14,7 @@ use nandlab_core::placement::next_write_distances;
 use nandlab_core::sim::{self, Event, RunError, RunOptions};
 use nandlab_core::{
     apply_overrides, Config, ConfigError, Device, Metrics, RequestError, RequestKind, Resolved,
-    Synthetic, WorkItem,
+    WorkItem, Workload,
 };
 use nandlab_trace::TraceError;
 use serde::Serialize;
@@ -162,9 +162,9 @@ pub fn run(prepared: &Prepared, progress: Progress<'_>) -> Result<RunReport, Err
         let items = trace_workload::items(r, info)?;
         sim::run(&mut device, items, options, &mut |e| observer(expected, e))?
     } else {
-        let synthetic = Synthetic::new(r);
-        let expected = synthetic.estimated_requests();
-        let items = synthetic.map(Ok::<_, TraceError>);
+        let workload = Workload::new(r)?;
+        let expected = workload.estimated_requests();
+        let items = workload.map(Ok::<_, TraceError>);
         sim::run(&mut device, items, options, &mut |e| observer(expected, e))?
     };
     metrics.wall_seconds = started.elapsed().as_secs_f64();
@@ -202,7 +202,7 @@ fn oracle_future(prepared: &Prepared) -> Result<Vec<u32>, Error> {
             push(item?);
         }
     } else {
-        Synthetic::new(r).for_each(push);
+        Workload::new(r)?.for_each(push);
     }
     Ok(next_write_distances(&writes, r.geometry.logical_pages))
 }

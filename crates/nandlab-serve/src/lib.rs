@@ -98,6 +98,18 @@ pub fn resolve(config: &Config, image: &Path) -> Result<Resolved, ServeError> {
         c.device.utilization = None;
     }
     let r = c.resolve()?;
+    if r.config.ftl.kind != "page" {
+        // The virtual drive restarts by rebuilding tables from flash; only the page FTL can.
+        return Err(nandlab_core::ConfigError::new(
+            "ftl.kind",
+            format!(
+                "serve supports ftl.kind = \"page\" only: {:?} cannot yet rebuild its tables from \
+                 the image after a restart",
+                r.config.ftl.kind
+            ),
+        )
+        .into());
+    }
     Ok(r)
 }
 

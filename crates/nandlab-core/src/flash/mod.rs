@@ -34,8 +34,9 @@ pub struct Oob {
     pub region: u8,
 }
 
-/// The flash chip array as storage. Programs must go in page order inside a block and only to
-/// erased pages; these are asserted (they are FTL bugs, not user errors).
+/// The flash chip array as storage. Programs must go in ascending page order inside a block
+/// (skipping erased pages is allowed) and only to erased pages; these are asserted (they are
+/// FTL bugs, not user errors).
 pub trait Media: Send {
     fn geometry(&self) -> &Geometry;
     fn program(&mut self, ppn: Ppn, oob: Oob, data: Option<&[u8]>);
@@ -53,7 +54,7 @@ pub trait Media: Send {
     fn prefetch_block_oob(&self, _block: BlockId) {}
     fn erase(&mut self, block: BlockId);
     fn erase_count(&self, block: BlockId) -> u32;
-    /// Pages programmed since the block's last erase.
+    /// One past the highest page programmed since the block's last erase (the write pointer).
     fn programmed_pages(&self, block: BlockId) -> u32;
     /// Bytes of RAM this media uses for its own state.
     fn memory_bytes(&self) -> u64;
@@ -126,6 +127,18 @@ pub struct FlashCounters {
     pub copies: [u64; SOURCES],
     pub erases: [u64; SOURCES],
     pub busy_ns: u64,
+    /// Busy time by operation: `[read, program, copy, erase]` (paper 002 breaks flash time down
+    /// this way). Sums to `busy_ns`.
+    pub op_ns: [u64; 4],
+}
+
+/// Index into `FlashCounters::op_ns`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Read = 0,
+    Program = 1,
+    Copy = 2,
+    Erase = 3,
 }
 
 impl FlashCounters {
@@ -171,9 +184,10 @@ impl Flash {
     }
 
     #[inline]
-    fn charge(&mut self, ns: u64) {
+    fn charge(&mut self, op: Op, ns: u64) {
         self.pending_ns += ns;
         self.counters.busy_ns += ns;
+        self.counters.op_ns[op as usize] += ns;
     }
 
     /// Service time accumulated since the last call.
@@ -184,14 +198,14 @@ impl Flash {
     #[inline]
     pub fn read(&mut self, ppn: Ppn, source: Source, data: Option<&mut [u8]>) -> Oob {
         self.counters.reads[source as usize] += 1;
-        self.charge(self.timing.read_page_ns + self.timing.transfer_page_ns);
+        self.charge(Op::Read, self.timing.read_page_ns + self.timing.transfer_page_ns);
         self.media.read(ppn, data)
     }
 
     #[inline]
     pub fn program(&mut self, ppn: Ppn, oob: Oob, source: Source, data: Option<&[u8]>) {
         self.counters.programs[source as usize] += 1;
-        self.charge(self.timing.transfer_page_ns + self.timing.program_page_ns);
+        self.charge(Op::Program, self.timing.transfer_page_ns + self.timing.program_page_ns);
         self.media.program(ppn, oob, data);
     }
 
@@ -204,16 +218,15 @@ impl Flash {
         self.counters.reads[s] += 1;
         self.counters.programs[s] += 1;
         let t = &self.timing;
-        let ns =
-            t.copy_page_ns.unwrap_or(t.read_page_ns + 2 * t.transfer_page_ns + t.program_page_ns);
-        self.charge(ns);
+        let ns = t.copy_cost_ns();
+        self.charge(Op::Copy, ns);
         self.media.copy(from, to, oob);
     }
 
     #[inline]
     pub fn erase(&mut self, block: BlockId, source: Source) {
         self.counters.erases[source as usize] += 1;
-        self.charge(self.timing.erase_block_ns);
+        self.charge(Op::Erase, self.timing.erase_block_ns);
         self.media.erase(block);
     }
 

@@ -1,10 +1,13 @@
 //! Flash translation layers behind one trait. The device (request level) splits host requests
-//! into pages and calls an `Ftl`; the FTL owns the `Flash` it programs. Later FTL kinds (hybrid
-//! BAST/SAST/FAST) are new modules behind the same trait.
+//! into pages and calls an `Ftl`; the FTL owns the `Flash` it programs. Kinds: the page-mapped
+//! log-structured store (`page`, paper 000) and the hybrid log-block FTLs (`hybrid`: BAST,
+//! SAST, FAST, papers 002/003).
 
 pub mod block_table;
+pub mod hybrid;
 mod page;
 
+pub use hybrid::HybridFtl;
 pub use page::PageFtl;
 
 use crate::config::Geometry;
@@ -19,6 +22,49 @@ pub struct FtlCounters {
     pub victim_searches_capped: u64,
     /// Valid pages found in victims (= pages copied by the cleaner).
     pub gc_valid_pages: u64,
+    /// Block recycling of the hybrid FTLs, by kind (index = `RecycleKind`); zero for `page`.
+    pub recycles: [RecycleStats; RECYCLE_KINDS],
+}
+
+/// How a hybrid FTL reclaimed log space (SPEC §4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecycleKind {
+    /// The log block held its data block's pages in place and complete: it becomes the data
+    /// block; the old data block is erased.
+    SwitchMerge = 0,
+    /// The log block held an in-place prefix: the rest is copied in, then switch.
+    PartialMerge = 1,
+    /// The newest copy of every page is copied into a fresh block; data and log blocks erased.
+    FullMerge = 2,
+    /// Paper 002: the log block's valid pages are copied into a fresh log block; the old one is
+    /// erased; the data block is untouched.
+    Migration = 3,
+    /// A log block with no valid page left is erased without copying.
+    Discard = 4,
+}
+
+pub const RECYCLE_KINDS: usize = 5;
+
+/// What one kind of recycling cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RecycleStats {
+    pub count: u64,
+    pub copied_pages: u64,
+    pub erases: u64,
+    /// Flash time spent in these operations.
+    pub busy_ns: u64,
+}
+
+impl std::ops::Sub for RecycleStats {
+    type Output = Self;
+    fn sub(self, o: Self) -> Self {
+        Self {
+            count: self.count - o.count,
+            copied_pages: self.copied_pages - o.copied_pages,
+            erases: self.erases - o.erases,
+            busy_ns: self.busy_ns - o.busy_ns,
+        }
+    }
 }
 
 pub trait Ftl: Send {

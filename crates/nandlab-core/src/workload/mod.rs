@@ -1,14 +1,22 @@
 //! Synthetic workloads (SPEC §10): sequential prefill, uniform random, hot/cold "x/y" locality,
-//! and phases of those (the DAC paper's four-phase server run). Generators are seeded and pure,
-//! so a workload can be generated twice identically (the oracle placement needs a look-ahead
-//! pass). Trace replay lives in the `nandlab-trace` crate and produces the same `WorkItem`s.
+//! and phases of those (the DAC paper's four-phase server run), here; Postmark and embedded-device
+//! file-system workloads on a FAT volume model in `fat`. `Workload` (or `synthetic_items`) builds
+//! the generator of any synthetic kind. Generators are seeded and pure, so a workload can be
+//! generated twice identically (the oracle placement needs a look-ahead pass). Trace replay lives
+//! in the `nandlab-trace` crate and produces the same `WorkItem`s.
+//!
+//! The rest of this comment describes `Synthetic` (the page-address kinds); `fat` documents its
+//! own sequence.
 //!
 //! Lengths are counted in host page writes: `passes` × logical pages. Sequence: prefill (every
 //! logical page once, in order; untimed), warm-up (`warmup_passes`), `StartMeasurement`, then
 //! the measured part (`passes`). Reads (`read_fraction`) are extra requests drawn from the same
 //! address distribution and do not count toward the length.
 
+pub mod fat;
+
 use crate::config::{PhaseConfig, Resolved};
+use crate::error::ConfigError;
 use crate::request::{Request, RequestKind};
 use crate::rng::Prng;
 
@@ -75,7 +83,8 @@ fn passes_to_pages(passes: f64, logical_pages: u64) -> u64 {
 }
 
 impl Synthetic {
-    /// The synthetic workload of a resolved config (`workload.kind` other than `trace`).
+    /// The page-address workload of a resolved config (`workload.kind` `sequential`,
+    /// `uniform`, `hotcold` or `phases`; `Workload::new` handles every synthetic kind).
     #[must_use]
     pub fn new(r: &Resolved) -> Self {
         let w = &r.config.workload;
@@ -250,5 +259,64 @@ impl Iterator for Synthetic {
     }
 }
 
+/// The generator of any synthetic workload kind (everything but `trace`).
+pub enum Workload {
+    /// `sequential`, `uniform`, `hotcold`, `phases`.
+    Synthetic(Synthetic),
+    /// `postmark`, `embedded`: a FAT volume model (`fat`).
+    Fs(Box<fat::FsWorkload>),
+}
+
+impl Workload {
+    /// The workload of a resolved config. Fails for `trace` (replayed by `nandlab-run`) and for a
+    /// file-system workload whose volume cannot hold its files.
+    pub fn new(r: &Resolved) -> Result<Self, ConfigError> {
+        match r.config.workload.kind.as_str() {
+            "postmark" | "embedded" => Ok(Self::Fs(Box::new(fat::FsWorkload::new(r)?))),
+            "trace" => Err(ConfigError::new(
+                "workload.kind",
+                "a trace workload is replayed from its file, not generated",
+            )),
+            _ => Ok(Self::Synthetic(Synthetic::new(r))),
+        }
+    }
+
+    /// Requests the workload will issue, for progress bars (an estimate where it depends on
+    /// random choices).
+    #[must_use]
+    pub fn estimated_requests(&self) -> u64 {
+        match self {
+            Self::Synthetic(s) => s.estimated_requests(),
+            Self::Fs(f) => f.estimated_requests(),
+        }
+    }
+}
+
+impl Iterator for Workload {
+    type Item = WorkItem;
+
+    #[inline]
+    fn next(&mut self) -> Option<WorkItem> {
+        match self {
+            Self::Synthetic(s) => s.next(),
+            Self::Fs(f) => f.next(),
+        }
+    }
+}
+
+/// The items of any synthetic workload kind, boxed.
+pub fn synthetic_items(
+    r: &Resolved,
+) -> Result<Box<dyn Iterator<Item = WorkItem> + Send>, ConfigError> {
+    Ok(Box::new(Workload::new(r)?))
+}
+
+/// `Workload::estimated_requests` of a resolved config.
+pub fn estimated_requests(r: &Resolved) -> Result<u64, ConfigError> {
+    Ok(Workload::new(r)?.estimated_requests())
+}
+
+#[cfg(test)]
+mod fat_tests;
 #[cfg(test)]
 mod tests;

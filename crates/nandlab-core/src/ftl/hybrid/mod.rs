@@ -1,0 +1,733 @@
+//! Hybrid (log-block) FTLs: BAST, SAST and FAST (SPEC §4; paper 003's LCTES'11 attachment §2.2,
+//! paper 002 §3–§5).
+//!
+//! Data blocks are block-mapped: logical block `lbn` (pages `lbn·N_p .. (lbn+1)·N_p`) lives in one
+//! physical data block with page `i` at offset `i`. Host writes never update a data block in
+//! place; they go to *log blocks*, a small pool (`ftl.log_blocks`, default 8) of blocks mapped
+//! page by page (the papers' "sector mapping" inside log blocks; our mapping unit is the flash
+//! page, sub-page host writes are read-modify-written by the device). A read returns the newest
+//! copy: the log copy if one exists, else the data block's page.
+//!
+//! Associations (which log blocks a write may use), picked once at construction:
+//! - BAST: each logical block owns at most one log block (SAST with N = 1, K = 1).
+//! - SAST: groups of N logical blocks share up to K log blocks, filled in order.
+//! - FAST: one sequential log block (a write at offset 0 starts it; in-order appends extend it)
+//!   plus fully associative random log blocks shared by all logical blocks, reclaimed in FIFO
+//!   order.
+//!
+//! Reclaiming log space merges: *switch* (a log block holding its logical block's pages in place
+//! and complete becomes the data block), *partial* (an in-place prefix: the rest is copied in,
+//! then switch), *full* (the newest copy of every page is copied into a fresh block; the old
+//! data block and the emptied log blocks are erased). BAST adds paper 002's *migration* of a
+//! full log block, chosen by a `RecyclingPolicy` (see `recycling`). Each kind's count, copies,
+//! erases and flash time are counted separately (`FtlCounters::recycles`).
+//!
+//! Blocks are erased when they are released (so the free pool holds erased blocks); the costs
+//! are the papers' either way: a full merge erases two blocks, a migration one.
+//!
+//! RAM reported (`table_memory_bytes`) is what the modelled controller needs — the block map
+//! (4 B per logical block) and a page map per log block (4 B per page) — not this simulator's
+//! per-page index, which exists only to make reads O(1).
+//!
+//! Not supported (typed errors at construction): recovery from flash and checkpoints, so these
+//! kinds cannot be served as a virtual drive yet.
+
+pub mod recycling;
+
+use std::collections::VecDeque;
+
+use super::{Ftl, FtlCounters, RecycleKind};
+use crate::config::Geometry;
+use crate::flash::{BlockId, Flash, Lpn, Oob, Ppn, Source, NONE};
+use recycling::{CostModel, RecyclingPolicy};
+
+/// Which data blocks may use which log blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Association {
+    /// Groups of `data_blocks` logical blocks share up to `log_blocks` log blocks (BAST: 1, 1).
+    Set { data_blocks: u32, log_blocks: u32 },
+    /// FAST: one sequential log block plus random log blocks shared by all.
+    Full,
+}
+
+/// One log block in use.
+#[derive(Clone, Copy, Debug)]
+struct Log {
+    block: BlockId,
+    /// Set association: the group. FAST: the logical block of the sequential log; `NONE` for a
+    /// random log.
+    owner: u32,
+    /// Next page to program.
+    write_pointer: u32,
+    /// Order of allocation (older logs of a group come first).
+    allocated: u64,
+    /// Last host write (LRU victim choice).
+    last_write: u64,
+}
+
+pub struct HybridFtl {
+    geometry: Geometry,
+    ppb: u32,
+    flash: Flash,
+    association: Association,
+    name: &'static str,
+    /// Log blocks the pool may hold at once.
+    log_blocks_max: u32,
+    logical_blocks: u32,
+    /// LBN → its data block (`NONE`: never consolidated).
+    data: Vec<BlockId>,
+    /// LPN → the newest copy when it is in a log block, else `NONE`.
+    log_ppn: Vec<Ppn>,
+    /// One bit per physical page: set iff it holds the newest copy of its LPN.
+    valid_bits: Vec<u64>,
+    /// Valid pages per block.
+    block_valid: Vec<u32>,
+    erase_counts: Vec<u32>,
+    /// Log slots (`None` = unused); at most `log_blocks_max` are `Some`.
+    logs: Vec<Option<Log>>,
+    logs_in_use: u32,
+    /// Set association: each group's log being filled (slot), `NONE` if the group has none.
+    group_active: Vec<u32>,
+    /// Set association: log blocks each group holds.
+    group_logs: Vec<u32>,
+    /// FAST: the sequential log's slot, `NONE` if none.
+    sequential: u32,
+    /// FAST: random log slots, oldest first (the back one is being filled).
+    random: VecDeque<u32>,
+    free: VecDeque<BlockId>,
+    recycling: Box<dyn RecyclingPolicy>,
+    seq: u64,
+    clock: u64,
+    counters: FtlCounters,
+}
+
+/// Flash cost so far of the cleaner's work: for attributing it to a recycle kind.
+#[derive(Clone, Copy)]
+struct Mark {
+    copies: u64,
+    erases: u64,
+    busy_ns: u64,
+}
+
+impl HybridFtl {
+    /// A hybrid FTL over a fresh (all erased) flash. Configuration limits are checked by
+    /// `Config::resolve`; violating them here is a bug.
+    #[must_use]
+    pub fn new(
+        flash: Flash,
+        association: Association,
+        log_blocks_max: u32,
+        recycling: Box<dyn RecyclingPolicy>,
+    ) -> Self {
+        let geometry = *flash.geometry();
+        let ppb = geometry.pages_per_block;
+        let logical_blocks = geometry.logical_pages.div_ceil(u64::from(ppb)) as u32;
+        assert!(
+            u64::from(geometry.blocks) > u64::from(logical_blocks) + u64::from(log_blocks_max),
+            "a merge needs a free block beyond the data and log blocks"
+        );
+        let (name, groups) = match association {
+            Association::Set { data_blocks, log_blocks } => {
+                assert!(data_blocks >= 1 && (1..=log_blocks_max).contains(&log_blocks));
+                assert_eq!(logical_blocks % data_blocks, 0);
+                let name = if data_blocks == 1 && log_blocks == 1 { "bast" } else { "sast" };
+                (name, logical_blocks / data_blocks)
+            }
+            Association::Full => {
+                assert!(log_blocks_max >= 2, "FAST needs a sequential and a random log block");
+                ("fast", 0)
+            }
+        };
+        let blocks = geometry.blocks as usize;
+        Self {
+            geometry,
+            ppb,
+            flash,
+            association,
+            name,
+            log_blocks_max,
+            logical_blocks,
+            data: vec![NONE; logical_blocks as usize],
+            log_ppn: vec![NONE; geometry.logical_pages as usize],
+            valid_bits: vec![0; (geometry.physical_pages() as usize).div_ceil(64)],
+            block_valid: vec![0; blocks],
+            erase_counts: vec![0; blocks],
+            logs: vec![None; log_blocks_max as usize],
+            logs_in_use: 0,
+            group_active: vec![NONE; groups as usize],
+            group_logs: vec![0; groups as usize],
+            sequential: NONE,
+            random: VecDeque::new(),
+            free: (0..geometry.blocks).collect(),
+            recycling,
+            seq: 0,
+            clock: 0,
+            counters: FtlCounters::default(),
+        }
+    }
+
+    /// The recycling policy's name (`merge-only`, ...).
+    #[must_use]
+    pub fn recycling(&self) -> &'static str {
+        self.recycling.name()
+    }
+
+    // ---- page state -------------------------------------------------------------------------
+
+    #[inline]
+    fn is_valid(&self, ppn: Ppn) -> bool {
+        self.valid_bits[(ppn / 64) as usize] & (1 << (ppn % 64)) != 0
+    }
+
+    #[inline]
+    fn mark_valid(&mut self, ppn: Ppn) {
+        debug_assert!(!self.is_valid(ppn));
+        self.valid_bits[(ppn / 64) as usize] |= 1 << (ppn % 64);
+        self.block_valid[(ppn / self.ppb) as usize] += 1;
+    }
+
+    #[inline]
+    fn invalidate(&mut self, ppn: Ppn) {
+        debug_assert!(self.is_valid(ppn));
+        self.valid_bits[(ppn / 64) as usize] &= !(1 << (ppn % 64));
+        self.block_valid[(ppn / self.ppb) as usize] -= 1;
+    }
+
+    /// The newest copy of `lpn`, if any.
+    #[inline]
+    fn newest(&self, lpn: Lpn) -> Option<Ppn> {
+        let l = self.log_ppn[lpn as usize];
+        if l != NONE {
+            return Some(l);
+        }
+        let d = self.data[(lpn / self.ppb) as usize];
+        if d == NONE {
+            return None;
+        }
+        let ppn = d * self.ppb + lpn % self.ppb;
+        self.is_valid(ppn).then_some(ppn)
+    }
+
+    // ---- blocks -----------------------------------------------------------------------------
+
+    fn take_free(&mut self) -> BlockId {
+        let b = self.free.pop_front().expect("the free reserve covers every allocation");
+        debug_assert_eq!(self.flash.media().programmed_pages(b), 0);
+        b
+    }
+
+    /// Erases a block that holds no valid page and returns it to the free pool. A block that was
+    /// never programmed since its last erase goes back without another erase.
+    fn release(&mut self, block: BlockId) {
+        debug_assert_eq!(self.block_valid[block as usize], 0);
+        if self.flash.media().programmed_pages(block) == 0 {
+            self.free.push_front(block);
+            return;
+        }
+        self.flash.erase(block, Source::Cleaner);
+        self.erase_counts[block as usize] += 1;
+        self.free.push_back(block);
+    }
+
+    fn new_log(&mut self, owner: u32) -> u32 {
+        debug_assert!(self.logs_in_use < self.log_blocks_max);
+        let slot = self.logs.iter().position(Option::is_none).expect("a log slot is free") as u32;
+        let block = self.take_free();
+        self.clock += 1;
+        self.logs[slot as usize] = Some(Log {
+            block,
+            owner,
+            write_pointer: 0,
+            allocated: self.clock,
+            last_write: self.clock,
+        });
+        self.logs_in_use += 1;
+        slot
+    }
+
+    fn log(&self, slot: u32) -> Log {
+        self.logs[slot as usize].expect("slot in use")
+    }
+
+    fn drop_slot(&mut self, slot: u32) {
+        debug_assert!(self.logs[slot as usize].is_some());
+        self.logs[slot as usize] = None;
+        self.logs_in_use -= 1;
+    }
+
+    // ---- accounting -------------------------------------------------------------------------
+
+    fn mark(&self) -> Mark {
+        let c = &self.flash.counters;
+        Mark {
+            copies: c.copies[Source::Cleaner as usize],
+            erases: c.erases[Source::Cleaner as usize],
+            busy_ns: c.busy_ns,
+        }
+    }
+
+    /// Attributes the cleaner's flash work since `from` to `kind`; `count` operations.
+    fn account(&mut self, kind: RecycleKind, from: Mark, count: u64) {
+        let now = self.mark();
+        let s = &mut self.counters.recycles[kind as usize];
+        s.count += count;
+        s.copied_pages += now.copies - from.copies;
+        s.erases += now.erases - from.erases;
+        s.busy_ns += now.busy_ns - from.busy_ns;
+    }
+
+    // ---- host write -------------------------------------------------------------------------
+
+    fn program_log(&mut self, slot: u32, lpn: Lpn, data: Option<&[u8]>) {
+        let mut log = self.log(slot);
+        debug_assert!(log.write_pointer < self.ppb);
+        let ppn = log.block * self.ppb + log.write_pointer;
+        if let Some(old) = self.newest(lpn) {
+            self.invalidate(old);
+        }
+        self.seq += 1;
+        self.flash.program(ppn, Oob { lpn, seq: self.seq, region: 0 }, Source::Host, data);
+        self.mark_valid(ppn);
+        self.log_ppn[lpn as usize] = ppn;
+        self.clock += 1;
+        log.write_pointer += 1;
+        log.last_write = self.clock;
+        self.logs[slot as usize] = Some(log);
+    }
+
+    // ---- merges -----------------------------------------------------------------------------
+
+    /// Does log `slot` hold pages 0..write_pointer of `lbn` in place, all still newest?
+    fn in_place(&self, slot: u32, lbn: u32) -> bool {
+        let log = self.log(slot);
+        if log.write_pointer == 0 {
+            return false;
+        }
+        let first_lpn = lbn * self.ppb;
+        (0..log.write_pointer).all(|i| {
+            let ppn = log.block * self.ppb + i;
+            self.is_valid(ppn) && self.flash.lpn(ppn) == Some(first_lpn + i)
+        })
+    }
+
+    /// Copies the newest copy of `lbn`'s pages `from..N_p` into `block` at their offsets
+    /// (skipping pages with no copy), making `block` hold them.
+    fn gather(&mut self, lbn: u32, block: BlockId, from: u32) {
+        for off in from..self.ppb {
+            let lpn = lbn * self.ppb + off;
+            if u64::from(lpn) >= self.geometry.logical_pages {
+                break;
+            }
+            let Some(src) = self.newest(lpn) else { continue };
+            let dst = block * self.ppb + off;
+            let oob = self.flash.oob(src).expect("a valid page is programmed");
+            self.seq += 1;
+            self.flash.copy(src, dst, Oob { seq: self.seq, ..oob }, Source::Cleaner);
+            self.invalidate(src);
+            self.mark_valid(dst);
+            self.log_ppn[lpn as usize] = NONE;
+        }
+    }
+
+    /// Consolidates logical block `lbn`: afterwards its data block holds the newest copy of
+    /// each of its pages and no log block holds a valid page of it. `candidate` is a log slot
+    /// that may hold its pages in place (switch or partial merge); it is consumed if used.
+    /// Erasing the log blocks this empties is the caller's job. Returns the merge kind.
+    fn merge_lbn(&mut self, lbn: u32, candidate: Option<u32>) -> RecycleKind {
+        let old_data = self.data[lbn as usize];
+        let (kind, new_data) = match candidate.filter(|&s| self.in_place(s, lbn)) {
+            Some(slot) => {
+                let log = self.log(slot);
+                for off in 0..log.write_pointer {
+                    self.log_ppn[(lbn * self.ppb + off) as usize] = NONE;
+                }
+                self.gather(lbn, log.block, log.write_pointer);
+                self.drop_slot(slot);
+                let kind = if log.write_pointer == self.ppb {
+                    RecycleKind::SwitchMerge
+                } else {
+                    RecycleKind::PartialMerge
+                };
+                (kind, log.block)
+            }
+            None => {
+                let block = self.take_free();
+                self.gather(lbn, block, 0);
+                (RecycleKind::FullMerge, block)
+            }
+        };
+        if self.block_valid[new_data as usize] == 0 {
+            // Nothing of this logical block is left (trimmed): it needs no data block.
+            self.release(new_data);
+            self.data[lbn as usize] = NONE;
+        } else {
+            self.data[lbn as usize] = new_data;
+        }
+        if old_data != NONE {
+            self.release(old_data);
+        }
+        self.recycling.merged(lbn);
+        kind
+    }
+
+    /// Merges every logical block with valid pages in log `slots`, then erases the emptied
+    /// logs. The log erases are charged to the full merges when there were any (a full merge's
+    /// cost includes its log block's erase), else counted as discards.
+    fn merge_logs(&mut self, slots: &[u32]) {
+        let mut full = false;
+        for &slot in slots {
+            if self.logs[slot as usize].is_none() {
+                continue; // consumed by a switch or partial merge of an earlier block
+            }
+            let log = self.log(slot);
+            for i in 0..log.write_pointer {
+                let ppn = log.block * self.ppb + i;
+                if !self.is_valid(ppn) {
+                    continue;
+                }
+                let lbn = self.flash.lpn(ppn).expect("valid page is programmed") / self.ppb;
+                let candidate = self.candidate_for(lbn, slots);
+                let start = self.mark();
+                let kind = self.merge_lbn(lbn, candidate);
+                full |= kind == RecycleKind::FullMerge;
+                self.account(kind, start, 1);
+                if self.logs[slot as usize].is_none() {
+                    break; // this log became the data block
+                }
+            }
+        }
+        let start = self.mark();
+        let mut discarded = 0;
+        for &slot in slots {
+            if let Some(log) = self.logs[slot as usize] {
+                self.release(log.block);
+                self.drop_slot(slot);
+                discarded += 1;
+            }
+        }
+        if full {
+            self.account(RecycleKind::FullMerge, start, 0);
+        } else {
+            self.account(RecycleKind::Discard, start, discarded);
+        }
+    }
+
+    /// The log among `slots` (or FAST's sequential log) whose first page is `lbn`'s page 0:
+    /// the only one that can hold `lbn` in place.
+    fn candidate_for(&self, lbn: u32, slots: &[u32]) -> Option<u32> {
+        let first = lbn * self.ppb;
+        let starts_lbn = |s: u32| {
+            self.logs[s as usize].is_some_and(|l| {
+                l.write_pointer > 0 && self.flash.lpn(l.block * self.ppb) == Some(first)
+            })
+        };
+        if self.sequential != NONE && starts_lbn(self.sequential) {
+            return Some(self.sequential);
+        }
+        slots.iter().copied().find(|&s| starts_lbn(s))
+    }
+
+    /// Paper 002's migration: copy the valid pages of log `slot` into a fresh log block, in
+    /// log order, and erase the old one.
+    fn migrate(&mut self, slot: u32) {
+        let start = self.mark();
+        let old = self.log(slot);
+        let block = self.take_free();
+        let mut w = 0;
+        for i in 0..old.write_pointer {
+            let src = old.block * self.ppb + i;
+            if !self.is_valid(src) {
+                continue;
+            }
+            let oob = self.flash.oob(src).expect("valid page is programmed");
+            let dst = block * self.ppb + w;
+            self.seq += 1;
+            self.flash.copy(src, dst, Oob { seq: self.seq, ..oob }, Source::Cleaner);
+            self.invalidate(src);
+            self.mark_valid(dst);
+            self.log_ppn[oob.lpn as usize] = dst;
+            w += 1;
+        }
+        self.release(old.block);
+        self.logs[slot as usize] = Some(Log { block, write_pointer: w, ..old });
+        self.account(RecycleKind::Migration, start, 1);
+    }
+
+    // ---- set-associative (BAST, SAST) -------------------------------------------------------
+
+    fn group_slots(&self, group: u32) -> Vec<u32> {
+        let mut slots: Vec<(u64, u32)> = self
+            .logs
+            .iter()
+            .enumerate()
+            .filter_map(|(s, l)| l.filter(|l| l.owner == group).map(|l| (l.allocated, s as u32)))
+            .collect();
+        slots.sort_unstable();
+        slots.into_iter().map(|(_, s)| s).collect()
+    }
+
+    /// Merges all of `group`'s logs, leaving it none.
+    fn merge_group(&mut self, group: u32) {
+        let slots = self.group_slots(group);
+        self.merge_logs(&slots);
+        self.group_active[group as usize] = NONE;
+        self.group_logs[group as usize] = 0;
+    }
+
+    /// The least recently written group holding logs, other than `except`.
+    fn lru_group(&self, except: u32) -> Option<u32> {
+        self.logs
+            .iter()
+            .flatten()
+            .filter(|l| l.owner != except)
+            .min_by_key(|l| l.last_write)
+            .map(|l| l.owner)
+    }
+
+    fn write_set(&mut self, lpn: Lpn, data: Option<&[u8]>, n: u32, k: u32) {
+        let lbn = lpn / self.ppb;
+        let group = lbn / n;
+        let g = group as usize;
+        loop {
+            let active = self.group_active[g];
+            if active != NONE && self.log(active).write_pointer < self.ppb {
+                self.program_log(active, lpn, data);
+                return;
+            }
+            if active != NONE && self.group_logs[g] >= k {
+                // The group's logs are all full: recycle them.
+                if n == 1 && k == 1 && !self.in_place(active, lbn) {
+                    let valid = self.block_valid[self.log(active).block as usize];
+                    if valid == 0 {
+                        self.merge_group(group);
+                        continue;
+                    }
+                    if self.recycling.migrate(lbn, valid) {
+                        self.migrate(active);
+                        continue;
+                    }
+                }
+                self.merge_group(group);
+                continue;
+            }
+            // The group may take another log block.
+            if self.logs_in_use == self.log_blocks_max {
+                match self.lru_group(group) {
+                    Some(victim) => self.merge_group(victim),
+                    None => {
+                        self.merge_group(group);
+                        continue;
+                    }
+                }
+            }
+            let slot = self.new_log(group);
+            self.group_active[g] = slot;
+            self.group_logs[g] += 1;
+        }
+    }
+
+    // ---- fully associative (FAST) -----------------------------------------------------------
+
+    fn write_fast(&mut self, lpn: Lpn, data: Option<&[u8]>) {
+        let lbn = lpn / self.ppb;
+        let off = lpn % self.ppb;
+        if off == 0 {
+            if self.sequential != NONE {
+                let slot = self.sequential;
+                self.sequential = NONE;
+                self.merge_logs(&[slot]);
+            }
+            self.sequential = self.new_log(lbn);
+            self.program_log(self.sequential, lpn, data);
+            return;
+        }
+        if self.sequential != NONE {
+            let s = self.log(self.sequential);
+            if s.owner == lbn && s.write_pointer == off {
+                self.program_log(self.sequential, lpn, data);
+                return;
+            }
+        }
+        loop {
+            if let Some(&slot) = self.random.back() {
+                if self.log(slot).write_pointer < self.ppb {
+                    self.program_log(slot, lpn, data);
+                    return;
+                }
+            }
+            // Random logs may use every log block but the sequential one.
+            if (self.random.len() as u32) < self.log_blocks_max - 1 {
+                let slot = self.new_log(NONE);
+                self.random.push_back(slot);
+                continue;
+            }
+            let victim = self.random.pop_front().expect("random logs exist");
+            self.merge_logs(&[victim]);
+            if self.sequential != NONE {
+                if self.logs[self.sequential as usize].is_none() {
+                    self.sequential = NONE; // consumed: its logical block was merged in place
+                } else if self.block_valid[self.log(self.sequential).block as usize] == 0 {
+                    // Its logical block was fully merged: nothing in it is worth keeping.
+                    let slot = self.sequential;
+                    self.sequential = NONE;
+                    self.merge_logs(&[slot]);
+                }
+            }
+        }
+    }
+}
+
+impl Ftl for HybridFtl {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    fn write_page(&mut self, lpn: Lpn, _now_ns: u64, data: Option<&[u8]>) {
+        match self.association {
+            Association::Set { data_blocks, log_blocks } => {
+                self.write_set(lpn, data, data_blocks, log_blocks);
+            }
+            Association::Full => self.write_fast(lpn, data),
+        }
+    }
+
+    fn read_page(&mut self, lpn: Lpn, _now_ns: u64, data: Option<&mut [u8]>) -> bool {
+        match self.newest(lpn) {
+            Some(ppn) => {
+                self.flash.read(ppn, Source::Host, data);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn trim_page(&mut self, lpn: Lpn, _now_ns: u64) {
+        if let Some(ppn) = self.newest(lpn) {
+            self.invalidate(ppn);
+            self.log_ppn[lpn as usize] = NONE;
+        }
+    }
+
+    fn is_mapped(&self, lpn: Lpn) -> bool {
+        self.newest(lpn).is_some()
+    }
+
+    /// Region 0: a data block; region 1: a log block.
+    fn locate(&self, lpn: Lpn) -> Option<(Ppn, u8)> {
+        self.newest(lpn).map(|ppn| (ppn, u8::from(self.log_ppn[lpn as usize] != NONE)))
+    }
+
+    fn flash(&self) -> &Flash {
+        &self.flash
+    }
+
+    fn flash_mut(&mut self) -> &mut Flash {
+        &mut self.flash
+    }
+
+    fn counters(&self) -> FtlCounters {
+        self.counters
+    }
+
+    fn erase_counts(&self) -> &[u32] {
+        &self.erase_counts
+    }
+
+    fn table_memory_bytes(&self) -> u64 {
+        let block_map = u64::from(self.logical_blocks) * 4;
+        let log_maps = u64::from(self.log_blocks_max) * u64::from(self.ppb) * 4;
+        block_map + log_maps + self.recycling.memory_bytes()
+    }
+
+    fn check(&self) {
+        let ppb = self.ppb;
+        let mut valid = vec![0u32; self.block_valid.len()];
+        let mut role = vec![0u8; self.block_valid.len()]; // 0 free, 1 data, 2 log
+        for &d in self.data.iter().filter(|&&d| d != NONE) {
+            assert_eq!(role[d as usize], 0, "block {d} has two roles");
+            role[d as usize] = 1;
+        }
+        let mut in_use = 0;
+        for log in self.logs.iter().flatten() {
+            assert_eq!(role[log.block as usize], 0, "log block {} has two roles", log.block);
+            role[log.block as usize] = 2;
+            assert_eq!(self.flash.media().programmed_pages(log.block), log.write_pointer);
+            in_use += 1;
+        }
+        assert_eq!(in_use, self.logs_in_use);
+        assert!(self.logs_in_use <= self.log_blocks_max);
+        for &b in &self.free {
+            assert_eq!(role[b as usize], 0, "free block {b} is in use");
+            assert_eq!(self.flash.media().programmed_pages(b), 0, "free block {b} not erased");
+            assert_eq!(self.block_valid[b as usize], 0);
+            role[b as usize] = 3;
+        }
+        assert!(role.iter().all(|&r| r != 0), "every block is data, log or free");
+        for lpn in 0..self.geometry.logical_pages as u32 {
+            let lbn = lpn / ppb;
+            let l = self.log_ppn[lpn as usize];
+            if l != NONE {
+                assert_eq!(role[(l / ppb) as usize], 2, "log copy of {lpn} outside a log block");
+                assert!(self.is_valid(l));
+                assert_eq!(self.flash.lpn(l), Some(lpn));
+                let d = self.data[lbn as usize];
+                if d != NONE {
+                    assert!(!self.is_valid(d * ppb + lpn % ppb), "two valid copies of {lpn}");
+                }
+            }
+            if let Some(ppn) = self.newest(lpn) {
+                valid[(ppn / ppb) as usize] += 1;
+                assert_eq!(self.flash.lpn(ppn), Some(lpn), "newest copy of {lpn} holds another");
+            }
+        }
+        assert_eq!(valid, self.block_valid, "valid counts disagree with the maps");
+        let bits: u64 = self.valid_bits.iter().map(|w| u64::from(w.count_ones())).sum();
+        assert_eq!(bits, valid.iter().map(|&v| u64::from(v)).sum::<u64>());
+        if let Association::Set { .. } = self.association {
+            for (g, &a) in self.group_active.iter().enumerate() {
+                let held = self.logs.iter().flatten().filter(|l| l.owner == g as u32).count();
+                assert_eq!(held as u32, self.group_logs[g]);
+                assert_eq!(a == NONE, held == 0);
+            }
+        } else {
+            let random = self.random.len() + usize::from(self.sequential != NONE);
+            assert_eq!(random as u32, self.logs_in_use);
+        }
+    }
+}
+
+/// The hybrid FTL a resolved config describes (`ftl.kind` = bast, sast or fast).
+#[must_use]
+pub fn from_config(r: &crate::config::Resolved, flash: Flash) -> HybridFtl {
+    let f = &r.config.ftl;
+    let ppb = r.geometry.pages_per_block;
+    let association = match f.kind.as_str() {
+        "bast" => Association::Set { data_blocks: 1, log_blocks: 1 },
+        "sast" => Association::Set {
+            data_blocks: f.group_data_blocks.expect("resolved"),
+            log_blocks: f.group_log_blocks.expect("resolved"),
+        },
+        _ => Association::Full,
+    };
+    let logical_blocks = r.geometry.logical_pages.div_ceil(u64::from(ppb)) as u32;
+    let policy = recycling::by_name(
+        f.recycling.as_deref().unwrap_or("merge-only"),
+        cost_model(&r.timing, ppb),
+        logical_blocks,
+        f.migration_period.unwrap_or(ppb / 2),
+    );
+    HybridFtl::new(flash, association, f.log_blocks.expect("resolved"), policy)
+}
+
+/// The per-available-page cost model of a flash timing (C_E = erase, C_cp = page copy).
+#[must_use]
+pub fn cost_model(timing: &crate::config::Timing, pages_per_block: u32) -> CostModel {
+    CostModel::new(timing.erase_block_ns as f64, timing.copy_cost_ns() as f64, pages_per_block)
+}
+
+#[cfg(test)]
+mod tests;

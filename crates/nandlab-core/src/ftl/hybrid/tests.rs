@@ -1,0 +1,208 @@
+//! Hand-worked cases with exact merge counts (4 pages per block, 4 logical blocks, 8 physical
+//! blocks), and random-workload invariants for every association and recycling policy.
+
+use super::recycling::{self, CostModel};
+use super::{cost_model, Association, HybridFtl};
+use crate::config::Geometry;
+use crate::flash::{CountingMedia, Flash, Source};
+use crate::ftl::{Ftl, RecycleKind, RecycleStats};
+use crate::rng::Prng;
+
+const BAST: Association = Association::Set { data_blocks: 1, log_blocks: 1 };
+
+fn geometry() -> Geometry {
+    Geometry {
+        page_size_bytes: 2048,
+        pages_per_block: 4,
+        blocks: 8,
+        logical_pages: 16,
+        sector_size_bytes: 512,
+    }
+}
+
+fn ftl(association: Association, logs: u32, recycling: &str, period: u32) -> HybridFtl {
+    let g = geometry();
+    let timing = crate::presets::preset("mlc2007").unwrap().timing;
+    let flash = Flash::new(Box::new(CountingMedia::new(g)), timing);
+    let cost = cost_model(&timing, g.pages_per_block);
+    HybridFtl::new(flash, association, logs, recycling::by_name(recycling, cost, 4, period))
+}
+
+fn write(f: &mut HybridFtl, lpns: &[u32]) {
+    for &lpn in lpns {
+        f.write_page(lpn, 0, None);
+        f.check();
+    }
+}
+
+fn stats(f: &HybridFtl, kind: RecycleKind) -> (u64, u64, u64) {
+    let s: RecycleStats = f.counters().recycles[kind as usize];
+    (s.count, s.copied_pages, s.erases)
+}
+
+fn host_programs(f: &HybridFtl) -> u64 {
+    f.flash().counters.programs[Source::Host as usize]
+}
+
+#[test]
+fn bast_switch_merges_only_for_sequential_overwrites() {
+    let mut f = ftl(BAST, 2, "merge-only", 0);
+    write(&mut f, &[0, 1, 2, 3, 0, 1, 2, 3, 0]);
+    // First switch: no old data block to erase. Second: the old data block is erased.
+    assert_eq!(stats(&f, RecycleKind::SwitchMerge), (2, 0, 1));
+    assert_eq!(stats(&f, RecycleKind::FullMerge), (0, 0, 0));
+    assert_eq!(stats(&f, RecycleKind::PartialMerge), (0, 0, 0));
+    assert_eq!(f.flash().counters.programs.iter().sum::<u64>(), host_programs(&f));
+}
+
+#[test]
+fn bast_partial_merge_copies_the_missing_tail() {
+    let mut f = ftl(BAST, 1, "merge-only", 0);
+    write(&mut f, &[0, 1, 2, 3, 4]); // evicting lbn 0's complete log: switch
+    assert_eq!(stats(&f, RecycleKind::SwitchMerge), (1, 0, 0));
+    write(&mut f, &[0, 1]); // evicts lbn 1's log (lpn 4 in place, nothing to copy): partial
+    assert_eq!(stats(&f, RecycleKind::PartialMerge), (1, 0, 0));
+    write(&mut f, &[8]); // evicts lbn 0's log holding 0, 1 in place: copy 2, 3; erase old data
+    assert_eq!(stats(&f, RecycleKind::PartialMerge), (2, 2, 1));
+    assert_eq!(stats(&f, RecycleKind::FullMerge), (0, 0, 0));
+}
+
+#[test]
+fn bast_full_merge_copies_every_page_and_erases_two_blocks() {
+    let mut f = ftl(BAST, 1, "merge-only", 0);
+    write(&mut f, &[0, 1, 2, 3, 4]); // lbn 0 now has a data block
+    write(&mut f, &[1]); // log of lbn 0 with page 1 at offset 0: not in place
+    write(&mut f, &[8]); // evicts it: full merge
+    assert_eq!(stats(&f, RecycleKind::FullMerge), (1, 4, 2));
+    // lbn 1's log (lpn 4 in place) went by a partial merge with nothing to copy.
+    assert_eq!(stats(&f, RecycleKind::PartialMerge), (1, 0, 0));
+}
+
+#[test]
+fn bast_migration_copies_only_valid_pages() {
+    // With 4 pages per block the equilibrium p is 2: one valid page migrates, two merge.
+    let mut f = ftl(BAST, 2, "cost-based", 0);
+    write(&mut f, &[0, 0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(stats(&f, RecycleKind::Migration), (2, 2, 2));
+    assert_eq!(stats(&f, RecycleKind::FullMerge), (0, 0, 0));
+
+    let mut f = ftl(BAST, 2, "merge-only", 0);
+    write(&mut f, &[0, 0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(stats(&f, RecycleKind::Migration), (0, 0, 0));
+    // The log with lpn 0 four times: full merge copying one page, erasing only the log.
+    assert_eq!(stats(&f, RecycleKind::FullMerge), (1, 1, 1));
+
+    // Two valid pages: at the equilibrium, cost-based prefers the merge.
+    let mut f = ftl(BAST, 2, "cost-based", 0);
+    write(&mut f, &[1, 0, 1, 0, 1]);
+    assert_eq!(stats(&f, RecycleKind::Migration), (0, 0, 0));
+    assert_eq!(stats(&f, RecycleKind::FullMerge), (1, 2, 1));
+}
+
+#[test]
+fn periodic_merge_after_the_period() {
+    let mut f = ftl(BAST, 2, "periodic", 1);
+    // Full logs at writes 5 (migrate: first of the period), 8 (period reached: merge), 12
+    // (a new period: migrate).
+    write(&mut f, &[0; 12]);
+    assert_eq!(stats(&f, RecycleKind::Migration), (2, 2, 2));
+    assert_eq!(stats(&f, RecycleKind::FullMerge), (1, 1, 1));
+}
+
+#[test]
+fn fast_reclaims_random_logs_by_full_merges() {
+    let fast = Association::Full;
+    let mut f = ftl(fast, 3, "merge-only", 0);
+    write(&mut f, &[1, 5, 9, 13, 2, 6, 10, 14]); // two random logs, full
+    write(&mut f, &[3]); // reclaims the oldest: four logical blocks, two pages each
+    assert_eq!(stats(&f, RecycleKind::FullMerge), (4, 8, 1));
+    write(&mut f, &[7, 11, 15, 0, 1]); // sequential log of lbn 0 holds 0, 1
+    write(&mut f, &[12]); // a new sequential log: partial merge of lbn 0 (copy 2, 3)
+    assert_eq!(stats(&f, RecycleKind::PartialMerge), (1, 2, 1));
+    // Sequential whole-block writes are switch merges.
+    write(&mut f, &[13, 14, 15, 4]);
+    assert_eq!(stats(&f, RecycleKind::SwitchMerge), (1, 0, 1));
+}
+
+#[test]
+fn sast_merges_the_whole_group() {
+    let sast = Association::Set { data_blocks: 2, log_blocks: 2 };
+    let mut f = ftl(sast, 3, "merge-only", 0);
+    write(&mut f, &[0, 4, 1, 5, 2, 6, 3, 7]); // group 0's two logs, interleaved: full
+    write(&mut f, &[0]);
+    // Both logical blocks are fully merged; both logs are erased.
+    assert_eq!(stats(&f, RecycleKind::FullMerge), (2, 8, 2));
+}
+
+#[test]
+fn trimmed_blocks_need_no_data_block() {
+    let mut f = ftl(BAST, 1, "merge-only", 0);
+    write(&mut f, &[1, 2]);
+    f.trim_page(1, 0);
+    f.trim_page(2, 0);
+    f.check();
+    write(&mut f, &[4]); // evicts an all-invalid log: discarded, no copy
+    assert_eq!(stats(&f, RecycleKind::Discard), (1, 0, 1));
+    assert!(!f.is_mapped(1) && !f.is_mapped(2));
+}
+
+/// Random writes, reads and trims against a model of what is mapped: every association and
+/// recycling policy keeps the maps consistent (`check`) and never loses a page.
+#[test]
+fn random_workloads_keep_every_invariant() {
+    let assocs = [
+        (BAST, 2),
+        (Association::Set { data_blocks: 2, log_blocks: 2 }, 3),
+        (Association::Set { data_blocks: 4, log_blocks: 1 }, 2),
+        (Association::Full, 3),
+    ];
+    for (i, &(assoc, logs)) in assocs.iter().enumerate() {
+        let policies: &[&str] = if assoc == BAST {
+            &["merge-only", "cost-based", "periodic", "optimal"]
+        } else {
+            &["merge-only"]
+        };
+        for &policy in policies {
+            let mut f = ftl(assoc, logs, policy, 2);
+            let mut rng = Prng::for_stream(i as u64, policy);
+            let mut mapped = [false; 16];
+            for step in 0..4000 {
+                // Mostly a hot quarter, sometimes sequential runs, sometimes trims.
+                let lpn = if rng.below(4) == 0 { rng.below(16) } else { rng.below(4) } as u32;
+                match rng.below(20) {
+                    0 => {
+                        f.trim_page(lpn, 0);
+                        mapped[lpn as usize] = false;
+                    }
+                    1..=3 => {
+                        let start = lpn & !3;
+                        for l in start..start + 4 {
+                            f.write_page(l, 0, None);
+                            mapped[l as usize] = true;
+                        }
+                    }
+                    _ => {
+                        f.write_page(lpn, 0, None);
+                        mapped[lpn as usize] = true;
+                    }
+                }
+                if step % 7 == 0 {
+                    f.check();
+                }
+                for l in 0..16 {
+                    assert_eq!(f.is_mapped(l), mapped[l as usize], "{policy} {assoc:?} lpn {l}");
+                }
+            }
+            f.check();
+        }
+    }
+}
+
+#[test]
+fn cost_model_uses_copyback_when_the_chip_has_it() {
+    let mut t = crate::presets::preset("mlc2007").unwrap().timing;
+    assert_eq!(cost_model(&t, 128), CostModel::new(1.5e6, 1.128e6, 128));
+    t.copy_page_ns = None;
+    let read_program = (t.read_page_ns + 2 * t.transfer_page_ns + t.program_page_ns) as f64;
+    assert_eq!(cost_model(&t, 128).copy_cost, read_program);
+}
