@@ -41,6 +41,7 @@ python-test: python
 
 experiments: build python
 	$(VPY) experiments/dac/run.py
+	$(VPY) experiments/migration/run.py
 
 clean:
 	$(CARGO) clean

@@ -70,6 +70,17 @@ def workloads(quick: bool) -> dict[str, dict[str, Any]]:
             "workload.fs.file_bytes_max": 1 << 20,
             "workload.fs.transactions": t(400),
         },
+        # The same with the MS-DOS layout: the data region is not aligned to pages or blocks,
+        # so file data is never in place in a log block (no switch merges).
+        "postmark-large-unaligned": {
+            "workload.kind": "postmark",
+            "workload.fs.directories": 10,
+            "workload.fs.files": 40,
+            "workload.fs.file_bytes_min": 1 << 20,
+            "workload.fs.file_bytes_max": 1 << 20,
+            "workload.fs.transactions": t(400),
+            "workload.fs.data_align_bytes": 512,
+        },
         # Embedded devices: small records appended to a few files (FAT and directory sectors
         # rewritten on every record).
         "embedded": {
@@ -113,6 +124,8 @@ def breakdown(df: pd.DataFrame) -> pd.DataFrame:
         + df["full_merges.count"],
         "full_merges": df["full_merges.count"],
         "migrations": df["migrations.count"],
+        "mean_pages_per_migration": (df["migrations.copied_pages"]
+                                     / df["migrations.count"].where(df["migrations.count"] > 0)),
         "copied_pages": df["gc_copied_pages"],
         "erases": df["erases"],
         "host_write_pages": df["host_write_pages"],
@@ -136,7 +149,7 @@ def schemes(jobs: int, quick: bool) -> None:
     out = breakdown(raw)
     save(out, "schemes")
     print(out[["workload", "scheme", "flash_time_s", "reduction_vs_merge_only_pct",
-               "migrations", "merges"]].to_string(index=False))
+               "migrations", "mean_pages_per_migration", "merges"]].to_string(index=False))
     for name in workloads(quick):
         part = out[out["workload"] == name].melt(
             id_vars=["scheme"], value_vars=["read_s", "program_s", "copy_s", "erase_s"],

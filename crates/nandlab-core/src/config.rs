@@ -267,6 +267,10 @@ pub struct FsConfig {
     pub read_bias: Option<f64>,
     /// Embedded: bytes per appended record. Default 64.
     pub record_bytes: Option<u64>,
+    /// The data region starts at a multiple of this many bytes (the boot area is padded), as
+    /// flash-card formatters align clusters to pages and erase blocks. Default: the cluster
+    /// size; 512 lays the volume out unaligned, MS-DOS style.
+    pub data_align_bytes: Option<u64>,
 }
 
 /// `[workload.fs]` with every default of one workload kind filled in.
@@ -281,6 +285,7 @@ pub struct FsParams {
     pub create_bias: f64,
     pub read_bias: f64,
     pub record_bytes: u64,
+    pub data_align_bytes: u64,
 }
 
 impl FsConfig {
@@ -298,6 +303,9 @@ impl FsConfig {
             create_bias: self.create_bias.unwrap_or(0.5),
             read_bias: self.read_bias.unwrap_or(0.5),
             record_bytes: self.record_bytes.unwrap_or(64),
+            data_align_bytes: self
+                .data_align_bytes
+                .unwrap_or_else(|| self.cluster_bytes.unwrap_or(4096)),
         }
     }
 }
@@ -949,7 +957,13 @@ fn validate_fs(w: &mut WorkloadConfig, g: &Geometry) -> Result<(), ConfigError> 
     )?;
     check(p.files >= 1, "workload.fs.files", "must be at least 1")?;
     check(p.file_bytes_max >= 1, "workload.fs.file_bytes_max", "must be at least 1")?;
+    check(
+        p.data_align_bytes >= 512 && p.data_align_bytes % 512 == 0,
+        "workload.fs.data_align_bytes",
+        "must be a positive multiple of 512",
+    )?;
     fs.cluster_bytes = Some(p.cluster_bytes);
+    fs.data_align_bytes = Some(p.data_align_bytes);
     fs.files = Some(p.files);
     fs.file_bytes_max = Some(p.file_bytes_max);
     fs.transactions = Some(p.transactions);

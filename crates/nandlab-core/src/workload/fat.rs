@@ -18,7 +18,7 @@
 //!
 //! | region | size |
 //! |---|---|
-//! | reserved (boot sector) | 1 sector |
+//! | reserved (boot sector, padding) | 1 sector + padding to `workload.fs.data_align_bytes` |
 //! | FAT, copy 1 | `fat_sectors` |
 //! | FAT, copy 2 | `fat_sectors` |
 //! | root directory | 512 entries × 32 bytes = 32 sectors (fixed, FAT12/16 style) |
@@ -137,6 +137,8 @@ impl Extent {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FatLayout {
     pub total_sectors: u64,
+    /// Boot sector plus the padding that aligns the data region.
+    pub reserved_sectors: u64,
     pub sectors_per_cluster: u64,
     /// 2 (FAT16) or 4 (FAT32).
     pub fat_entry_bytes: u64,
@@ -151,6 +153,17 @@ impl FatLayout {
     /// Lays a volume of `total_sectors` sectors out with clusters of `cluster_bytes` (a
     /// multiple of 512).
     pub fn new(total_sectors: u64, cluster_bytes: u64) -> Result<Self, ConfigError> {
+        Self::aligned(total_sectors, cluster_bytes, SECTOR_BYTES)
+    }
+
+    /// As `new`, with the boot area padded so the data region starts at a multiple of
+    /// `align_bytes` (a multiple of 512).
+    pub fn aligned(
+        total_sectors: u64,
+        cluster_bytes: u64,
+        align_bytes: u64,
+    ) -> Result<Self, ConfigError> {
+        let align = (align_bytes / SECTOR_BYTES).max(1);
         let spc = (cluster_bytes / SECTOR_BYTES).max(1);
         let root_dir_sectors = ROOT_DIR_ENTRIES * DIR_ENTRY_BYTES / SECTOR_BYTES;
         let too_small = || {
@@ -169,7 +182,9 @@ impl FatLayout {
         let estimate = avail / spc;
         let fat_entry_bytes = if estimate < FAT32_MIN_CLUSTERS { 2 } else { 4 };
         let fat_sectors = ((estimate + 2) * fat_entry_bytes).div_ceil(SECTOR_BYTES);
-        let clusters = avail.saturating_sub(2 * fat_sectors) / spc;
+        let meta = RESERVED_SECTORS + 2 * fat_sectors + root_dir_sectors;
+        let pad = (align - meta % align) % align;
+        let clusters = avail.saturating_sub(2 * fat_sectors + pad) / spc;
         if clusters == 0 {
             return Err(too_small());
         }
@@ -184,6 +199,7 @@ impl FatLayout {
         }
         Ok(Self {
             total_sectors,
+            reserved_sectors: RESERVED_SECTORS + pad,
             sectors_per_cluster: spc,
             fat_entry_bytes,
             fat_sectors,
@@ -200,12 +216,12 @@ impl FatLayout {
     /// First sector of FAT copy `copy` (0 or 1).
     #[must_use]
     pub fn fat_start(&self, copy: u64) -> u64 {
-        RESERVED_SECTORS + copy * self.fat_sectors
+        self.reserved_sectors + copy * self.fat_sectors
     }
 
     #[must_use]
     pub fn root_dir_start(&self) -> u64 {
-        RESERVED_SECTORS + 2 * self.fat_sectors
+        self.reserved_sectors + 2 * self.fat_sectors
     }
 
     #[must_use]
@@ -584,7 +600,8 @@ impl FatVolume {
 /// Checks that the volume a config describes can hold the workload's initial files, and lays it
 /// out. Called by `Config::resolve` and by `FsWorkload::new`.
 pub fn check_volume(kind: &str, p: &FsParams, g: &Geometry) -> Result<FatLayout, ConfigError> {
-    let layout = FatLayout::new(g.logical_bytes() / SECTOR_BYTES, p.cluster_bytes)?;
+    let layout =
+        FatLayout::aligned(g.logical_bytes() / SECTOR_BYTES, p.cluster_bytes, p.data_align_bytes)?;
     let per_file = p.file_bytes_max.div_ceil(layout.cluster_bytes());
     let files = u64::from(p.files);
     let dirs = u64::from(p.directories);

@@ -231,6 +231,7 @@ fn one_small_postmark_file_through_the_generator() {
         "workload.fs.directories=0",
         "workload.fs.files=1",
         "workload.fs.transactions=0",
+        "workload.fs.data_align_bytes=512",
     ])
     .unwrap();
     let w = FsWorkload::new(&r).unwrap();
@@ -472,4 +473,17 @@ fn estimates_are_the_right_order_of_magnitude() {
         let n = w.filter(|i| matches!(i, WorkItem::Request(_))).count() as f64;
         assert!((estimate / n - 1.0).abs() < 0.25, "{kind}: estimate {estimate}, actual {n}");
     }
+}
+
+#[test]
+fn the_data_region_is_aligned_to_clusters_by_default() {
+    let r = resolve(&["workload.kind=postmark", "workload.prefill=false"]).unwrap();
+    let w = FsWorkload::new(&r).unwrap();
+    let l = *w.volume().layout();
+    // Unaligned the boot sector, 13-sector FATs and root would put data at 59: padded to 64.
+    assert_eq!((l.reserved_sectors, l.fat_start(0), l.fat_start(1)), (6, 6, 19));
+    assert_eq!(l.data_start(), 64);
+    assert!(l.data_start() + l.clusters * 8 <= l.total_sectors);
+    let e = resolve(&["workload.kind=postmark", "workload.fs.data_align_bytes=100"]).unwrap_err();
+    assert_eq!(e.key, "workload.fs.data_align_bytes");
 }
