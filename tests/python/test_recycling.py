@@ -2,6 +2,7 @@
 shape of W(n), and argument validation."""
 
 import math
+from typing import Any
 
 import pytest
 
@@ -52,8 +53,8 @@ def test_no_page_is_freed_past_the_block() -> None:
         {"erase_cost": -1.0},
     ],
 )
-def test_bad_arguments_raise_value_error(kwargs: dict) -> None:
-    args = {"alpha": 0.1, "pages_per_block": 128, "erase_cost": 1.5, "copy_cost": 1.128}
+def test_bad_arguments_raise_value_error(kwargs: dict[str, Any]) -> None:
+    args: dict[str, Any] = {"alpha": 0.1, "pages_per_block": 128, "erase_cost": 1.5, "copy_cost": 1.128}
     args.update(kwargs)
     with pytest.raises((ValueError, OverflowError)):
         optimal_migrations(**args)
