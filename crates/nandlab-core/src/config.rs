@@ -743,8 +743,8 @@ fn validate_serve(sv: &ServeConfig) -> Result<(), ConfigError> {
 }
 
 pub const FTL_KINDS: &[&str] = &["page", "bast", "sast", "fast"];
-const LOG_BLOCKS_DEFAULT: u32 = 8;
-const SAST_GROUP_DATA_BLOCKS: u32 = 4;
+pub const LOG_BLOCKS_DEFAULT: u32 = 8;
+pub const SAST_GROUP_DATA_BLOCKS: u32 = 4;
 const SAST_GROUP_LOG_BLOCKS: u32 = 2;
 
 /// Defaults and checks of the hybrid kinds (SPEC §4). Page-FTL keys must keep their defaults:

@@ -112,9 +112,29 @@ pub fn prepare(config: &Config) -> Result<(Config, TraceInfo), crate::Error> {
         // that the spare space (at the configured utilization) holds the cleaner's reserve
         // plus one open block per log.
         let u = c.device.utilization.unwrap_or(0.8);
-        let spare_blocks = f64::from(2 * probe.regions + 3);
+        let f = &c.ftl;
+        let hybrid = f.kind != "page";
+        // Hybrid FTLs need their log blocks plus a merge destination as spare, and map whole
+        // logical blocks (SAST: whole groups).
+        let spare_blocks = if hybrid {
+            f64::from(f.log_blocks.unwrap_or(nandlab_core::config::LOG_BLOCKS_DEFAULT) + 1)
+        } else {
+            f64::from(2 * probe.regions + 3)
+        };
+        let granule_blocks = if f.kind == "sast" {
+            u64::from(
+                f.group_data_blocks.unwrap_or(nandlab_core::config::SAST_GROUP_DATA_BLOCKS).max(1),
+            )
+        } else {
+            1
+        };
         let min_blocks = ((spare_blocks * u / (1.0 - u)).ceil() as u64).max(4) + 1;
-        c.device.logical_bytes = Some(logical.max(min_blocks * block_bytes));
+        let logical = logical.max(min_blocks * block_bytes);
+        c.device.logical_bytes = Some(if hybrid {
+            logical.next_multiple_of(granule_blocks * block_bytes)
+        } else {
+            logical
+        });
     }
     c.workload.fit = fit_name.to_string();
     c.workload.compact_chunk_bytes.get_or_insert(chunk_bytes);

@@ -170,3 +170,29 @@ fn a_tiny_trace_still_sizes_a_workable_device() {
         assert_eq!(r.metrics.host_write_pages, 2);
     }
 }
+
+/// Hybrid FTLs on traces: the device sized from the trace has room for the log blocks and
+/// whole SAST groups, for a tiny trace and for a real one.
+#[test]
+fn hybrid_ftls_size_their_device_from_the_trace() {
+    let p = temp_file(
+        "tiny-hybrid.csv",
+        "128166385295514878,hm,0,Write,0,4096,10\n128166385295514879,hm,0,Write,8192,4096,10\n",
+    );
+    let mut paths = vec![p];
+    if let Some(dir) = shared_traces() {
+        paths.push(dir.join("tpcc-mqsim/tpcc-small.trace.gz"));
+    }
+    for path in &paths {
+        for kind in ["bast", "sast", "fast"] {
+            let r = run(&[
+                "workload.kind=trace".into(),
+                format!("workload.path={}", path.display()),
+                format!("ftl.kind={kind}"),
+                "device.utilization=0.95".into(),
+            ])
+            .unwrap_or_else(|e| panic!("{kind} on {}: {e}", path.display()));
+            assert!(r.metrics.host_write_pages >= 2, "{kind}");
+        }
+    }
+}
