@@ -135,6 +135,19 @@ pub struct FtlConfig {
     pub migration_period: Option<u32>,
 }
 
+impl FtlConfig {
+    /// Logical blocks a block-mapped kind maps as a unit (SAST: a group; BAST, FAST: 1); 0 for
+    /// the page FTL, which maps single pages.
+    #[must_use]
+    pub fn mapping_granule_blocks(&self) -> u64 {
+        match self.kind.as_str() {
+            "page" => 0,
+            "sast" => u64::from(self.group_data_blocks.unwrap_or(SAST_GROUP_DATA_BLOCKS).max(1)),
+            _ => 1,
+        }
+    }
+}
+
 impl Default for FtlConfig {
     fn default() -> Self {
         Self {
@@ -546,11 +559,7 @@ impl Config {
         })?;
         // Block-mapped FTLs map whole logical blocks (SAST: whole groups): a logical size
         // derived from the utilization is rounded down to that granule.
-        let granule_blocks = match c.ftl.kind.as_str() {
-            "bast" | "fast" => 1,
-            "sast" => u64::from(c.ftl.group_data_blocks.unwrap_or(SAST_GROUP_DATA_BLOCKS).max(1)),
-            _ => 0,
-        };
+        let granule_blocks = c.ftl.mapping_granule_blocks();
         let d = &mut c.device;
         let page_size_bytes = *d.page_size_bytes.get_or_insert(preset.page_size_bytes);
         let pages_per_block = *d.pages_per_block.get_or_insert(preset.pages_per_block);
@@ -744,7 +753,7 @@ fn validate_serve(sv: &ServeConfig) -> Result<(), ConfigError> {
 
 pub const FTL_KINDS: &[&str] = &["page", "bast", "sast", "fast"];
 pub const LOG_BLOCKS_DEFAULT: u32 = 8;
-pub const SAST_GROUP_DATA_BLOCKS: u32 = 4;
+const SAST_GROUP_DATA_BLOCKS: u32 = 4;
 const SAST_GROUP_LOG_BLOCKS: u32 = 2;
 
 /// Defaults and checks of the hybrid kinds (SPEC §4). Page-FTL keys must keep their defaults:

@@ -121,20 +121,11 @@ pub fn prepare(config: &Config) -> Result<(Config, TraceInfo), crate::Error> {
         } else {
             f64::from(2 * probe.regions + 3)
         };
-        let granule_blocks = if f.kind == "sast" {
-            u64::from(
-                f.group_data_blocks.unwrap_or(nandlab_core::config::SAST_GROUP_DATA_BLOCKS).max(1),
-            )
-        } else {
-            1
-        };
+        let granule_bytes = f.mapping_granule_blocks().max(1) * block_bytes;
         let min_blocks = ((spare_blocks * u / (1.0 - u)).ceil() as u64).max(4) + 1;
         let logical = logical.max(min_blocks * block_bytes);
-        c.device.logical_bytes = Some(if hybrid {
-            logical.next_multiple_of(granule_blocks * block_bytes)
-        } else {
-            logical
-        });
+        c.device.logical_bytes =
+            Some(if hybrid { logical.next_multiple_of(granule_bytes) } else { logical });
     }
     c.workload.fit = fit_name.to_string();
     c.workload.compact_chunk_bytes.get_or_insert(chunk_bytes);

@@ -319,14 +319,20 @@ impl HybridFtl {
                 break;
             }
             let Some(src) = self.newest(lpn) else { continue };
-            let dst = block * self.ppb + off;
-            let oob = self.flash.oob(src).expect("a valid page is programmed");
-            self.seq += 1;
-            self.flash.copy(src, dst, Oob { seq: self.seq, ..oob }, Source::Cleaner);
-            self.invalidate(src);
-            self.mark_valid(dst);
+            self.move_page(src, block * self.ppb + off);
             self.log_ppn[lpn as usize] = NONE;
         }
+    }
+
+    /// The cleaner copies the newest copy at `src` to `dst`, which becomes the newest; returns
+    /// the page's LPN. The caller updates `log_ppn`.
+    fn move_page(&mut self, src: Ppn, dst: Ppn) -> Lpn {
+        let oob = self.flash.oob(src).expect("a valid page is programmed");
+        self.seq += 1;
+        self.flash.copy(src, dst, Oob { seq: self.seq, ..oob }, Source::Cleaner);
+        self.invalidate(src);
+        self.mark_valid(dst);
+        oob.lpn
     }
 
     /// Consolidates logical block `lbn`: afterwards its data block holds the newest copy of
@@ -439,13 +445,9 @@ impl HybridFtl {
             if !self.is_valid(src) {
                 continue;
             }
-            let oob = self.flash.oob(src).expect("valid page is programmed");
             let dst = block * self.ppb + w;
-            self.seq += 1;
-            self.flash.copy(src, dst, Oob { seq: self.seq, ..oob }, Source::Cleaner);
-            self.invalidate(src);
-            self.mark_valid(dst);
-            self.log_ppn[oob.lpn as usize] = dst;
+            let lpn = self.move_page(src, dst);
+            self.log_ppn[lpn as usize] = dst;
             w += 1;
         }
         self.release(old.block);
