@@ -192,7 +192,7 @@ fn summary(r: &RunReport) -> String {
         );
     }
     let mut t = table::Table::new(&["metric", "value"]);
-    let rows: Vec<(&str, String)> = vec![
+    let mut rows: Vec<(&str, String)> = vec![
         ("host write pages", m.host_write_pages.to_string()),
         ("host read pages", m.host_read_pages.to_string()),
         ("flash program pages", m.flash_program_pages.to_string()),
@@ -226,15 +226,34 @@ fn summary(r: &RunReport) -> String {
                 m.memory_bytes_per_page
             ),
         ),
-        (
-            "wall time / speed",
-            format!(
-                "{:.2} s / {:.2} M host page writes/s",
-                m.wall_seconds,
-                m.host_writes_per_wall_second / 1e6
-            ),
-        ),
     ];
+    let (sw, pa, fu) = (m.switch_merges, m.partial_merges, m.full_merges);
+    if sw.count + pa.count + fu.count + m.migrations.count > 0 {
+        rows.push((
+            "merges switch / partial / full",
+            format!(
+                "{} / {} / {} (migrations {})",
+                sw.count, pa.count, fu.count, m.migrations.count
+            ),
+        ));
+    }
+    if m.buffer_kind != "none" {
+        let b = &m.buffer;
+        rows.push(("buffer", format!("{} ({} pages)", m.buffer_kind, m.buffer_pages)));
+        rows.push(("buffer hits read / write", format!("{} / {}", b.read_hits, b.write_hits)));
+        rows.push((
+            "buffer written back (at end)",
+            format!("{} ({})", b.written_back_pages, b.final_written_pages),
+        ));
+    }
+    rows.extend([(
+        "wall time / speed",
+        format!(
+            "{:.2} s / {:.2} M host page writes/s",
+            m.wall_seconds,
+            m.host_writes_per_wall_second / 1e6
+        ),
+    )]);
     for (k, v) in rows {
         t.row(vec![k.into(), v]);
     }

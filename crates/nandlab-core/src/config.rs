@@ -18,7 +18,30 @@ pub struct Config {
     pub workload: WorkloadConfig,
     pub run: RunConfig,
     pub serve: ServeConfig,
+    pub buffer: BufferConfig,
 }
+
+/// `[buffer]`: a RAM buffer between the host and the FTL (`buffer/`, SPEC §5).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct BufferConfig {
+    /// `none` (the paper's PLAIN), `lru`, `fab`, `bplru`, `cflru`.
+    pub kind: String,
+    /// Buffer capacity; a whole number of pages is used (rounded down). Default 8 MiB (paper
+    /// 001: 8 MB is enough for 1 GB of flash).
+    pub size_bytes: Option<u64>,
+    /// CFLRU: the clean-first region as a fraction of the buffer. Default 0.5.
+    pub cflru_window: Option<f64>,
+}
+
+impl Default for BufferConfig {
+    fn default() -> Self {
+        Self { kind: "none".into(), size_bytes: None, cflru_window: None }
+    }
+}
+
+/// Default `buffer.size_bytes`.
+pub const BUFFER_SIZE_BYTES_DEFAULT: u64 = 8 << 20;
 
 /// `nandlab serve`: the simulated SSD as a block device over NBD.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -378,6 +401,18 @@ pub struct Resolved {
 
 const UTILIZATION_DEFAULT: f64 = 0.8;
 
+impl Resolved {
+    /// Pages the RAM buffer holds (0 without one).
+    #[must_use]
+    pub fn buffer_pages(&self) -> u32 {
+        let b = &self.config.buffer;
+        match (b.kind.as_str(), b.size_bytes) {
+            ("none", _) | (_, None) => 0,
+            (_, Some(size)) => (size / self.geometry.page_size_bytes) as u32,
+        }
+    }
+}
+
 impl Config {
     /// Parses TOML text. `source` names the file in errors.
     pub fn from_toml(text: &str, source: &str) -> Result<Self, ConfigError> {
@@ -642,6 +677,7 @@ impl Config {
             resolve_hybrid(f, &geometry)?;
             validate_workload(&mut c.workload, &geometry)?;
             validate_serve(&c.serve)?;
+            validate_buffer(&mut c.buffer, &geometry)?;
             return Ok(Resolved { config: c, geometry, timing, regions: 1, gc_free_blocks_min: 0 });
         }
         for (set, key) in [
@@ -732,8 +768,50 @@ impl Config {
 
         validate_workload(&mut c.workload, &geometry)?;
         validate_serve(&c.serve)?;
+        validate_buffer(&mut c.buffer, &geometry)?;
         Ok(Resolved { config: c, geometry, timing, regions, gc_free_blocks_min })
     }
+}
+
+/// `[buffer]`: a known kind, a size of at least one page; defaults filled in only for the keys
+/// the kind uses (a `none` buffer records no size).
+fn validate_buffer(b: &mut BufferConfig, g: &Geometry) -> Result<(), ConfigError> {
+    one_of(&b.kind, "buffer.kind", crate::buffer::BUFFER_KINDS)?;
+    if b.kind == "none" {
+        check(
+            b.size_bytes.is_none(),
+            "buffer.size_bytes",
+            "buffer.kind = \"none\" has no buffer: set buffer.kind too",
+        )?;
+        check(
+            b.cflru_window.is_none(),
+            "buffer.cflru_window",
+            "only buffer.kind = \"cflru\" has a window",
+        )?;
+        return Ok(());
+    }
+    let size = *b.size_bytes.get_or_insert(BUFFER_SIZE_BYTES_DEFAULT);
+    check(
+        size >= g.page_size_bytes,
+        "buffer.size_bytes",
+        format!("{size} bytes hold no page of {} bytes", g.page_size_bytes),
+    )?;
+    check(
+        size / g.page_size_bytes < u64::from(u32::MAX / 2),
+        "buffer.size_bytes",
+        "more than 2^31 pages are not supported",
+    )?;
+    if b.kind == "cflru" {
+        let w = *b.cflru_window.get_or_insert(0.5);
+        check(w.is_finite() && w > 0.0 && w <= 1.0, "buffer.cflru_window", "must be in (0, 1]")?;
+    } else {
+        check(
+            b.cflru_window.is_none(),
+            "buffer.cflru_window",
+            "only buffer.kind = \"cflru\" has a window",
+        )?;
+    }
+    Ok(())
 }
 
 fn validate_serve(sv: &ServeConfig) -> Result<(), ConfigError> {

@@ -8,12 +8,19 @@
 //! arrives or when the flash finishes the previous one, whichever is later, and takes the sum
 //! of its flash operations' times (foreground cleaning included). A multi-channel engine will
 //! replace `busy_until_ns` with a scheduler over `Flash::take_pending_ns`-style per-op times.
+//!
+//! An optional RAM buffer (`buffer/`, `[buffer]` in the config) sits between the page split
+//! and the FTL: every whole-page read, write and trim goes through it, and its RAM time is
+//! added to the request's service time.
 
+use crate::buffer::{BufferCounters, FlushReason, WriteBuffer};
 use crate::config::{Geometry, Resolved};
 use crate::error::{ConfigError, RequestError};
 use crate::flash::{CountingMedia, Flash, FlashCounters, Lpn, Media, Op};
 use crate::ftl::{Ftl, FtlCounters, PageFtl, RecycleKind};
-use crate::metrics::{self, FlashTime, HostCounters, LatencyHistogram, Metrics, WearSummary};
+use crate::metrics::{
+    self, ExecTime, FlashTime, HostCounters, LatencyHistogram, Metrics, WearSummary,
+};
 use crate::request::{Request, RequestKind};
 use crate::{gc, placement};
 
@@ -73,6 +80,7 @@ struct Snapshot {
     host: HostCounters,
     flash: FlashCounters,
     ftl: FtlCounters,
+    buffer: BufferCounters,
     time_ns: u64,
 }
 
@@ -87,6 +95,8 @@ pub enum Io<'a> {
 
 pub struct Device {
     ftl: Box<dyn Ftl>,
+    /// The RAM buffer in front of the FTL, if the config asks for one.
+    buffer: Option<WriteBuffer>,
     /// One page of scratch space for merging partial-page writes and splitting reads.
     scratch: Vec<u8>,
     geometry: Geometry,
@@ -113,13 +123,16 @@ impl Device {
         future: Option<Vec<u32>>,
     ) -> Result<Self, ConfigError> {
         let flash = Flash::new(media, resolved.timing);
-        if resolved.config.ftl.kind != "page" {
-            return Ok(Self::with_ftl(Box::new(crate::ftl::hybrid::from_config(resolved, flash))));
-        }
-        let victim = gc::by_name(resolved)?;
-        let placement = placement::by_name(resolved, future)?;
-        let ftl = PageFtl::new(flash, victim, placement, resolved.gc_free_blocks_min);
-        Ok(Self::with_ftl(Box::new(ftl)))
+        let ftl: Box<dyn Ftl> = if resolved.config.ftl.kind == "page" {
+            let victim = gc::by_name(resolved)?;
+            let placement = placement::by_name(resolved, future)?;
+            Box::new(PageFtl::new(flash, victim, placement, resolved.gc_free_blocks_min))
+        } else {
+            Box::new(crate::ftl::hybrid::from_config(resolved, flash))
+        };
+        let mut device = Self::with_ftl(ftl);
+        device.buffer = crate::buffer::from_config(resolved);
+        Ok(device)
     }
 
     /// A device over a media that already holds data (an image opened after a restart): the
@@ -145,6 +158,7 @@ impl Device {
         let placement = placement::by_name(resolved, None)?;
         let ftl = PageFtl::recover(flash, victim, placement, resolved.gc_free_blocks_min, now_ns);
         let mut device = Self::with_ftl(Box::new(ftl));
+        device.buffer = crate::buffer::from_config(resolved);
         device.busy_until_ns = now_ns;
         device.last_arrival_ns = now_ns;
         Ok(device)
@@ -157,9 +171,47 @@ impl Device {
         self.ftl.checkpoint(now)
     }
 
-    /// Makes every acknowledged write durable (what a host FLUSH does).
+    /// Makes every acknowledged write durable (what a host FLUSH does): writes the buffer's
+    /// dirty pages back, then syncs the media. The flash time this takes is charged to the
+    /// device's clock.
     pub fn sync(&mut self) -> Result<(), crate::error::MediaError> {
+        self.write_back(FlushReason::Host);
         self.ftl.sync()
+    }
+
+    /// Ends a run: the buffer's dirty pages are written back (counted as
+    /// `buffer.final_written_pages`) so the metrics include what the buffer only deferred.
+    pub fn finish(&mut self) {
+        self.write_back(FlushReason::EndOfRun);
+    }
+
+    fn write_back(&mut self, reason: FlushReason) {
+        let Some(b) = &mut self.buffer else { return };
+        let now = self.busy_until_ns.max(self.last_arrival_ns);
+        b.flush(self.ftl.as_mut(), now, reason);
+        let ns = self.ftl.flash_mut().take_pending_ns() + b.take_pending_ns();
+        self.busy_until_ns = now + ns;
+    }
+
+    /// Installs (or removes) a RAM buffer; an existing one must be empty.
+    pub fn set_buffer(&mut self, buffer: Option<WriteBuffer>) {
+        assert!(
+            self.buffer.as_ref().is_none_or(WriteBuffer::is_empty),
+            "replacing a non-empty buffer"
+        );
+        self.buffer = buffer;
+    }
+
+    /// Removes the RAM buffer; it must hold no dirty page (call `sync` first).
+    pub fn take_buffer(&mut self) -> Option<WriteBuffer> {
+        let b = self.buffer.take();
+        assert!(b.as_ref().is_none_or(|b| !b.has_dirty()), "taking a buffer with dirty pages");
+        b
+    }
+
+    #[must_use]
+    pub fn buffer(&self) -> Option<&WriteBuffer> {
+        self.buffer.as_ref()
     }
 
     #[must_use]
@@ -167,6 +219,7 @@ impl Device {
         let geometry = *ftl.geometry();
         Self {
             ftl,
+            buffer: None,
             scratch: vec![0; geometry.page_size_bytes as usize],
             geometry,
             busy_until_ns: 0,
@@ -313,12 +366,18 @@ impl Device {
                 let whole_first = req.offset_bytes.div_ceil(p);
                 let whole_end = (req.offset_bytes + req.length_bytes) / p;
                 for lpn in whole_first..whole_end.max(whole_first) {
+                    if let Some(b) = &mut self.buffer {
+                        b.trim(lpn as Lpn);
+                    }
                     self.ftl.trim_page(lpn as Lpn, start_ns);
                 }
                 self.host.trim_pages += whole_end.saturating_sub(whole_first);
             }
             RequestKind::Flush => {
                 h.flush_requests += 1;
+                if let Some(b) = &mut self.buffer {
+                    b.flush(self.ftl.as_mut(), start_ns, FlushReason::Host);
+                }
                 if let Err(e) = self.ftl.sync() {
                     return Err(RequestError::Media(e));
                 }
@@ -327,7 +386,8 @@ impl Device {
         if let Some(e) = self.ftl.flash_mut().media_mut().take_error() {
             return Err(RequestError::Media(e));
         }
-        let service_ns = self.ftl.flash_mut().take_pending_ns();
+        let ram_ns = self.buffer.as_mut().map_or(0, WriteBuffer::take_pending_ns);
+        let service_ns = self.ftl.flash_mut().take_pending_ns() + ram_ns;
         let complete_ns = start_ns + service_ns;
         self.busy_until_ns = complete_ns;
         let latency = complete_ns - arrival_ns;
@@ -356,11 +416,12 @@ impl Device {
         let (in_page, in_req, len) = self.overlap(req, lpn);
         let whole = len as u64 == self.geometry.page_size_bytes;
         if whole {
-            self.ftl.write_page(lpn, now_ns, data.map(|d| &d[in_req..in_req + len]));
+            let d = data.map(|d| &d[in_req..in_req + len]);
+            page_write(&mut self.buffer, self.ftl.as_mut(), lpn, now_ns, d);
             return;
         }
         let scratch = data.map(|_| &mut self.scratch[..]);
-        let had_data = self.ftl.read_page(lpn, now_ns, scratch);
+        let had_data = page_read(&mut self.buffer, self.ftl.as_mut(), lpn, now_ns, scratch);
         if had_data {
             self.host.rmw_read_pages += 1;
         }
@@ -370,9 +431,9 @@ impl Device {
                     self.scratch.fill(0);
                 }
                 self.scratch[in_page..in_page + len].copy_from_slice(&d[in_req..in_req + len]);
-                self.ftl.write_page(lpn, now_ns, Some(&self.scratch));
+                page_write(&mut self.buffer, self.ftl.as_mut(), lpn, now_ns, Some(&self.scratch));
             }
-            None => self.ftl.write_page(lpn, now_ns, None),
+            None => page_write(&mut self.buffer, self.ftl.as_mut(), lpn, now_ns, None),
         }
     }
 
@@ -380,18 +441,19 @@ impl Device {
     fn read_page(&mut self, req: &Request, lpn: Lpn, now_ns: u64, buf: Option<&mut [u8]>) {
         let (in_page, in_req, len) = self.overlap(req, lpn);
         let whole = len as u64 == self.geometry.page_size_bytes;
+        let (buffer, ftl) = (&mut self.buffer, self.ftl.as_mut());
         let mapped = match buf {
-            None => self.ftl.read_page(lpn, now_ns, None),
+            None => page_read(buffer, ftl, lpn, now_ns, None),
             Some(b) if whole => {
                 let target = &mut b[in_req..in_req + len];
-                let mapped = self.ftl.read_page(lpn, now_ns, Some(&mut *target));
+                let mapped = page_read(buffer, ftl, lpn, now_ns, Some(&mut *target));
                 if !mapped {
                     target.fill(0);
                 }
                 mapped
             }
             Some(b) => {
-                let mapped = self.ftl.read_page(lpn, now_ns, Some(&mut self.scratch));
+                let mapped = page_read(buffer, ftl, lpn, now_ns, Some(&mut self.scratch));
                 let target = &mut b[in_req..in_req + len];
                 if mapped {
                     target.copy_from_slice(&self.scratch[in_page..in_page + len]);
@@ -419,6 +481,7 @@ impl Device {
             host: self.host,
             flash: self.ftl.flash().counters,
             ftl: self.ftl.counters(),
+            buffer: self.buffer.as_ref().map(WriteBuffer::counters).unwrap_or_default(),
             time_ns: self.busy_until_ns,
         }
     }
@@ -477,6 +540,15 @@ impl Device {
                     erase: d(Op::Erase),
                 }
             },
+            exec_time_ns: ExecTime::from_counters(
+                &now.flash,
+                &w.flash,
+                self.ftl.flash().timing(),
+                (now.buffer - w.buffer).ram_ns,
+            ),
+            buffer_kind: self.buffer.as_ref().map_or("none", WriteBuffer::name),
+            buffer_pages: self.buffer.as_ref().map_or(0, |b| u64::from(b.capacity_pages())),
+            buffer: now.buffer - w.buffer,
             switch_merges: recycle(RecycleKind::SwitchMerge),
             partial_merges: recycle(RecycleKind::PartialMerge),
             full_merges: recycle(RecycleKind::FullMerge),
@@ -497,5 +569,38 @@ impl Device {
     /// Runs the FTL's full invariant check.
     pub fn check(&self) {
         self.ftl.check();
+        if let Some(b) = &self.buffer {
+            b.check();
+        }
+    }
+}
+
+/// Writes one whole page through the buffer, or straight to the FTL without one.
+#[inline]
+fn page_write(
+    buffer: &mut Option<WriteBuffer>,
+    ftl: &mut dyn Ftl,
+    lpn: Lpn,
+    now_ns: u64,
+    data: Option<&[u8]>,
+) {
+    match buffer {
+        Some(b) => b.write(ftl, lpn, now_ns, data),
+        None => ftl.write_page(lpn, now_ns, data),
+    }
+}
+
+/// Reads one whole page through the buffer, or straight from the FTL without one.
+#[inline]
+fn page_read(
+    buffer: &mut Option<WriteBuffer>,
+    ftl: &mut dyn Ftl,
+    lpn: Lpn,
+    now_ns: u64,
+    out: Option<&mut [u8]>,
+) -> bool {
+    match buffer {
+        Some(b) => b.read(ftl, lpn, now_ns, out),
+        None => ftl.read_page(lpn, now_ns, out),
     }
 }

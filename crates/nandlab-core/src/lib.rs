@@ -7,6 +7,7 @@
 //! construction → `flash` (timing-charged operations on a `Media`).
 #![forbid(unsafe_code)]
 
+pub mod buffer;
 pub mod config;
 pub mod device;
 pub mod error;

@@ -9,6 +9,9 @@
 
 use serde::Serialize;
 
+pub use crate::buffer::BufferCounters;
+use crate::config::Timing;
+use crate::flash::{FlashCounters, Op};
 pub use crate::ftl::RecycleStats;
 
 /// Log-linear latency histogram: 64 power-of-two ranges × 32 linear sub-buckets, so any value
@@ -252,6 +255,13 @@ pub struct Metrics {
     pub flash_busy_ns: u64,
     /// `flash_busy_ns` by operation (paper 002's breakdown).
     pub flash_time_ns: FlashTime,
+    /// Paper 001's execution-time breakdown (Fig. 7), buffer RAM time included.
+    pub exec_time_ns: ExecTime,
+    /// `buffer.kind` and its capacity in pages (0 without a buffer).
+    pub buffer_kind: &'static str,
+    pub buffer_pages: u64,
+    /// What the RAM buffer did (all zero without one).
+    pub buffer: BufferCounters,
     /// Hybrid FTLs' block recycling by kind (SPEC §4); all zero for the page FTL.
     pub switch_merges: RecycleStats,
     pub partial_merges: RecycleStats,
@@ -276,6 +286,52 @@ pub struct Metrics {
     pub measured_wall_seconds: f64,
     /// Measured host page writes ÷ measured wall seconds: simulation speed at steady state.
     pub host_writes_per_wall_second: f64,
+}
+
+/// Paper 001's execution-time breakdown (Fig. 7): flash time of host reads and writes, of the
+/// cleaning's page copies split into their read and write halves (GCREAD, GCWRITE), of erases,
+/// and the buffer's RAM time. Without copyback a copy is a read plus a program, so the halves
+/// are exact; with copyback the read half is one page read and the rest is the write half.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct ExecTime {
+    pub data_read: u64,
+    pub data_write: u64,
+    pub gc_read: u64,
+    pub gc_write: u64,
+    pub erase: u64,
+    pub buffer: u64,
+}
+
+impl ExecTime {
+    /// The breakdown of the window `[before, now]`.
+    #[must_use]
+    pub fn from_counters(
+        now: &FlashCounters,
+        before: &FlashCounters,
+        timing: &Timing,
+        buffer_ns: u64,
+    ) -> Self {
+        let copies = FlashCounters::total(&now.copies) - FlashCounters::total(&before.copies);
+        let copy_ns = now.op_ns[Op::Copy as usize] - before.op_ns[Op::Copy as usize];
+        let gc_read = (copies * timing.read_page_ns).min(copy_ns);
+        // Reads and programs other than copies: the host's (and the wear leveler's, none yet);
+        // a cleaner that reads or programs outside a copy would land here too.
+        let read_ns = now.op_ns[Op::Read as usize] - before.op_ns[Op::Read as usize];
+        let program_ns = now.op_ns[Op::Program as usize] - before.op_ns[Op::Program as usize];
+        Self {
+            data_read: read_ns,
+            data_write: program_ns,
+            gc_read,
+            gc_write: copy_ns - gc_read,
+            erase: now.op_ns[Op::Erase as usize] - before.op_ns[Op::Erase as usize],
+            buffer: buffer_ns,
+        }
+    }
+
+    #[must_use]
+    pub fn total(&self) -> u64 {
+        self.data_read + self.data_write + self.gc_read + self.gc_write + self.erase + self.buffer
+    }
 }
 
 /// The DAC paper's ratio of segment write time to erase time in its cleaning cost.

@@ -37,6 +37,11 @@ impl Request {
     pub fn trim(offset_bytes: u64, length_bytes: u64) -> Self {
         Self { kind: RequestKind::Trim, offset_bytes, length_bytes, arrival_ns: None }
     }
+    /// A host FLUSH (cache write-back; no range).
+    #[must_use]
+    pub fn flush() -> Self {
+        Self { kind: RequestKind::Flush, offset_bytes: 0, length_bytes: 0, arrival_ns: None }
+    }
     #[must_use]
     pub fn at(mut self, arrival_ns: u64) -> Self {
         self.arrival_ns = Some(arrival_ns);

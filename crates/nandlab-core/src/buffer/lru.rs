@@ -1,0 +1,42 @@
+//! Page-level LRU (paper 001's BUF_LRU): one recency list of pages; the victim is the least
+//! recently used page, written back alone if dirty. Reads and writes both count as uses.
+
+use super::list::{Links, List};
+use super::{BufferPolicy, Slot, Victim};
+use crate::flash::Lpn;
+
+pub struct Lru {
+    links: Links,
+    list: List,
+}
+
+impl Lru {
+    #[must_use]
+    pub fn new(capacity_pages: u32) -> Self {
+        Self { links: Links::new(capacity_pages as usize), list: List::default() }
+    }
+}
+
+impl BufferPolicy for Lru {
+    fn name(&self) -> &'static str {
+        "lru"
+    }
+
+    fn inserted(&mut self, slot: Slot, _lpn: Lpn, _dirty: bool) {
+        self.links.push_front(&mut self.list, slot);
+    }
+
+    fn hit(&mut self, slot: Slot, _lpn: Lpn, _write: bool) {
+        self.links.move_to_front(&mut self.list, slot);
+    }
+
+    fn removed(&mut self, slot: Slot, _lpn: Lpn) {
+        self.links.unlink(&mut self.list, slot);
+    }
+
+    fn victim(&mut self) -> Victim {
+        let slot = self.list.tail;
+        self.links.unlink(&mut self.list, slot);
+        Victim::Page(slot)
+    }
+}
