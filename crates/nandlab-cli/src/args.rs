@@ -24,6 +24,8 @@ pub struct Args {
     pub quick: bool,
     pub bench_blocks: u32,
     pub bench_passes: f64,
+    /// `bench --only page|hybrid|buffer`: one section of the benchmark.
+    pub bench_only: Option<String>,
     pub image: Option<PathBuf>,
     pub listen: Option<String>,
     pub unix: Option<PathBuf>,
@@ -40,6 +42,7 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         quick: false,
         bench_blocks: 65_536,
         bench_passes: 4.0,
+        bench_only: None,
         image: None,
         listen: None,
         unix: None,
@@ -73,6 +76,13 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
             "--passes" => {
                 args.bench_passes =
                     value(a)?.parse().map_err(|_| "--passes needs a number".to_string())?;
+            }
+            "--only" => {
+                let v = value(a)?;
+                if !["page", "hybrid", "buffer"].contains(&v.as_str()) {
+                    return Err(format!("--only takes page, hybrid or buffer, not {v:?}"));
+                }
+                args.bench_only = Some(v);
             }
             "--image" => args.image = Some(PathBuf::from(value(a)?)),
             "--listen" => args.listen = Some(value(a)?),

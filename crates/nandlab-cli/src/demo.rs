@@ -68,7 +68,21 @@ pub fn demo(quick: bool) -> Result<(), String> {
     Ok(())
 }
 
-pub fn bench(blocks: u32, passes: f64) -> Result<(), String> {
+pub fn bench(blocks: u32, passes: f64, only: Option<&str>) -> Result<(), String> {
+    let want = |s: &str| only.is_none_or(|o| o == s);
+    if want("page") {
+        bench_page(blocks, passes)?;
+    }
+    if want("hybrid") {
+        bench_hybrid(blocks, passes)?;
+    }
+    if want("buffer") {
+        bench_buffer()?;
+    }
+    Ok(())
+}
+
+fn bench_page(blocks: u32, passes: f64) -> Result<(), String> {
     println!(
         "Speed benchmark: uniform random 4 KiB writes, page-mapped, one log, utilization 0.80, \
          {blocks} blocks × 64 pages,\nprefill + 1 warm-up pass, then {passes} measured passes; \
@@ -97,7 +111,10 @@ pub fn bench(blocks: u32, passes: f64) -> Result<(), String> {
         ]);
     }
     print!("{}", t.render());
+    Ok(())
+}
 
+fn bench_hybrid(blocks: u32, passes: f64) -> Result<(), String> {
     // Hybrid FTLs: every host write may trigger a merge of a whole block, so the simulator's
     // work is dominated by page copies; report both rates.
     let hybrid_passes = passes / 16.0;
@@ -124,6 +141,151 @@ pub fn bench(blocks: u32, passes: f64) -> Result<(), String> {
             format!("{:.1} M", ops / 1e6),
             format!("{:.2}", m.write_amplification),
             format!("{:.2}", m.measured_wall_seconds),
+        ]);
+    }
+    print!("{}", t.render());
+    Ok(())
+}
+
+fn bench_buffer() -> Result<(), String> {
+    bench_buffers(20_000_000)?;
+    // The worst case for the buffer's own cost: the page FTL is fast and uniform random writes
+    // give the buffer almost no hits, so nearly everything it does is overhead.
+    let gib = (1u64 << 30).to_string();
+    bench_buffer_overhead(
+        "1 GiB simulation with and without a 32 MiB buffer: page FTL, slc2006, uniform random \
+         2 KiB writes, prefill + 4 measured passes.",
+        &[
+            "device.preset=slc2006".into(),
+            format!("device.logical_bytes={gib}"),
+            "workload.kind=uniform".into(),
+            "workload.warmup_passes=0".into(),
+            "workload.passes=4".into(),
+        ],
+        32 << 20,
+    )?;
+    Ok(())
+}
+
+/// An FTL that does nothing: the buffer micro-benchmark measures the buffer alone.
+struct NullFtl {
+    flash: nandlab_core::flash::Flash,
+    geometry: nandlab_core::Geometry,
+    erase_counts: Vec<u32>,
+}
+
+impl nandlab_core::ftl::Ftl for NullFtl {
+    fn name(&self) -> &'static str {
+        "null"
+    }
+    fn geometry(&self) -> &nandlab_core::Geometry {
+        &self.geometry
+    }
+    fn write_page(&mut self, _: u32, _: u64, _: Option<&[u8]>) {}
+    fn read_page(&mut self, _: u32, _: u64, _: Option<&mut [u8]>) -> bool {
+        true
+    }
+    fn trim_page(&mut self, _: u32, _: u64) {}
+    fn is_mapped(&self, _: u32) -> bool {
+        true
+    }
+    fn locate(&self, _: u32) -> Option<(u32, u8)> {
+        None
+    }
+    fn flash(&self) -> &nandlab_core::flash::Flash {
+        &self.flash
+    }
+    fn flash_mut(&mut self) -> &mut nandlab_core::flash::Flash {
+        &mut self.flash
+    }
+    fn counters(&self) -> nandlab_core::ftl::FtlCounters {
+        nandlab_core::ftl::FtlCounters::default()
+    }
+    fn erase_counts(&self) -> &[u32] {
+        &self.erase_counts
+    }
+    fn table_memory_bytes(&self) -> u64 {
+        0
+    }
+    fn check(&self) {}
+}
+
+/// Buffer micro-benchmark (issue 5): operations per second of each policy with a 32 MiB
+/// buffer of 2 KiB pages over a 1 GiB logical space, the FTL stubbed out. 70 % writes; 80 % of
+/// operations go to a hot set of 8,192 pages (half the buffer), the rest uniformly anywhere,
+/// so there are both hits and evictions.
+pub fn bench_buffers(ops: u64) -> Result<(), String> {
+    use nandlab_core::buffer::{policy_by_name, WriteBuffer};
+    println!(
+        "\nBuffer operations (FTL stubbed out): 32 MiB buffer of 2 KiB pages, 1 GiB logical, \
+         {ops} ops, 70 % writes, 80 % to 8192 hot pages.\n"
+    );
+    let r = Config::from_overrides(&["device.preset=slc2006", "device.logical_bytes=1073741824"])
+        .map_err(|e| e.to_string())?
+        .resolve()
+        .map_err(|e| e.to_string())?;
+    let g = r.geometry;
+    let capacity = (32u64 << 20) / g.page_size_bytes;
+    let mut t = Table::new(&["policy", "ops/s", "ns/op", "hit ratio", "victims"]);
+    for kind in ["lru", "fab", "bplru", "cflru"] {
+        let media = Box::new(nandlab_core::flash::CountingMedia::new(g));
+        let mut ftl = NullFtl {
+            flash: nandlab_core::flash::Flash::new(media, r.timing),
+            geometry: g,
+            erase_counts: Vec::new(),
+        };
+        let policy = policy_by_name(kind, capacity as u32, g.pages_per_block, 0.5)
+            .ok_or("unknown policy")?;
+        let mut b =
+            WriteBuffer::new(policy, capacity as u32, g.pages_per_block, g.logical_pages, 2048, 0);
+        let mut rng = nandlab_core::rng::Prng::new(1);
+        let start = std::time::Instant::now();
+        for _ in 0..ops {
+            let x = rng.below(100);
+            let lpn = if x < 80 { rng.below(8192) } else { rng.below(g.logical_pages) } as u32;
+            if rng.below(10) < 7 {
+                b.write(&mut ftl, lpn, 0, None);
+            } else {
+                b.read(&mut ftl, lpn, 0, None);
+            }
+        }
+        let secs = start.elapsed().as_secs_f64();
+        let c = b.counters();
+        let hits = c.read_hits + c.write_hits;
+        t.row(vec![
+            kind.into(),
+            format!("{:.1} M", ops as f64 / secs / 1e6),
+            format!("{:.0}", secs * 1e9 / ops as f64),
+            format!("{:.3}", hits as f64 / ops as f64),
+            c.victims.to_string(),
+        ]);
+    }
+    print!("{}", t.render());
+    Ok(())
+}
+
+/// Issue 5's overhead figure: the wall time of a 1 GiB simulation with each buffer against
+/// the same run without one. `workload` overrides pick the run.
+pub fn bench_buffer_overhead(title: &str, base: &[String], size_bytes: u64) -> Result<(), String> {
+    println!("\n{title}\n");
+    let mut t = Table::new(&["buffer", "measured s", "vs none", "host writes/s", "erases"]);
+    let mut none_s = 0.0;
+    for kind in ["none", "lru", "fab", "bplru", "cflru"] {
+        let mut o = base.to_vec();
+        if kind != "none" {
+            o.push(format!("buffer.kind={kind}"));
+            o.push(format!("buffer.size_bytes={size_bytes}"));
+        }
+        let m = run_with(&o)?;
+        if kind == "none" {
+            none_s = m.measured_wall_seconds;
+        }
+        t.row(vec![
+            kind.into(),
+            format!("{:.2}", m.measured_wall_seconds),
+            format!("{:.2}×", m.measured_wall_seconds / none_s.max(1e-9)),
+            format!("{:.2} M", m.host_writes_per_wall_second / 1e6),
+            m.erases.to_string(),
         ]);
     }
     print!("{}", t.render());

@@ -26,7 +26,7 @@ Usage:
   nandlab print-config [CONFIG.toml] [--set key=value]...
   nandlab presets
   nandlab demo [--quick]
-  nandlab bench [--blocks N] [--passes P]
+  nandlab bench [--blocks N] [--passes P] [--only page|hybrid|buffer]
   nandlab serve [CONFIG.toml] [--set key=value]... --image PATH
                 [--listen 127.0.0.1:10809 | --unix PATH] [--stats-json PATH]
   nandlab --version | --help
@@ -72,7 +72,9 @@ fn dispatch(args: Args) -> Result<(), String> {
         Command::PrintConfig => print_config(&args),
         Command::Run => run_command(&args),
         Command::Demo => demo::demo(args.quick),
-        Command::Bench => demo::bench(args.bench_blocks, args.bench_passes),
+        Command::Bench => {
+            demo::bench(args.bench_blocks, args.bench_passes, args.bench_only.as_deref())
+        }
         Command::Serve => serve::serve(&args),
     }
 }

@@ -12,7 +12,7 @@
 //! - A write buffer: reads are served from the buffer on a hit and do not change the order;
 //!   a read miss goes to flash without allocating.
 
-use super::list::{IndexMap, Links, List};
+use super::list::{IndexMap, Links, List, NIL};
 use super::{BufferPolicy, Slot, Victim};
 use crate::flash::Lpn;
 
@@ -29,6 +29,10 @@ pub struct Bplru {
     links: Links,
     list: List,
     free_nodes: Vec<u32>,
+    /// Each node's buffered pages (slots), so a victim's pages are found without probing
+    /// every page of its block (`Links` over slots).
+    page_links: Links,
+    node_pages: Vec<List>,
 }
 
 impl Bplru {
@@ -44,6 +48,8 @@ impl Bplru {
             links: Links::new(n),
             list: List::default(),
             free_nodes: (0..capacity_pages).rev().collect(),
+            page_links: Links::new(n),
+            node_pages: vec![List::default(); n],
         }
     }
 }
@@ -61,7 +67,7 @@ impl BufferPolicy for Bplru {
         true
     }
 
-    fn inserted(&mut self, _slot: Slot, lpn: Lpn, _dirty: bool) {
+    fn inserted(&mut self, slot: Slot, lpn: Lpn, _dirty: bool) {
         let lbn = lpn / self.pages_per_block;
         let offset = lpn % self.pages_per_block;
         let n = match self.nodes.get(lbn) {
@@ -80,6 +86,7 @@ impl BufferPolicy for Bplru {
         };
         let i = n as usize;
         self.node_count[i] += 1;
+        self.page_links.push_front(&mut self.node_pages[i], slot);
         self.node_next_seq[i] =
             if self.node_next_seq[i] == offset { offset + 1 } else { NOT_SEQUENTIAL };
         if self.node_next_seq[i] == self.pages_per_block {
@@ -100,10 +107,11 @@ impl BufferPolicy for Bplru {
         self.links.move_to_front(&mut self.list, n);
     }
 
-    fn removed(&mut self, _slot: Slot, lpn: Lpn) {
+    fn removed(&mut self, slot: Slot, lpn: Lpn) {
         let lbn = lpn / self.pages_per_block;
         let n = self.nodes.get(lbn).expect("removing a page of a block with no node");
         self.node_count[n as usize] -= 1;
+        self.page_links.unlink(&mut self.node_pages[n as usize], slot);
         self.node_next_seq[n as usize] = NOT_SEQUENTIAL;
         if self.node_count[n as usize] == 0 {
             self.links.unlink(&mut self.list, n);
@@ -112,12 +120,19 @@ impl BufferPolicy for Bplru {
         }
     }
 
-    fn victim(&mut self) -> Victim {
+    fn victim(&mut self, block_slots: &mut Vec<Slot>) -> Victim {
         let n = self.list.tail;
         self.links.unlink(&mut self.list, n);
         let lbn = self.node_lbn[n as usize];
         self.nodes.remove(lbn);
         self.free_nodes.push(n);
+        let pages = &mut self.node_pages[n as usize];
+        let mut s = pages.head;
+        while s != NIL {
+            block_slots.push(s);
+            s = self.page_links.next(s);
+        }
+        *pages = List::default();
         Victim::Block(lbn)
     }
 

@@ -33,6 +33,10 @@ pub struct Fab {
     /// Highest `c` whose list may be non-empty.
     max_count: u32,
     free_nodes: Vec<u32>,
+    /// Each node's buffered pages (slots), so a victim's pages are found without probing
+    /// every page of its block (`Links` over slots).
+    page_links: Links,
+    node_pages: Vec<List>,
 }
 
 impl Fab {
@@ -51,6 +55,8 @@ impl Fab {
             by_count: vec![List::default(); pages_per_block as usize + 1],
             max_count: 0,
             free_nodes: (0..capacity_pages).rev().collect(),
+            page_links: Links::new(n),
+            node_pages: vec![List::default(); n],
         }
     }
 
@@ -103,13 +109,14 @@ impl BufferPolicy for Fab {
         "fab"
     }
 
-    fn inserted(&mut self, _slot: Slot, lpn: Lpn, _dirty: bool) {
+    fn inserted(&mut self, slot: Slot, lpn: Lpn, _dirty: bool) {
         let n = self.node_of(lpn);
         let c = self.node_count[n as usize];
         if c > 0 {
             self.links.unlink(&mut self.by_count[c as usize], n);
         }
         self.node_count[n as usize] = c + 1;
+        self.page_links.push_front(&mut self.node_pages[n as usize], slot);
         self.max_count = self.max_count.max(c + 1);
         self.clock += 1;
         self.node_stamp[n as usize] = self.clock;
@@ -121,11 +128,12 @@ impl BufferPolicy for Fab {
         self.touch(n);
     }
 
-    fn removed(&mut self, _slot: Slot, lpn: Lpn) {
+    fn removed(&mut self, slot: Slot, lpn: Lpn) {
         let lbn = lpn / self.pages_per_block;
         let n = self.nodes.get(lbn).expect("removing a page of a block with no node");
         let c = self.node_count[n as usize];
         self.links.unlink(&mut self.by_count[c as usize], n);
+        self.page_links.unlink(&mut self.node_pages[n as usize], slot);
         if c == 1 {
             self.nodes.remove(lbn);
             self.free_nodes.push(n);
@@ -142,7 +150,7 @@ impl BufferPolicy for Fab {
         self.links.insert_before(list, at, n);
     }
 
-    fn victim(&mut self) -> Victim {
+    fn victim(&mut self, block_slots: &mut Vec<Slot>) -> Victim {
         while self.by_count[self.max_count as usize].is_empty() {
             assert!(self.max_count > 0, "victim asked of an empty buffer");
             self.max_count -= 1;
@@ -153,6 +161,13 @@ impl BufferPolicy for Fab {
         let lbn = self.node_lbn[n as usize];
         self.nodes.remove(lbn);
         self.free_nodes.push(n);
+        let pages = &mut self.node_pages[n as usize];
+        let mut s = pages.head;
+        while s != NIL {
+            block_slots.push(s);
+            s = self.page_links.next(s);
+        }
+        *pages = List::default();
         Victim::Block(lbn)
     }
 

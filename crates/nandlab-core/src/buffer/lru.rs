@@ -34,7 +34,18 @@ impl BufferPolicy for Lru {
         self.links.unlink(&mut self.list, slot);
     }
 
-    fn victim(&mut self) -> Victim {
+    fn upcoming_victim(&self, k: u32) -> Option<Slot> {
+        let mut s = self.list.tail;
+        for _ in 0..k {
+            if s == super::list::NIL {
+                break;
+            }
+            s = self.links.prev(s);
+        }
+        (s != super::list::NIL).then_some(s)
+    }
+
+    fn victim(&mut self, _block_slots: &mut Vec<Slot>) -> Victim {
         let slot = self.list.tail;
         self.links.unlink(&mut self.list, slot);
         Victim::Page(slot)

@@ -70,7 +70,8 @@ pub type Slot = u32;
 pub enum Victim {
     /// One page.
     Page(Slot),
-    /// Every buffered page of logical block `lbn` (`lpn / pages_per_block`).
+    /// Every buffered page of logical block `lbn` (`lpn / pages_per_block`); the policy has
+    /// listed their slots, in any order.
     Block(u32),
 }
 
@@ -99,8 +100,14 @@ pub trait BufferPolicy: Send {
     fn removed(&mut self, slot: Slot, lpn: Lpn);
     /// A dirty page was written back and stays buffered, clean.
     fn cleaned(&mut self, _slot: Slot) {}
-    /// Chooses and forgets a victim. Called only when at least one page is buffered.
-    fn victim(&mut self) -> Victim;
+    /// Chooses and forgets a victim. Called only when at least one page is buffered. A block
+    /// victim's slots are pushed onto `block_slots` (empty on entry).
+    fn victim(&mut self, block_slots: &mut Vec<Slot>) -> Victim;
+    /// The page `k` evictions from now if nothing else happens (`k` = 0: the next victim), for
+    /// cache hints; page-level policies that know it cheaply say so.
+    fn upcoming_victim(&self, _k: u32) -> Option<Slot> {
+        None
+    }
     /// Block nodes in use (block-level policies; 0 for page-level ones).
     fn block_nodes(&self) -> u32 {
         0
@@ -224,13 +231,11 @@ pub struct WriteBuffer {
     /// Page bytes by slot; empty until the first payload arrives.
     data: Vec<u8>,
     scratch: Vec<u8>,
-    /// Slots of the victim block being written back (reused, `pages_per_block` long).
+    /// Slots of the victim block being written back (reused).
     block_slots: Vec<Slot>,
     pending_ns: u64,
     counters: BufferCounters,
 }
-
-const NO_SLOT: Slot = u32::MAX;
 
 impl WriteBuffer {
     #[must_use]
@@ -258,7 +263,7 @@ impl WriteBuffer {
             free: (0..capacity_pages).rev().collect(),
             data: Vec::new(),
             scratch: Vec::new(),
-            block_slots: vec![NO_SLOT; pages_per_block as usize],
+            block_slots: Vec::with_capacity(pages_per_block as usize),
             pending_ns: 0,
             counters: BufferCounters::default(),
         }
@@ -361,6 +366,7 @@ impl WriteBuffer {
                 self.slot_lpn[slot as usize] = lpn;
                 self.policy.inserted(slot, lpn, true);
                 self.note_nodes();
+                self.prefetch_victims(ftl);
                 slot
             }
         };
@@ -445,6 +451,22 @@ impl WriteBuffer {
         }
     }
 
+    /// Cache hints for the FTL work of the coming evictions: the device prefetches what the
+    /// host's pages need, but with a buffer the FTL writes other pages (the victims), whose
+    /// translation entries would otherwise be cold misses. Two stages, as in the device.
+    #[inline]
+    fn prefetch_victims(&self, ftl: &dyn Ftl) {
+        if !self.free.is_empty() {
+            return;
+        }
+        if let Some(s) = self.policy.upcoming_victim(0) {
+            ftl.prefetch_mapped(self.slot_lpn[s as usize]);
+        }
+        if let Some(s) = self.policy.upcoming_victim(2) {
+            ftl.prefetch_translation(self.slot_lpn[s as usize]);
+        }
+    }
+
     fn note_nodes(&mut self) {
         let n = u64::from(self.policy.block_nodes());
         if n > self.counters.block_nodes_max {
@@ -463,7 +485,8 @@ impl WriteBuffer {
 
     fn evict(&mut self, ftl: &mut dyn Ftl, now_ns: u64) {
         self.counters.victims += 1;
-        match self.policy.victim() {
+        self.block_slots.clear();
+        match self.policy.victim(&mut self.block_slots) {
             Victim::Page(slot) => {
                 let lpn = self.slot_lpn[slot as usize];
                 if self.dirty[slot as usize] {
@@ -486,45 +509,54 @@ impl WriteBuffer {
 
     /// Writes a victim block's pages back in page order (padding them when the policy asks).
     fn evict_block(&mut self, ftl: &mut dyn Ftl, lbn: u32, now_ns: u64) {
+        let mut slots = std::mem::take(&mut self.block_slots);
+        assert!(!slots.is_empty(), "victim block {lbn} has no buffered page");
+        slots.sort_unstable_by_key(|&s| self.slot_lpn[s as usize]);
+        let any_dirty = slots.iter().any(|&s| self.dirty[s as usize]);
         let ppb = u64::from(self.pages_per_block);
-        let first = u64::from(lbn) * ppb;
-        let end = (first + ppb).min(self.logical_pages);
-        let mut any = false;
-        let mut any_dirty = false;
-        for (i, lpn) in (first..end).enumerate() {
-            let s = self.index.get(lpn as Lpn).unwrap_or(NO_SLOT);
-            self.block_slots[i] = s;
-            any |= s != NO_SLOT;
-            any_dirty |= s != NO_SLOT && self.dirty[s as usize];
-        }
-        assert!(any, "victim block {lbn} has no buffered page");
-        let pad = any_dirty && self.policy.pads_blocks();
-        for (i, lpn) in (first..end).enumerate() {
-            let lpn = lpn as Lpn;
-            let slot = self.block_slots[i];
-            if slot != NO_SLOT {
-                let dirty = self.dirty[slot as usize];
-                if dirty || pad {
+        if any_dirty && self.policy.pads_blocks() {
+            // Every page of the block, buffered or read from flash, in page order.
+            let first = u64::from(lbn) * ppb;
+            let end = (first + ppb).min(self.logical_pages);
+            let mut next = 0;
+            for lpn in first..end {
+                let lpn = lpn as Lpn;
+                if next < slots.len() && self.slot_lpn[slots[next] as usize] == lpn {
+                    let slot = slots[next];
+                    next += 1;
                     ftl.write_page(lpn, now_ns, self.page_data(slot));
-                    if dirty {
+                    if self.dirty[slot as usize] {
                         self.counters.written_back_pages += 1;
                     } else {
                         self.counters.padding_writes += 1;
                     }
-                }
-                self.release(lpn, slot);
-            } else if pad && ftl.is_mapped(lpn) {
-                self.counters.padding_reads += 1;
-                self.counters.padding_writes += 1;
-                if self.data.is_empty() {
-                    ftl.read_page(lpn, now_ns, None);
-                    ftl.write_page(lpn, now_ns, None);
-                } else {
-                    ftl.read_page(lpn, now_ns, Some(&mut self.scratch));
-                    ftl.write_page(lpn, now_ns, Some(&self.scratch));
+                    self.release(lpn, slot);
+                } else if ftl.is_mapped(lpn) {
+                    self.counters.padding_reads += 1;
+                    self.counters.padding_writes += 1;
+                    if self.data.is_empty() {
+                        ftl.read_page(lpn, now_ns, None);
+                        ftl.write_page(lpn, now_ns, None);
+                    } else {
+                        ftl.read_page(lpn, now_ns, Some(&mut self.scratch));
+                        ftl.write_page(lpn, now_ns, Some(&self.scratch));
+                    }
                 }
             }
+            assert_eq!(next, slots.len(), "victim block {lbn} listed a page of another block");
+        } else {
+            for &slot in &slots {
+                let lpn = self.slot_lpn[slot as usize];
+                debug_assert_eq!(u64::from(lpn) / ppb, u64::from(lbn));
+                if self.dirty[slot as usize] {
+                    ftl.write_page(lpn, now_ns, self.page_data(slot));
+                    self.counters.written_back_pages += 1;
+                }
+                self.release(lpn, slot);
+            }
         }
+        slots.clear();
+        self.block_slots = slots;
     }
 
     /// Invariant check: index, slots, free list and policy agree.

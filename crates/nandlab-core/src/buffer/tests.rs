@@ -263,10 +263,15 @@ fn fab_victim_matches_the_papers_scan() {
             (None, _) => {
                 if free.is_empty() {
                     let expected = fab.victim_by_scan().unwrap();
-                    let Victim::Block(lbn) = fab.victim() else { panic!("page victim") };
+                    let mut slots = Vec::new();
+                    let Victim::Block(lbn) = fab.victim(&mut slots) else { panic!("page victim") };
                     assert_eq!(lbn, expected);
                     let gone: Vec<u32> =
                         slot_of.keys().copied().filter(|l| l / ppb == lbn).collect();
+                    let mut want: Vec<u32> = gone.iter().map(|l| slot_of[l]).collect();
+                    want.sort_unstable();
+                    slots.sort_unstable();
+                    assert_eq!(slots, want, "the victim's slots");
                     for l in gone {
                         free.push(slot_of.remove(&l).unwrap());
                     }
