@@ -26,7 +26,7 @@ from ._config import ConfigLike, Overrides
 from ._native import ConfigError, NandlabError, RequestError, TraceError
 from ._native import __version__ as __version__
 from ._result import WALL_CLOCK_METRICS, Result
-from ._sweep import sweep, write_parquet
+from ._sweep import sweep, sweep_points, write_parquet
 
 __all__ = [
     "WALL_CLOCK_METRICS",
@@ -45,5 +45,6 @@ __all__ = [
     "resolve_config",
     "run",
     "sweep",
+    "sweep_points",
     "write_parquet",
 ]

@@ -130,11 +130,45 @@ def sweep(
         The error of the first point that failed (`ConfigError`, `TraceError`, ...) with the
         point named in the message; the other points are cancelled.
     """
-    import pandas as pd
-
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be a positive integer, not {jobs!r}")
     keys, points = _points(grid, seeds)
+    return _sweep(base, keys, points, jobs, progress)
+
+
+def sweep_points(
+    base: ConfigLike,
+    points: Sequence[Mapping[str, Any]],
+    *,
+    jobs: int = 1,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Runs each of ``points`` (dotted key → value overrides) on top of ``base``: for
+    experiments whose points are not a grid (e.g. a run length that depends on the device
+    size).
+
+    Returns one row per point, in order: the point's keys (all keys any point sets, missing
+    values as NaN), then the columns of `Result.to_frame`. Errors and ``jobs`` as in `sweep`.
+    """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be a positive integer, not {jobs!r}")
+    keys: list[str] = []
+    for point in points:
+        if not isinstance(point, Mapping):
+            raise TypeError(f"each point must be a mapping of config keys, not {point!r}")
+        keys.extend(str(k) for k in point if str(k) not in keys)
+    return _sweep(base, keys, [dict(p) for p in points], jobs, progress)
+
+
+def _sweep(
+    base: ConfigLike,
+    keys: list[str],
+    points: list[dict[str, Any]],
+    jobs: int,
+    progress: bool,
+) -> pd.DataFrame:
+    import pandas as pd
+
     config = native_args(base, None)
     del config["overrides"]
     overrides = [overrides_list(point) for point in points]

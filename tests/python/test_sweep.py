@@ -102,3 +102,23 @@ def test_parquet_round_trip(tmp_path: Path, small: dict[str, Any]) -> None:
     back = pd.read_parquet(path)
     pd.testing.assert_frame_equal(back, df, check_dtype=False)
     assert list(back.columns) == list(df.columns)
+
+
+def test_sweep_points_runs_each_point(small: dict[str, Any]) -> None:
+    points = [
+        {"ftl.cleaning": "greedy"},
+        {"ftl.cleaning": "cat", "device.utilization": 0.7},
+        {"buffer.kind": "fab", "buffer.size_bytes": 65536},
+    ]
+    df = nandlab.sweep_points(small, points, jobs=2)
+    assert len(df) == 3
+    assert list(df["ftl.cleaning"][:2]) == ["greedy", "cat"]
+    assert df["buffer.kind"].tolist() == ["none", "none", "fab"]
+    for i, point in enumerate(points):
+        single = nandlab.run(small, set=point)
+        assert df["erases"][i] == single.metrics["erases"]
+    assert df["buffer.write_hits"][2] == nandlab.run(small, set=points[2]).metrics["buffer"][
+        "write_hits"
+    ]
+    with pytest.raises(TypeError, match="mapping"):
+        nandlab.sweep_points(small, ["ftl.cleaning=cat"])  # type: ignore[list-item]
