@@ -213,16 +213,18 @@ pub struct PhaseConfig {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct WorkloadConfig {
-    /// `sequential`, `uniform`, `hotcold`, `phases`, `trace`, `postmark`, `embedded`.
+    /// `sequential`, `uniform`, `hotcold`, `phases`, `trace`, `postmark`, `embedded`,
+    /// `media-player`.
     pub kind: String,
     /// Hot/cold "x/y": fraction x of accesses go to fraction y of the data.
     pub hot_access_fraction: f64,
     pub hot_data_fraction: f64,
     /// Host page writes excluded from the metrics, as multiples of the logical page count
-    /// (trace workloads: number of warm-up replays of the trace).
+    /// (trace workloads: number of warm-up replays of the trace; media-player: sectors written
+    /// after the population ÷ logical sectors, default 0).
     pub warmup_passes: Option<f64>,
     /// Measured host page writes as multiples of the logical page count (trace workloads: number
-    /// of measured replays).
+    /// of measured replays; media-player: sectors written ÷ logical sectors, default 1).
     pub passes: Option<f64>,
     /// Write every logical page once, sequentially, before warm-up (not measured).
     pub prefill: Option<bool>,
@@ -249,7 +251,11 @@ pub struct WorkloadConfig {
     pub compact_chunk_bytes: Option<u64>,
     /// Trace arrival times: `trace` (open loop at the trace's timestamps) or `closed`.
     pub trace_timing: String,
-    /// `[workload.fs]`: the FAT volume and file-system workload of `postmark` and `embedded`.
+    /// `media-player`: the player whose files are written and played, `camera`, `mp3` or
+    /// `movie` (paper 001, Table I). Default `camera`; no other kind takes it.
+    pub media: Option<String>,
+    /// `[workload.fs]`: the FAT volume and file-system workload of `postmark`, `embedded` and
+    /// `media-player`.
     pub fs: Option<FsConfig>,
 }
 
@@ -274,25 +280,29 @@ impl Default for WorkloadConfig {
             fit: "auto".into(),
             compact_chunk_bytes: None,
             trace_timing: "trace".into(),
+            media: None,
             fs: None,
         }
     }
 }
 
 /// `[workload.fs]`: the FAT volume and the file-system workload run on it
-/// (`workload/fat.rs`). Unset keys take the defaults of the workload kind; keys a kind does not
-/// use stay unset in the resolved config.
+/// (`workload/fat.rs`, `workload/media.rs`). Unset keys take the defaults of the workload kind
+/// (and, for `media-player`, of `workload.media`); keys a kind does not use stay unset in the
+/// resolved config.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct FsConfig {
     /// Cluster size, a multiple of 512. Default 4096.
     pub cluster_bytes: Option<u64>,
-    /// Postmark: subdirectories of the root holding the files (0: files in the root). Default 50.
+    /// Postmark, media-player: subdirectories of the root holding the files (0: files in the
+    /// root). Default 50 (media-player: 1).
     pub directories: Option<u32>,
     /// Postmark: initial files (default 500); embedded: log files (default 4).
     pub files: Option<u32>,
-    /// Postmark: file sizes are uniform in [min, max]. Default 512 and 512 (embedded: max 65536,
-    /// the size at which a log file wraps around).
+    /// Postmark, media-player: file sizes are uniform in [min, max]. Default 512 and 512
+    /// (embedded: max 65536, the size at which a log file wraps around; media-player: per
+    /// `workload.media`, see `MediaDefaults`).
     pub file_bytes_min: Option<u64>,
     pub file_bytes_max: Option<u64>,
     /// Postmark transactions or embedded record appends. Default 10000.
@@ -300,13 +310,19 @@ pub struct FsConfig {
     /// Postmark: probability that a transaction's create/delete is a create. Default 0.5.
     pub create_bias: Option<f64>,
     /// Postmark: probability that a transaction's read/append is a read. Default 0.5.
+    /// Media-player: probability that an operation plays a file rather than writing a new one
+    /// (per `workload.media`).
     pub read_bias: Option<f64>,
-    /// Embedded: bytes per appended record. Default 64.
+    /// Embedded: bytes per appended record. Default 64. Media-player: bytes per write call of
+    /// the recording application (the FAT is updated after each). Default 65536.
     pub record_bytes: Option<u64>,
     /// The data region starts at a multiple of this many bytes (the boot area is padded), as
     /// flash-card formatters align clusters to pages and erase blocks. Default: the cluster
     /// size; 512 lays the volume out unaligned, MS-DOS style.
     pub data_align_bytes: Option<u64>,
+    /// Media-player: the volume's high-water mark as a fraction of its clusters, in (0, 1].
+    /// Population fills the volume to it, and files are deleted to keep under it. Default 0.9.
+    pub fill_fraction: Option<f64>,
 }
 
 /// `[workload.fs]` with every default of one workload kind filled in.
@@ -322,6 +338,36 @@ pub struct FsParams {
     pub read_bias: f64,
     pub record_bytes: u64,
     pub data_align_bytes: u64,
+    pub fill_fraction: f64,
+}
+
+/// The media players of `workload.media` (paper 001, Table I).
+pub const MEDIA_NAMES: &[&str] = &["camera", "mp3", "movie"];
+
+/// The `[workload.fs]` defaults of one media player. Sizes are in decimal megabytes (10^6
+/// bytes), as media files and memory cards are quoted.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MediaDefaults {
+    pub file_bytes_min: u64,
+    pub file_bytes_max: u64,
+    pub read_bias: f64,
+}
+
+impl MediaDefaults {
+    /// The defaults of `media` (one of `MEDIA_NAMES`; anything else gets the camera's).
+    #[must_use]
+    pub fn of(media: &str) -> Self {
+        const MB: u64 = 1_000_000;
+        match media {
+            // "MP3 files are about 4-5 Mbytes"; songs are played back more often than a
+            // camera's pictures are viewed.
+            "mp3" => Self { file_bytes_min: 4 * MB, file_bytes_max: 5 * MB, read_bias: 0.3 },
+            // "Movie files are about 15-30 Mbytes".
+            "movie" => Self { file_bytes_min: 15 * MB, file_bytes_max: 30 * MB, read_bias: 0.3 },
+            // "Picture files are about 1 Mbytes": a JPEG's size varies with the scene, ±10 %.
+            _ => Self { file_bytes_min: 900_000, file_bytes_max: 1_100_000, read_bias: 0.1 },
+        }
+    }
 }
 
 impl FsConfig {
@@ -342,6 +388,46 @@ impl FsConfig {
             data_align_bytes: self
                 .data_align_bytes
                 .unwrap_or_else(|| self.cluster_bytes.unwrap_or(4096)),
+            fill_fraction: self.fill_fraction.unwrap_or(FILL_FRACTION_DEFAULT),
+        }
+    }
+
+    /// The effective values for `workload.kind = "media-player"` with `workload.media = media`.
+    /// `files`, `transactions` and `create_bias` do not apply and are 0.
+    #[must_use]
+    pub fn media_params(&self, media: &str) -> FsParams {
+        let d = MediaDefaults::of(media);
+        let cluster_bytes = self.cluster_bytes.unwrap_or(4096);
+        FsParams {
+            cluster_bytes,
+            // The player keeps its files in one folder (DCIM/100xxxxx, MUSIC, VIDEO).
+            directories: self.directories.unwrap_or(1),
+            files: 0,
+            file_bytes_min: self.file_bytes_min.unwrap_or(d.file_bytes_min),
+            file_bytes_max: self.file_bytes_max.unwrap_or(d.file_bytes_max),
+            transactions: 0,
+            create_bias: 0.0,
+            read_bias: self.read_bias.unwrap_or(d.read_bias),
+            record_bytes: self.record_bytes.unwrap_or(MEDIA_RECORD_BYTES_DEFAULT),
+            data_align_bytes: self.data_align_bytes.unwrap_or(cluster_bytes),
+            fill_fraction: self.fill_fraction.unwrap_or(FILL_FRACTION_DEFAULT),
+        }
+    }
+}
+
+const FILL_FRACTION_DEFAULT: f64 = 0.9;
+/// A recording application's write call: 64 KiB, the largest transfer of the FAT driver.
+const MEDIA_RECORD_BYTES_DEFAULT: u64 = 65_536;
+
+impl WorkloadConfig {
+    /// `[workload.fs]` with the defaults of this kind (and media) filled in.
+    #[must_use]
+    pub fn fs_params(&self) -> FsParams {
+        let fs = self.fs.clone().unwrap_or_default();
+        if self.kind == "media-player" {
+            fs.media_params(self.media.as_deref().unwrap_or("camera"))
+        } else {
+            fs.params(&self.kind)
         }
     }
 }
@@ -575,8 +661,16 @@ fn one_of(value: &str, key: &str, allowed: &[&str]) -> Result<(), ConfigError> {
 
 pub const CLEANING_NAMES: &[&str] = &["greedy", "cost-benefit", "cat", "fifo", "random-d"];
 pub const PLACEMENT_NAMES: &[&str] = &["none", "dac", "oracle"];
-pub const WORKLOAD_KINDS: &[&str] =
-    &["sequential", "uniform", "hotcold", "phases", "trace", "postmark", "embedded"];
+pub const WORKLOAD_KINDS: &[&str] = &[
+    "sequential",
+    "uniform",
+    "hotcold",
+    "phases",
+    "trace",
+    "postmark",
+    "embedded",
+    "media-player",
+];
 
 impl Config {
     /// Validates every field and cross-field relation and fills in every default.
@@ -958,8 +1052,11 @@ fn validate_workload(w: &mut WorkloadConfig, g: &Geometry) -> Result<(), ConfigE
     one_of(&w.fit, "workload.fit", &["auto", "error", "fold", "compact"])?;
     one_of(&w.trace_timing, "workload.trace_timing", &["trace", "closed"])?;
     let is_trace = w.kind == "trace";
-    let warmup = *w.warmup_passes.get_or_insert(if is_trace { 0.0 } else { 1.0 });
-    let passes = *w.passes.get_or_insert(if is_trace { 1.0 } else { 2.0 });
+    // A media-player run warms up by populating its volume, and paper 001's traces write
+    // about one volume's worth (Table I: 0.8 to 1.8 × the flash size).
+    let is_media = w.kind == "media-player";
+    let warmup = *w.warmup_passes.get_or_insert(if is_trace || is_media { 0.0 } else { 1.0 });
+    let passes = *w.passes.get_or_insert(if is_trace || is_media { 1.0 } else { 2.0 });
     check(warmup.is_finite() && warmup >= 0.0, "workload.warmup_passes", "must be >= 0")?;
     check(passes.is_finite() && passes > 0.0, "workload.passes", "must be > 0")?;
     if is_trace {
@@ -1020,7 +1117,17 @@ fn validate_workload(w: &mut WorkloadConfig, g: &Geometry) -> Result<(), ConfigE
             "must be a positive multiple of the page size",
         )?;
     }
-    if matches!(w.kind.as_str(), "postmark" | "embedded") {
+    if is_media {
+        let media = w.media.get_or_insert_with(|| "camera".into());
+        one_of(media, "workload.media", MEDIA_NAMES)?;
+    } else {
+        check(
+            w.media.is_none(),
+            "workload.media",
+            "only workload.kind = \"media-player\" plays media",
+        )?;
+    }
+    if matches!(w.kind.as_str(), "postmark" | "embedded" | "media-player") {
         validate_fs(w, g)?;
     }
     Ok(())
@@ -1032,10 +1139,18 @@ fn validate_fs(w: &mut WorkloadConfig, g: &Geometry) -> Result<(), ConfigError> 
     check(
         w.arrival == "closed",
         "workload.arrival",
-        "postmark and embedded workloads are closed-loop (use arrival = \"closed\")",
+        "postmark, embedded and media-player workloads are closed-loop (use arrival = \"closed\")",
     )?;
+    if w.kind == "media-player" {
+        return validate_media_fs(w, g);
+    }
     let embedded = w.kind == "embedded";
     let fs = w.fs.get_or_insert_with(FsConfig::default);
+    check(
+        fs.fill_fraction.is_none(),
+        "workload.fs.fill_fraction",
+        "only workload.kind = \"media-player\" fills its volume to a high-water mark",
+    )?;
     let p = fs.params(&w.kind);
     check(
         p.cluster_bytes >= 512 && p.cluster_bytes % 512 == 0,
@@ -1077,6 +1192,63 @@ fn validate_fs(w: &mut WorkloadConfig, g: &Geometry) -> Result<(), ConfigError> 
         fs.read_bias = Some(p.read_bias);
     }
     crate::workload::fat::check_volume(&w.kind, &p, g)?;
+    Ok(())
+}
+
+/// `[workload.fs]` of `media-player`: the keys it uses get the defaults of `workload.media`;
+/// the Postmark/embedded keys it does not use are errors.
+fn validate_media_fs(w: &mut WorkloadConfig, g: &Geometry) -> Result<(), ConfigError> {
+    let media = w.media.clone().unwrap_or_else(|| "camera".into());
+    let fs = w.fs.get_or_insert_with(FsConfig::default);
+    for (set, key) in [
+        (fs.files.is_some(), "workload.fs.files"),
+        (fs.transactions.is_some(), "workload.fs.transactions"),
+        (fs.create_bias.is_some(), "workload.fs.create_bias"),
+    ] {
+        check(
+            !set,
+            key,
+            "media-player does not use it: the volume is filled to workload.fs.fill_fraction and \
+             the run's length is workload.passes",
+        )?;
+    }
+    let p = fs.media_params(&media);
+    check(
+        p.cluster_bytes >= 512 && p.cluster_bytes % 512 == 0,
+        "workload.fs.cluster_bytes",
+        "must be a positive multiple of 512",
+    )?;
+    check(
+        p.data_align_bytes >= 512 && p.data_align_bytes % 512 == 0,
+        "workload.fs.data_align_bytes",
+        "must be a positive multiple of 512",
+    )?;
+    check(p.file_bytes_min >= 1, "workload.fs.file_bytes_min", "must be at least 1")?;
+    check(
+        p.file_bytes_min <= p.file_bytes_max,
+        "workload.fs.file_bytes_min",
+        "must be at most workload.fs.file_bytes_max",
+    )?;
+    check(
+        (0.0..1.0).contains(&p.read_bias),
+        "workload.fs.read_bias",
+        "must be in [0, 1): a player that only plays never writes the measured volume",
+    )?;
+    check(p.record_bytes >= 1, "workload.fs.record_bytes", "must be at least 1")?;
+    check(
+        p.fill_fraction > 0.0 && p.fill_fraction <= 1.0,
+        "workload.fs.fill_fraction",
+        "must be in (0, 1]",
+    )?;
+    fs.cluster_bytes = Some(p.cluster_bytes);
+    fs.data_align_bytes = Some(p.data_align_bytes);
+    fs.directories = Some(p.directories);
+    fs.file_bytes_min = Some(p.file_bytes_min);
+    fs.file_bytes_max = Some(p.file_bytes_max);
+    fs.read_bias = Some(p.read_bias);
+    fs.record_bytes = Some(p.record_bytes);
+    fs.fill_fraction = Some(p.fill_fraction);
+    crate::workload::media::check_volume(&p, g)?;
     Ok(())
 }
 

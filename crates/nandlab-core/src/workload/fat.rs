@@ -1,5 +1,5 @@
 //! File-system workloads on a FAT volume: `workload.kind = "postmark"` and `"embedded"`
-//! (SPEC §10).
+//! (SPEC §10). The media-player workloads (`media.rs`) run on the same volume model.
 //!
 //! # What this models
 //!
@@ -57,10 +57,11 @@
 //! - A directory that must grow first writes its new cluster in full and the FAT sectors linking
 //!   it (both copies).
 //!
-//! Not modelled: long file names (Postmark's names fit 8.3), the FAT32 FSInfo sector and backup
-//! boot sector, FAT12's 12-bit entries (small volumes use FAT16 entries), sector caching of
-//! metadata across operations (every operation writes its metadata sectors again, which is the
-//! repeated-update pattern the paper studies), and directory removal.
+//! Not modelled: long file names (Postmark's names fit 8.3), the FAT32 FSInfo sector (these
+//! volumes reserve one sector; the media-player's, laid out by `FatLayout::with_reserved`, have
+//! one) and backup boot sector, FAT12's 12-bit entries (small volumes use FAT16 entries),
+//! sector caching of metadata across operations (every operation writes its metadata sectors
+//! again, which is the repeated-update pattern the paper studies), and directory removal.
 //!
 //! # Postmark (`workload.kind = "postmark"`)
 //!
@@ -112,7 +113,8 @@ pub const DIR_ENTRY_BYTES: u64 = 32;
 pub const ROOT_DIR_ENTRIES: u64 = 512;
 /// Largest request the driver issues, in sectors (64 KiB).
 pub const MAX_TRANSFER_SECTORS: u64 = 128;
-/// Sectors before the first FAT: the boot sector.
+/// Sectors before the first FAT (before alignment padding): the boot sector. Media-player
+/// volumes reserve more (`FatLayout::with_reserved`).
 pub const RESERVED_SECTORS: u64 = 1;
 /// Volumes with at least this many clusters use FAT32 (4-byte) entries.
 const FAT32_MIN_CLUSTERS: u64 = 65_525;
@@ -137,7 +139,7 @@ impl Extent {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FatLayout {
     pub total_sectors: u64,
-    /// Boot sector plus the padding that aligns the data region.
+    /// Boot sector (and FSInfo sector, if any) plus the padding that aligns the data region.
     pub reserved_sectors: u64,
     pub sectors_per_cluster: u64,
     /// 2 (FAT16) or 4 (FAT32).
@@ -147,6 +149,9 @@ pub struct FatLayout {
     pub root_dir_sectors: u64,
     /// Data clusters, numbered 2 ..= clusters + 1.
     pub clusters: u64,
+    /// The FAT32 FSInfo sector (free-cluster count, next-free hint): sector 1 of a FAT32
+    /// volume laid out with at least 2 reserved sectors (`with_reserved`); `None` otherwise.
+    pub fsinfo_sector: Option<u64>,
 }
 
 impl FatLayout {
@@ -163,6 +168,20 @@ impl FatLayout {
         cluster_bytes: u64,
         align_bytes: u64,
     ) -> Result<Self, ConfigError> {
+        Self::with_reserved(total_sectors, cluster_bytes, align_bytes, RESERVED_SECTORS)
+    }
+
+    /// As `aligned`, with at least `reserved_min` (≥ 1) sectors before the first FAT (the
+    /// padding comes on top). A FAT32 volume with 2 or more keeps its FSInfo sector at
+    /// sector 1, as FAT32 formatters place it; `new` and `aligned` reserve 1 sector, so the
+    /// volumes of `postmark` and `embedded` have none.
+    pub fn with_reserved(
+        total_sectors: u64,
+        cluster_bytes: u64,
+        align_bytes: u64,
+        reserved_min: u64,
+    ) -> Result<Self, ConfigError> {
+        assert!(reserved_min >= 1, "the boot sector is always reserved");
         let align = (align_bytes / SECTOR_BYTES).max(1);
         let spc = (cluster_bytes / SECTOR_BYTES).max(1);
         let root_dir_sectors = ROOT_DIR_ENTRIES * DIR_ENTRY_BYTES / SECTOR_BYTES;
@@ -176,13 +195,13 @@ impl FatLayout {
             )
         };
         let avail =
-            total_sectors.checked_sub(RESERVED_SECTORS + root_dir_sectors).ok_or_else(too_small)?;
+            total_sectors.checked_sub(reserved_min + root_dir_sectors).ok_or_else(too_small)?;
         // The cluster count before the FATs are subtracted picks the entry width and sizes the
         // FATs (so they cover every cluster, with a little slack, as formatters do).
         let estimate = avail / spc;
         let fat_entry_bytes = if estimate < FAT32_MIN_CLUSTERS { 2 } else { 4 };
         let fat_sectors = ((estimate + 2) * fat_entry_bytes).div_ceil(SECTOR_BYTES);
-        let meta = RESERVED_SECTORS + 2 * fat_sectors + root_dir_sectors;
+        let meta = reserved_min + 2 * fat_sectors + root_dir_sectors;
         let pad = (align - meta % align) % align;
         let clusters = avail.saturating_sub(2 * fat_sectors + pad) / spc;
         if clusters == 0 {
@@ -199,12 +218,13 @@ impl FatLayout {
         }
         Ok(Self {
             total_sectors,
-            reserved_sectors: RESERVED_SECTORS + pad,
+            reserved_sectors: reserved_min + pad,
             sectors_per_cluster: spc,
             fat_entry_bytes,
             fat_sectors,
             root_dir_sectors,
             clusters,
+            fsinfo_sector: (reserved_min >= 2 && fat_entry_bytes == 4).then_some(1),
         })
     }
 
@@ -356,10 +376,11 @@ impl FatVolume {
         self.dirs[dir].used.iter().filter(|u| **u).count()
     }
 
-    /// The sectors a format writes: boot sector, both FATs, the root directory.
+    /// The sectors a format writes: boot sector (and FSInfo sector), both FATs, the root
+    /// directory.
     pub fn format(&self, out: &mut Vec<Extent>) {
         let l = &self.layout;
-        out.push(Extent::write(0, RESERVED_SECTORS));
+        out.push(Extent::write(0, l.fsinfo_sector.map_or(RESERVED_SECTORS, |s| s + 1)));
         out.push(Extent::write(l.fat_start(0), l.fat_sectors));
         out.push(Extent::write(l.fat_start(1), l.fat_sectors));
         out.push(Extent::write(l.root_dir_start(), l.root_dir_sectors));
@@ -410,8 +431,23 @@ impl FatVolume {
     }
 
     /// Writes `len` bytes at `offset` (at most the file's size: FAT files have no holes),
-    /// extending the file and its cluster chain as needed.
+    /// extending the file and its cluster chain as needed, then the file's directory entry.
     pub fn write(
+        &mut self,
+        file: &mut FsFile,
+        offset: u64,
+        len: u64,
+        out: &mut Vec<Extent>,
+    ) -> Result<(), FsError> {
+        self.write_data(file, offset, len, out)?;
+        out.push(Extent::write(self.entry_sector(file.dir, file.slot), 1));
+        Ok(())
+    }
+
+    /// The part of `write` before the directory entry: the data sectors, then the FAT
+    /// sectors of the clusters the write linked (both copies). A driver with a write-through
+    /// FAT issues this for every write call and the directory entry only at close.
+    pub fn write_data(
         &mut self,
         file: &mut FsFile,
         offset: u64,
@@ -447,8 +483,27 @@ impl FatVolume {
         }
         self.push_fat(out);
         file.size = new_size;
-        out.push(Extent::write(self.entry_sector(file.dir, file.slot), 1));
         Ok(())
+    }
+
+    /// Closes a file written with `write_data`: its directory entry (size, first cluster,
+    /// time), then the FSInfo sector if the volume has one (free count and next-free hint).
+    pub fn close(&self, file: &FsFile, out: &mut Vec<Extent>) {
+        out.push(Extent::write(self.entry_sector(file.dir, file.slot), 1));
+        self.write_fsinfo(out);
+    }
+
+    /// The FSInfo sector, if the volume has one.
+    pub fn write_fsinfo(&self, out: &mut Vec<Extent>) {
+        if let Some(s) = self.layout.fsinfo_sector {
+            out.push(Extent::write(s, 1));
+        }
+    }
+
+    /// Clusters a new entry in `dir` takes besides the file's own: 1 when the directory must
+    /// grow, else 0; `RootDirectoryFull` when the fixed root has no free slot.
+    pub fn entry_cost_clusters(&self, dir: DirId) -> Result<u64, FsError> {
+        self.entry_slot(dir).map(|(_, grow)| u64::from(grow))
     }
 
     /// Appends `len` bytes.
@@ -657,6 +712,44 @@ pub fn check_volume(kind: &str, p: &FsParams, g: &Geometry) -> Result<FatLayout,
     Ok(layout)
 }
 
+/// The extents of the operation being issued, handed out as requests of at most
+/// `MAX_TRANSFER_SECTORS` sectors in order. Shared by the FAT-based workloads.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ExtentQueue {
+    /// The operation's extents; volume methods push onto it.
+    pub(crate) extents: Vec<Extent>,
+    /// Index of the extent being issued.
+    pos: usize,
+    /// Sectors of that extent already issued.
+    done: u64,
+}
+
+impl ExtentQueue {
+    /// The next request, or `None` (and the queue emptied) when every extent has been issued.
+    pub(crate) fn pop(&mut self) -> Option<Request> {
+        while let Some(e) = self.extents.get(self.pos).copied() {
+            let n = (e.sectors - self.done).min(MAX_TRANSFER_SECTORS);
+            let sector = e.sector + self.done;
+            self.done += n;
+            if self.done >= e.sectors {
+                self.pos += 1;
+                self.done = 0;
+            }
+            if n > 0 {
+                return Some(Request {
+                    kind: e.kind,
+                    offset_bytes: sector * SECTOR_BYTES,
+                    length_bytes: n * SECTOR_BYTES,
+                    arrival_ns: None,
+                });
+            }
+        }
+        self.extents.clear();
+        self.pos = 0;
+        None
+    }
+}
+
 /// Counts of what a file-system workload did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FsStats {
@@ -713,10 +806,8 @@ pub struct FsWorkload {
     /// Embedded: next write offset of each log file.
     cursors: Vec<u64>,
     embedded_appends: u64,
-    // Requests of the current operation.
-    pending: Vec<Extent>,
-    pending_pos: usize,
-    pending_done: u64,
+    /// Requests of the current operation.
+    pending: ExtentQueue,
     stats: FsStats,
     estimated_requests: u64,
 }
@@ -752,9 +843,7 @@ impl FsWorkload {
             live: Vec::new(),
             cursors: Vec::new(),
             embedded_appends: 0,
-            pending: Vec::new(),
-            pending_pos: 0,
-            pending_done: 0,
+            pending: ExtentQueue::default(),
             stats: FsStats::default(),
             estimated_requests: 0,
         };
@@ -814,26 +903,7 @@ impl FsWorkload {
 
     /// The next request of the current operation, if any.
     fn pop_pending(&mut self) -> Option<Request> {
-        while let Some(e) = self.pending.get(self.pending_pos).copied() {
-            let n = (e.sectors - self.pending_done).min(MAX_TRANSFER_SECTORS);
-            let sector = e.sector + self.pending_done;
-            self.pending_done += n;
-            if self.pending_done >= e.sectors {
-                self.pending_pos += 1;
-                self.pending_done = 0;
-            }
-            if n > 0 {
-                return Some(Request {
-                    kind: e.kind,
-                    offset_bytes: sector * SECTOR_BYTES,
-                    length_bytes: n * SECTOR_BYTES,
-                    arrival_ns: None,
-                });
-            }
-        }
-        self.pending.clear();
-        self.pending_pos = 0;
-        None
+        self.pending.pop()
     }
 
     /// Runs the next operation (pushing its extents); `false` when the workload is over.
@@ -849,7 +919,7 @@ impl FsWorkload {
         match self.phase {
             PostmarkPhase::Mkdir(i) if i < p.directories => {
                 self.phase = PostmarkPhase::Mkdir(i + 1);
-                match self.vol.mkdir(ROOT, &mut self.pending) {
+                match self.vol.mkdir(ROOT, &mut self.pending.extents) {
                     Ok(d) => {
                         self.dirs.push(d);
                         self.stats.directories_created += 1;
@@ -871,7 +941,7 @@ impl FsWorkload {
             PostmarkPhase::Transactions(_) => self.phase = PostmarkPhase::Cleanup,
             PostmarkPhase::Cleanup => match self.live.pop() {
                 Some(f) => {
-                    self.vol.delete(f, &mut self.pending);
+                    self.vol.delete(f, &mut self.pending.extents);
                     self.stats.files_deleted += 1;
                 }
                 None => self.phase = PostmarkPhase::Done,
@@ -893,7 +963,7 @@ impl FsWorkload {
         };
         let spread = p.file_bytes_max.saturating_sub(p.file_bytes_min);
         let size = p.file_bytes_min + self.rng.below(spread.saturating_add(1));
-        match self.vol.create(dir, size, &mut self.pending) {
+        match self.vol.create(dir, size, &mut self.pending.extents) {
             Ok(f) => {
                 self.live.push(f);
                 self.stats.files_created += 1;
@@ -906,12 +976,12 @@ impl FsWorkload {
         let p = self.p;
         let i = self.rng.below(self.live.len() as u64) as usize;
         if self.rng.unit_f64() < p.read_bias {
-            self.vol.read(&self.live[i], &mut self.pending);
+            self.vol.read(&self.live[i], &mut self.pending.extents);
             self.stats.files_read += 1;
         } else if self.live[i].size < p.file_bytes_max {
             let f = &mut self.live[i];
             let bytes = 1 + self.rng.below(p.file_bytes_max - f.size);
-            match self.vol.append(f, bytes, &mut self.pending) {
+            match self.vol.append(f, bytes, &mut self.pending.extents) {
                 Ok(()) => self.stats.appends += 1,
                 Err(_) => self.stats.dropped_full += 1,
             }
@@ -921,7 +991,7 @@ impl FsWorkload {
         } else if !self.live.is_empty() {
             let j = self.rng.below(self.live.len() as u64) as usize;
             let f = self.live.swap_remove(j);
-            self.vol.delete(f, &mut self.pending);
+            self.vol.delete(f, &mut self.pending.extents);
             self.stats.files_deleted += 1;
         }
     }
@@ -930,7 +1000,7 @@ impl FsWorkload {
         let p = self.p;
         if (self.live.len() as u64) < u64::from(p.files) {
             // check_volume guarantees the root directory has room.
-            match self.vol.create(ROOT, 0, &mut self.pending) {
+            match self.vol.create(ROOT, 0, &mut self.pending.extents) {
                 Ok(f) => {
                     self.live.push(f);
                     self.cursors.push(0);
@@ -953,7 +1023,7 @@ impl FsWorkload {
         if at + p.record_bytes > p.file_bytes_max {
             at = 0; // ring: start again over the file's existing clusters
         }
-        match self.vol.write(&mut self.live[i], at, p.record_bytes, &mut self.pending) {
+        match self.vol.write(&mut self.live[i], at, p.record_bytes, &mut self.pending.extents) {
             Ok(()) => {
                 self.cursors[i] = at + p.record_bytes;
                 self.stats.appends += 1;
@@ -983,7 +1053,7 @@ impl Iterator for FsWorkload {
                     return Some(WorkItem::Request(Request::write(page * size, size)));
                 }
                 Stage::Format => {
-                    self.vol.format(&mut self.pending);
+                    self.vol.format(&mut self.pending.extents);
                     self.stage = Stage::Measure;
                 }
                 Stage::Measure => {

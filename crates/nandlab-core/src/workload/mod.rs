@@ -1,12 +1,13 @@
 //! Synthetic workloads (SPEC §10): sequential prefill, uniform random, hot/cold "x/y" locality,
 //! and phases of those (the DAC paper's four-phase server run), here; Postmark and embedded-device
-//! file-system workloads on a FAT volume model in `fat`. `Workload` (or `synthetic_items`) builds
+//! file-system workloads on a FAT volume model in `fat`, and portable-media-player workloads on
+//! the same model in `media`. `Workload` (or `synthetic_items`) builds
 //! the generator of any synthetic kind. Generators are seeded and pure, so a workload can be
 //! generated twice identically (the oracle placement needs a look-ahead pass). Trace replay lives
 //! in the `nandlab-trace` crate and produces the same `WorkItem`s.
 //!
-//! The rest of this comment describes `Synthetic` (the page-address kinds); `fat` documents its
-//! own sequence.
+//! The rest of this comment describes `Synthetic` (the page-address kinds); `fat` and `media`
+//! document their own sequences.
 //!
 //! Lengths are counted in host page writes: `passes` × logical pages. Sequence: prefill (every
 //! logical page once, in order; untimed), warm-up (`warmup_passes`), `StartMeasurement`, then
@@ -14,6 +15,7 @@
 //! address distribution and do not count toward the length.
 
 pub mod fat;
+pub mod media;
 
 use crate::config::{PhaseConfig, Resolved};
 use crate::error::ConfigError;
@@ -265,6 +267,8 @@ pub enum Workload {
     Synthetic(Synthetic),
     /// `postmark`, `embedded`: a FAT volume model (`fat`).
     Fs(Box<fat::FsWorkload>),
+    /// `media-player`: media files on the FAT volume model (`media`).
+    Media(Box<media::MediaWorkload>),
 }
 
 impl Workload {
@@ -273,6 +277,7 @@ impl Workload {
     pub fn new(r: &Resolved) -> Result<Self, ConfigError> {
         match r.config.workload.kind.as_str() {
             "postmark" | "embedded" => Ok(Self::Fs(Box::new(fat::FsWorkload::new(r)?))),
+            "media-player" => Ok(Self::Media(Box::new(media::MediaWorkload::new(r)?))),
             "trace" => Err(ConfigError::new(
                 "workload.kind",
                 "a trace workload is replayed from its file, not generated",
@@ -288,6 +293,7 @@ impl Workload {
         match self {
             Self::Synthetic(s) => s.estimated_requests(),
             Self::Fs(f) => f.estimated_requests(),
+            Self::Media(m) => m.estimated_requests(),
         }
     }
 }
@@ -300,6 +306,7 @@ impl Iterator for Workload {
         match self {
             Self::Synthetic(s) => s.next(),
             Self::Fs(f) => f.next(),
+            Self::Media(m) => m.next(),
         }
     }
 }
@@ -318,5 +325,7 @@ pub fn estimated_requests(r: &Resolved) -> Result<u64, ConfigError> {
 
 #[cfg(test)]
 mod fat_tests;
+#[cfg(test)]
+mod media_tests;
 #[cfg(test)]
 mod tests;
