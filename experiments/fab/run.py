@@ -82,13 +82,14 @@ def sizes(quick: bool) -> list[int]:
 
 
 def grid(quick: bool, buffers: list[str], buffer_mb: list[int], media: list[str],
-         flash: list[int]) -> list[dict[str, Any]]:
+         flash: list[int], extra: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     out = []
     for f in flash:
         for m in media:
             for b in buffers:
                 for mb in (buffer_mb if b != "none" else [0]):
-                    out.append({**device(f), **workload(m, f, quick), **buffer(b, mb)})
+                    out.append({**device(f), **workload(m, f, quick), **buffer(b, mb),
+                                **(extra or {})})
     return out
 
 
@@ -148,18 +149,19 @@ def normalize(df: pd.DataFrame, cols: list[str], base: str) -> pd.DataFrame:
     return out
 
 
-def fig6(jobs: int, quick: bool) -> None:
+def fig6(jobs: int, quick: bool, name: str = "fig6", extra: dict[str, Any] | None = None
+         ) -> None:
     """Figure 6 (and 8): every media and flash size, five buffers of 8 MB."""
-    raw = run_points(grid(quick, BUFFERS, [BUFFER_MB_DEFAULT], MEDIA, sizes(quick)),
-                                jobs=jobs)
-    save(raw, "fig6_raw")
+    raw = run_points(grid(quick, BUFFERS, [BUFFER_MB_DEFAULT], MEDIA, sizes(quick), extra),
+                     jobs=jobs)
+    save(raw, f"{name}_raw")
     df = normalize(tidy(raw), ["erases", "gc_writes", "flash_time_s"], "PLAIN")
     lru = df[df["buffer"] == "BUF_LRU"].set_index(["flash_mb", "media"])
     df["buffer_hits_vs_lru"] = [
         h / lru.loc[(f, m), "buffer_hits"] if lru.loc[(f, m), "buffer_hits"] else float("nan")
         for f, m, h in zip(df["flash_mb"], df["media"], df["buffer_hits"])
     ]
-    save(df, "fig6")
+    save(df, name)
     cols = ["flash_mb", "media", "buffer", "erases", "gc_writes", "erases_norm",
             "gc_writes_norm", "flash_time_s_norm", "switch_merges", "full_merges",
             "buffer_hits"]
@@ -168,10 +170,12 @@ def fig6(jobs: int, quick: bool) -> None:
         part = df[df["flash_mb"] == f]
         for metric, label in [("erases_norm", "erases"), ("gc_writes_norm", "GC page writes")]:
             plot.bars(part, "media", metric, hue="buffer",
-                      title=f"Figure 6: normalized {label}, {f} MB flash, 8 MB buffer",
-                      path=HERE / f"fig6_{metric.split('_')[0]}_{f}mb.png")
-    plot.bars(df[df["buffer"] != "PLAIN"], "media", "buffer_hits_vs_lru", hue="buffer",
-              title="Figure 8: buffer hits normalized to BUF_LRU", path=HERE / "fig8_hits.png")
+                      title=f"{name}: normalized {label}, {f} MB flash, 8 MB buffer",
+                      path=HERE / f"{name}_{metric.split('_')[0]}_{f}mb.png")
+    if name == "fig6":
+        plot.bars(df[df["buffer"] != "PLAIN"], "media", "buffer_hits_vs_lru", hue="buffer",
+                  title="Figure 8: buffer hits normalized to BUF_LRU",
+                  path=HERE / "fig8_hits.png")
     # The headline: FAB against LRU and PLAIN, per media and flash size.
     rows = []
     for (f, m), g in df.groupby(["flash_mb", "media"]):
@@ -186,7 +190,7 @@ def fig6(jobs: int, quick: bool) -> None:
                                          / g.loc[base, "flash_time_s"] - 1),
             })
     fab = pd.DataFrame(rows)
-    save(fab, "fab_vs")
+    save(fab, f"{name}_fab_vs")
     print(fab.to_string(index=False))
 
 
@@ -232,7 +236,25 @@ def table3(jobs: int, quick: bool) -> None:
     print(out.to_string(index=False))
 
 
-EXPERIMENTS = {"fig6": fig6, "fig7": fig7, "fig9": fig9, "table3": table3}
+def fragmented(jobs: int, quick: bool) -> None:
+    """Figure 6's grid with random deletion (`workload.fs.delete_order = "random"`): new files
+    fill the holes of deleted ones, so blocks at file boundaries are written in two parts far
+    apart in time."""
+    fig6(jobs, quick, "fragmented", {"workload.fs.delete_order": "random"})
+
+
+def camera_playback(jobs: int, quick: bool) -> None:
+    """The camera workload with one operation in ten a playback of a random picture (read
+    misses allocate in LRU, FAB and CFLRU)."""
+    raw = run_points(grid(quick, BUFFERS, [BUFFER_MB_DEFAULT], ["camera"], sizes(quick),
+                          {"workload.fs.read_bias": 0.1}), jobs=jobs)
+    df = normalize(tidy(raw), ["erases", "gc_writes"], "PLAIN")
+    save(df, "camera_playback")
+    print(df[["flash_mb", "buffer", "erases", "gc_writes", "erases_norm", "gc_writes_norm",
+              "full_merges", "block_nodes_max"]].to_string(index=False))
+
+
+EXPERIMENTS = {"fig6": fig6, "fragmented": fragmented, "camera_playback": camera_playback, "fig7": fig7, "fig9": fig9, "table3": table3}
 
 
 def main() -> None:

@@ -164,6 +164,21 @@ fn bench_buffer() -> Result<(), String> {
         ],
         32 << 20,
     )?;
+    // Paper 001's setting: FAST with 8 log blocks behind an 8 MiB buffer, MP3 player workload.
+    bench_buffer_overhead(
+        "1 GiB simulation with and without an 8 MiB buffer: FAST (8 log blocks), slc2006, \
+         media-player mp3, prefill + population + 4 passes.",
+        &[
+            "device.preset=slc2006".into(),
+            "device.blocks=8192".into(),
+            format!("device.logical_bytes={}", (8192 - 16) * 128 * 1024),
+            "ftl.kind=fast".into(),
+            "workload.kind=media-player".into(),
+            "workload.media=mp3".into(),
+            "workload.passes=4".into(),
+        ],
+        8 << 20,
+    )?;
     Ok(())
 }
 

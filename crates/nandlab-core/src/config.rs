@@ -323,6 +323,10 @@ pub struct FsConfig {
     /// Media-player: the volume's high-water mark as a fraction of its clusters, in (0, 1].
     /// Population fills the volume to it, and files are deleted to keep under it. Default 0.9.
     pub fill_fraction: Option<f64>,
+    /// Media-player: which files are deleted to make room: `oldest` (the volume is used as a
+    /// circular log, files stay contiguous) or `random` (holes fragment new files). Default
+    /// `oldest`.
+    pub delete_order: Option<String>,
 }
 
 /// `[workload.fs]` with every default of one workload kind filled in.
@@ -339,6 +343,8 @@ pub struct FsParams {
     pub record_bytes: u64,
     pub data_align_bytes: u64,
     pub fill_fraction: f64,
+    /// Media-player: delete the oldest file (true) or a random one.
+    pub delete_oldest: bool,
 }
 
 /// The media players of `workload.media` (paper 001, Table I).
@@ -365,7 +371,9 @@ impl MediaDefaults {
             // "Movie files are about 15-30 Mbytes".
             "movie" => Self { file_bytes_min: 15 * MB, file_bytes_max: 30 * MB, read_bias: 0.3 },
             // "Picture files are about 1 Mbytes": a JPEG's size varies with the scene, ±10 %.
-            _ => Self { file_bytes_min: 900_000, file_bytes_max: 1_100_000, read_bias: 0.1 },
+            // Table I's camera trace is pictures taken: no playback by default (random
+            // playback, `read_bias` > 0, is studied in experiments/fab).
+            _ => Self { file_bytes_min: 900_000, file_bytes_max: 1_100_000, read_bias: 0.0 },
         }
     }
 }
@@ -389,6 +397,7 @@ impl FsConfig {
                 .data_align_bytes
                 .unwrap_or_else(|| self.cluster_bytes.unwrap_or(4096)),
             fill_fraction: self.fill_fraction.unwrap_or(FILL_FRACTION_DEFAULT),
+            delete_oldest: self.delete_order.as_deref() != Some("random"),
         }
     }
 
@@ -411,6 +420,7 @@ impl FsConfig {
             record_bytes: self.record_bytes.unwrap_or(MEDIA_RECORD_BYTES_DEFAULT),
             data_align_bytes: self.data_align_bytes.unwrap_or(cluster_bytes),
             fill_fraction: self.fill_fraction.unwrap_or(FILL_FRACTION_DEFAULT),
+            delete_oldest: self.delete_order.as_deref() != Some("random"),
         }
     }
 }
@@ -1151,6 +1161,11 @@ fn validate_fs(w: &mut WorkloadConfig, g: &Geometry) -> Result<(), ConfigError> 
         "workload.fs.fill_fraction",
         "only workload.kind = \"media-player\" fills its volume to a high-water mark",
     )?;
+    check(
+        fs.delete_order.is_none(),
+        "workload.fs.delete_order",
+        "only workload.kind = \"media-player\" deletes files to make room",
+    )?;
     let p = fs.params(&w.kind);
     check(
         p.cluster_bytes >= 512 && p.cluster_bytes % 512 == 0,
@@ -1248,6 +1263,8 @@ fn validate_media_fs(w: &mut WorkloadConfig, g: &Geometry) -> Result<(), ConfigE
     fs.read_bias = Some(p.read_bias);
     fs.record_bytes = Some(p.record_bytes);
     fs.fill_fraction = Some(p.fill_fraction);
+    let order = fs.delete_order.get_or_insert_with(|| "oldest".into());
+    one_of(order, "workload.fs.delete_order", &["oldest", "random"])?;
     crate::workload::media::check_volume(&p, g)?;
     Ok(())
 }

@@ -67,9 +67,15 @@
 //!    `warmup_passes` × the logical bytes have been written.
 //! 4. `StartMeasurement`, then operations: with probability `read_bias` (and at least one file
 //!    on the volume) play a uniformly random file; otherwise write a new file, first deleting
-//!    uniformly random files until it fits under the high-water mark (and, with `directories =
-//!    0`, until the fixed root has a free entry) — a user freeing space for new pictures or
-//!    songs. The run stops after the operation during which the sectors written since
+//!    files until it fits under the high-water mark (and, with `directories = 0`, until the
+//!    fixed root has a free entry) — a user freeing space for new pictures or songs. By
+//!    default the oldest file goes first (`workload.fs.delete_order = "oldest"`): with next-fit
+//!    allocation the volume is then a circular log and every file is contiguous, as paper 001
+//!    describes its traces ("most PMP data are contiguous multimedia", §III-B).
+//!    `delete_order = "random"` deletes uniformly random files instead; the holes they leave
+//!    split new files across the remains of old ones, so blocks at file boundaries are written
+//!    partly now and partly much later (experiments/fab/RESULTS.md shows what that does to a
+//!    block-level buffer). The run stops after the operation during which the sectors written since
 //!    `StartMeasurement` (data and metadata) reach `workload.passes` × the logical bytes:
 //!    paper 001's traces write 0.8–1.8 × their flash size (Table I), the default 1.0 is one
 //!    volume's worth.
@@ -411,9 +417,14 @@ impl MediaWorkload {
         self.live.push(file);
     }
 
-    fn delete_random(&mut self) {
-        let i = self.rng.below(self.live.len() as u64) as usize;
-        let file = self.live.swap_remove(i);
+    /// Deletes the oldest file (`live` is in creation order) or a random one.
+    fn delete_one(&mut self) {
+        let file = if self.p.delete_oldest {
+            self.live.remove(0)
+        } else {
+            let i = self.rng.below(self.live.len() as u64) as usize;
+            self.live.swap_remove(i)
+        };
         let from = self.pending.extents.len();
         self.vol.delete(file, &mut self.pending.extents);
         self.vol.write_fsinfo(&mut self.pending.extents);
@@ -457,7 +468,7 @@ impl MediaWorkload {
             if self.live.is_empty() {
                 return false;
             }
-            self.delete_random();
+            self.delete_one();
         }
         self.write_file(dir, size);
         if self.stage == Stage::Run {

@@ -321,7 +321,7 @@ fn dispatch_through_workload() {
 #[test]
 fn config_defaults_are_filled_per_media() {
     for (media, min, max, read_bias) in [
-        ("camera", 900_000, 1_100_000, 0.1),
+        ("camera", 900_000, 1_100_000, 0.0),
         ("mp3", 4_000_000, 5_000_000, 0.3),
         ("movie", 15_000_000, 30_000_000, 0.3),
     ] {
@@ -383,4 +383,45 @@ fn config_errors_name_the_key() {
     let fill = "workload.fs.fill_fraction=0.5";
     assert_eq!(other(&["workload.kind=postmark", fill]), "workload.fs.fill_fraction");
     assert_eq!(other(&["workload.kind=embedded", fill]), "workload.fs.fill_fraction");
+    assert_eq!(key(&["workload.fs.delete_order=lru"]), "workload.fs.delete_order");
+    let order = "workload.fs.delete_order=random";
+    assert_eq!(other(&["workload.kind=postmark", order]), "workload.fs.delete_order");
+}
+
+/// `delete_order = "oldest"` keeps the volume a circular log: the files on it are always the
+/// most recent ones, each one contiguous (one run of clusters, or two where the next-fit
+/// pointer wraps); `random` fragments new files across the holes of deleted ones.
+#[test]
+fn oldest_first_deletion_keeps_files_contiguous() {
+    let runs = |f: &crate::workload::fat::FsFile| {
+        1 + f.clusters().windows(2).filter(|w| w[1] != w[0] + 1).count()
+    };
+    let mut fragmented = Vec::new();
+    for order in ["oldest", "random"] {
+        let r = resolve(&[
+            "device.logical_bytes=67108864",
+            "workload.media=camera",
+            "workload.prefill=false",
+            "workload.passes=3",
+            &format!("workload.fs.delete_order={order}"),
+        ])
+        .unwrap();
+        let mut wl = MediaWorkload::new(&r).unwrap();
+        let mut worst = 0;
+        let mut split = 0;
+        while wl.next().is_some() {
+            for f in wl.files() {
+                worst = worst.max(runs(f));
+            }
+        }
+        for f in wl.files() {
+            split += usize::from(runs(f) > 1);
+        }
+        assert!(wl.stats().files_deleted > 50, "{order}: {:?}", wl.stats());
+        if order == "oldest" {
+            assert!(worst <= 2, "oldest-first: a file in {worst} pieces");
+        }
+        fragmented.push(split);
+    }
+    assert!(fragmented[1] > 10 * fragmented[0].max(1), "{fragmented:?}");
 }
