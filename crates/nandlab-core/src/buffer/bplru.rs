@@ -86,7 +86,7 @@ impl BufferPolicy for Bplru {
         };
         let i = n as usize;
         self.node_count[i] += 1;
-        self.page_links.push_front(&mut self.node_pages[i], slot);
+        self.page_links.push_back(&mut self.node_pages[i], slot);
         self.node_next_seq[i] =
             if self.node_next_seq[i] == offset { offset + 1 } else { NOT_SEQUENTIAL };
         if self.node_next_seq[i] == self.pages_per_block {

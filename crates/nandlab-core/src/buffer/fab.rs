@@ -116,7 +116,7 @@ impl BufferPolicy for Fab {
             self.links.unlink(&mut self.by_count[c as usize], n);
         }
         self.node_count[n as usize] = c + 1;
-        self.page_links.push_front(&mut self.node_pages[n as usize], slot);
+        self.page_links.push_back(&mut self.node_pages[n as usize], slot);
         self.max_count = self.max_count.max(c + 1);
         self.clock += 1;
         self.node_stamp[n as usize] = self.clock;

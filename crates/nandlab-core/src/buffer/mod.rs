@@ -511,7 +511,11 @@ impl WriteBuffer {
     fn evict_block(&mut self, ftl: &mut dyn Ftl, lbn: u32, now_ns: u64) {
         let mut slots = std::mem::take(&mut self.block_slots);
         assert!(!slots.is_empty(), "victim block {lbn} has no buffered page");
-        slots.sort_unstable_by_key(|&s| self.slot_lpn[s as usize]);
+        // Policies list a block's pages in arrival order, which a sequential stream makes
+        // ascending already: check before sorting.
+        if !slots.windows(2).all(|w| self.slot_lpn[w[0] as usize] < self.slot_lpn[w[1] as usize]) {
+            slots.sort_unstable_by_key(|&s| self.slot_lpn[s as usize]);
+        }
         let any_dirty = slots.iter().any(|&s| self.dirty[s as usize]);
         let ppb = u64::from(self.pages_per_block);
         if any_dirty && self.policy.pads_blocks() {
