@@ -12,7 +12,7 @@
 //! - A write buffer: reads are served from the buffer on a hit and do not change the order;
 //!   a read miss goes to flash without allocating.
 
-use super::list::{IndexMap, Links, List, NIL};
+use super::list::{IndexMap, Links, List};
 use super::{BufferPolicy, Slot, Victim};
 use crate::flash::Lpn;
 
@@ -126,13 +126,7 @@ impl BufferPolicy for Bplru {
         let lbn = self.node_lbn[n as usize];
         self.nodes.remove(lbn);
         self.free_nodes.push(n);
-        let pages = &mut self.node_pages[n as usize];
-        let mut s = pages.head;
-        while s != NIL {
-            block_slots.push(s);
-            s = self.page_links.next(s);
-        }
-        *pages = List::default();
+        self.page_links.drain_into(&mut self.node_pages[n as usize], block_slots);
         Victim::Block(lbn)
     }
 

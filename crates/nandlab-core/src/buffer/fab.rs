@@ -161,13 +161,7 @@ impl BufferPolicy for Fab {
         let lbn = self.node_lbn[n as usize];
         self.nodes.remove(lbn);
         self.free_nodes.push(n);
-        let pages = &mut self.node_pages[n as usize];
-        let mut s = pages.head;
-        while s != NIL {
-            block_slots.push(s);
-            s = self.page_links.next(s);
-        }
-        *pages = List::default();
+        self.page_links.drain_into(&mut self.node_pages[n as usize], block_slots);
         Victim::Block(lbn)
     }
 

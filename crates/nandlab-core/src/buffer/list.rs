@@ -125,6 +125,17 @@ impl Links {
         }
     }
 
+    /// Appends the entries of `l`, head to tail, to `out` and empties `l` (the entries' links
+    /// are left stale: they are on no list).
+    pub fn drain_into(&self, l: &mut List, out: &mut Vec<u32>) {
+        let mut i = l.head;
+        while i != NIL {
+            out.push(i);
+            i = self.next[i as usize];
+        }
+        *l = List::default();
+    }
+
     /// The entries of `l` from head to tail (for checks and tests).
     #[must_use]
     pub fn collect(&self, l: &List) -> Vec<u32> {
