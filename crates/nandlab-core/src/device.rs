@@ -13,7 +13,7 @@
 //! and the FTL: every whole-page read, write and trim goes through it, and its RAM time is
 //! added to the request's service time.
 
-use crate::buffer::{BufferCounters, FlushReason, WriteBuffer};
+use crate::buffer::{Buffer, BufferCounters, FlushReason};
 use crate::config::{Geometry, Resolved};
 use crate::error::{ConfigError, RequestError};
 use crate::flash::{CountingMedia, Flash, FlashCounters, Lpn, Media, Op};
@@ -96,7 +96,7 @@ pub enum Io<'a> {
 pub struct Device {
     ftl: Box<dyn Ftl>,
     /// The RAM buffer in front of the FTL, if the config asks for one.
-    buffer: Option<WriteBuffer>,
+    buffer: Option<Box<dyn Buffer>>,
     /// One page of scratch space for merging partial-page writes and splitting reads.
     scratch: Vec<u8>,
     geometry: Geometry,
@@ -131,7 +131,7 @@ impl Device {
             Box::new(crate::ftl::hybrid::from_config(resolved, flash))
         };
         let mut device = Self::with_ftl(ftl);
-        device.buffer = crate::buffer::from_config(resolved);
+        device.set_buffer(crate::buffer::from_config(resolved));
         Ok(device)
     }
 
@@ -158,7 +158,7 @@ impl Device {
         let placement = placement::by_name(resolved, None)?;
         let ftl = PageFtl::recover(flash, victim, placement, resolved.gc_free_blocks_min, now_ns);
         let mut device = Self::with_ftl(Box::new(ftl));
-        device.buffer = crate::buffer::from_config(resolved);
+        device.set_buffer(crate::buffer::from_config(resolved));
         device.busy_until_ns = now_ns;
         device.last_arrival_ns = now_ns;
         Ok(device)
@@ -194,24 +194,24 @@ impl Device {
     }
 
     /// Installs (or removes) a RAM buffer; an existing one must be empty.
-    pub fn set_buffer(&mut self, buffer: Option<WriteBuffer>) {
-        assert!(
-            self.buffer.as_ref().is_none_or(WriteBuffer::is_empty),
-            "replacing a non-empty buffer"
-        );
+    pub fn set_buffer(&mut self, buffer: Option<Box<dyn Buffer>>) {
+        assert!(self.buffer.as_ref().is_none_or(|b| b.is_empty()), "replacing a non-empty buffer");
         self.buffer = buffer;
+        if let Some(b) = &mut self.buffer {
+            b.attach(self.ftl.as_ref());
+        }
     }
 
     /// Removes the RAM buffer; it must hold no dirty page (call `sync` first).
-    pub fn take_buffer(&mut self) -> Option<WriteBuffer> {
+    pub fn take_buffer(&mut self) -> Option<Box<dyn Buffer>> {
         let b = self.buffer.take();
         assert!(b.as_ref().is_none_or(|b| !b.has_dirty()), "taking a buffer with dirty pages");
         b
     }
 
     #[must_use]
-    pub fn buffer(&self) -> Option<&WriteBuffer> {
-        self.buffer.as_ref()
+    pub fn buffer(&self) -> Option<&dyn Buffer> {
+        self.buffer.as_deref()
     }
 
     #[must_use]
@@ -267,20 +267,45 @@ impl Device {
         Ok(())
     }
 
-    /// Cache hint for a request a few steps ahead (first stage: translation entries).
+    /// Cache hint for a request a few steps ahead (first stage: translation entries, and the
+    /// buffer's index cell).
     #[inline]
     pub fn prefetch_far(&self, req: &Request) {
-        self.prefetch_pages(req, |ftl, lpn| ftl.prefetch_translation(lpn));
+        match &self.buffer {
+            None => self.prefetch_pages(req, |ftl, lpn| ftl.prefetch_translation(lpn)),
+            Some(b) => {
+                // A buffered write reaches the FTL only as some later victim (which the buffer
+                // prefetches itself): only reads may go to the FTL now.
+                let read = matches!(req.kind, RequestKind::Read);
+                self.prefetch_pages(req, |ftl, lpn| {
+                    b.prefetch(lpn, false);
+                    if read {
+                        ftl.prefetch_translation(lpn);
+                    }
+                });
+            }
+        }
     }
 
     /// Cache hint for a request about to be served (second stage: what translation points at).
     #[inline]
     pub fn prefetch_near(&self, req: &Request) {
-        self.prefetch_pages(req, |ftl, lpn| ftl.prefetch_mapped(lpn));
+        match &self.buffer {
+            None => self.prefetch_pages(req, |ftl, lpn| ftl.prefetch_mapped(lpn)),
+            Some(b) => {
+                let read = matches!(req.kind, RequestKind::Read);
+                self.prefetch_pages(req, |ftl, lpn| {
+                    b.prefetch(lpn, true);
+                    if read {
+                        ftl.prefetch_mapped(lpn);
+                    }
+                });
+            }
+        }
     }
 
     #[inline]
-    fn prefetch_pages(&self, req: &Request, f: impl Fn(&dyn Ftl, Lpn)) {
+    fn prefetch_pages(&self, req: &Request, mut f: impl FnMut(&dyn Ftl, Lpn)) {
         if matches!(req.kind, RequestKind::Flush) {
             return;
         }
@@ -342,8 +367,26 @@ impl Device {
                     Io::Write(d) => Some(*d),
                     _ => None,
                 };
-                for lpn in first..end {
-                    self.write_page(req, lpn as Lpn, start_ns, data);
+                // Without payload, the buffer takes the run of whole pages in one call; partial
+                // pages at either end go through read-modify-write, in page order.
+                let p = self.geometry.page_size_bytes;
+                let whole_first = req.offset_bytes.div_ceil(p);
+                let whole_end = (req.offset_bytes + req.length_bytes) / p;
+                if data.is_none() && self.buffer.is_some() && whole_first < whole_end {
+                    for lpn in first..whole_first {
+                        self.write_page(req, lpn as Lpn, start_ns, None);
+                    }
+                    if let Some(b) = &mut self.buffer {
+                        let run = whole_first as Lpn..whole_end as Lpn;
+                        b.write_pages(self.ftl.as_mut(), run, start_ns);
+                    }
+                    for lpn in whole_end..end {
+                        self.write_page(req, lpn as Lpn, start_ns, None);
+                    }
+                } else {
+                    for lpn in first..end {
+                        self.write_page(req, lpn as Lpn, start_ns, data);
+                    }
                 }
                 self.host.write_pages += end - first;
             }
@@ -351,7 +394,13 @@ impl Device {
                 h.read_requests += 1;
                 h.read_bytes += req.length_bytes;
                 h.read_pages += end - first;
-                for lpn in first..end {
+                // Without payload, the buffer takes the request's pages in one call.
+                let batched = matches!(io, Io::None) && self.buffer.is_some();
+                if let (true, Some(b)) = (batched, &mut self.buffer) {
+                    let run = first as Lpn..end as Lpn;
+                    self.host.unmapped_read_pages += b.read_pages(self.ftl.as_mut(), run, start_ns);
+                }
+                for lpn in if batched { end..end } else { first..end } {
                     let buf = match &mut io {
                         Io::Read(d) => Some(&mut **d),
                         _ => None,
@@ -386,7 +435,7 @@ impl Device {
         if let Some(e) = self.ftl.flash_mut().media_mut().take_error() {
             return Err(RequestError::Media(e));
         }
-        let ram_ns = self.buffer.as_mut().map_or(0, WriteBuffer::take_pending_ns);
+        let ram_ns = self.buffer.as_mut().map_or(0, |b| b.take_pending_ns());
         let service_ns = self.ftl.flash_mut().take_pending_ns() + ram_ns;
         let complete_ns = start_ns + service_ns;
         self.busy_until_ns = complete_ns;
@@ -481,7 +530,7 @@ impl Device {
             host: self.host,
             flash: self.ftl.flash().counters,
             ftl: self.ftl.counters(),
-            buffer: self.buffer.as_ref().map(WriteBuffer::counters).unwrap_or_default(),
+            buffer: self.buffer.as_ref().map(|b| b.counters()).unwrap_or_default(),
             time_ns: self.busy_until_ns,
         }
     }
@@ -546,7 +595,7 @@ impl Device {
                 self.ftl.flash().timing(),
                 (now.buffer - w.buffer).ram_ns,
             ),
-            buffer_kind: self.buffer.as_ref().map_or("none", WriteBuffer::name),
+            buffer_kind: self.buffer.as_ref().map_or("none", |b| b.name()),
             buffer_pages: self.buffer.as_ref().map_or(0, |b| u64::from(b.capacity_pages())),
             buffer: now.buffer - w.buffer,
             switch_merges: recycle(RecycleKind::SwitchMerge),
@@ -578,7 +627,7 @@ impl Device {
 /// Writes one whole page through the buffer, or straight to the FTL without one.
 #[inline]
 fn page_write(
-    buffer: &mut Option<WriteBuffer>,
+    buffer: &mut Option<Box<dyn Buffer>>,
     ftl: &mut dyn Ftl,
     lpn: Lpn,
     now_ns: u64,
@@ -593,7 +642,7 @@ fn page_write(
 /// Reads one whole page through the buffer, or straight from the FTL without one.
 #[inline]
 fn page_read(
-    buffer: &mut Option<WriteBuffer>,
+    buffer: &mut Option<Box<dyn Buffer>>,
     ftl: &mut dyn Ftl,
     lpn: Lpn,
     now_ns: u64,

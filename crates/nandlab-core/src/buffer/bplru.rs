@@ -12,16 +12,17 @@
 //! - A write buffer: reads are served from the buffer on a hit and do not change the order;
 //!   a read miss goes to flash without allocating.
 
-use super::list::{IndexMap, Links, List};
+use super::list::{BlockOf, KeyMap, Links, List, NIL};
 use super::{BufferPolicy, Slot, Victim};
 use crate::flash::Lpn;
 
 /// `node_next_seq` value of a block not written in order.
 const NOT_SEQUENTIAL: u32 = u32::MAX;
 
-pub struct Bplru {
+pub struct Bplru<M> {
     pages_per_block: u32,
-    nodes: IndexMap,
+    block_of: BlockOf,
+    nodes: M,
     node_lbn: Vec<u32>,
     node_count: Vec<u32>,
     /// Next page offset a sequential fill of the block would write.
@@ -29,32 +30,27 @@ pub struct Bplru {
     links: Links,
     list: List,
     free_nodes: Vec<u32>,
-    /// Each node's buffered pages (slots), so a victim's pages are found without probing
-    /// every page of its block (`Links` over slots).
-    page_links: Links,
-    node_pages: Vec<List>,
 }
 
-impl Bplru {
+impl<M: KeyMap> Bplru<M> {
     #[must_use]
-    pub fn new(capacity_pages: u32, pages_per_block: u32) -> Self {
+    pub fn new(capacity_pages: u32, pages_per_block: u32, logical_blocks: u64) -> Self {
         let n = capacity_pages as usize;
         Self {
             pages_per_block,
-            nodes: IndexMap::with_max_len(n),
+            block_of: BlockOf::new(pages_per_block),
+            nodes: M::new(n, logical_blocks),
             node_lbn: vec![0; n],
             node_count: vec![0; n],
             node_next_seq: vec![0; n],
             links: Links::new(n),
             list: List::default(),
             free_nodes: (0..capacity_pages).rev().collect(),
-            page_links: Links::new(n),
-            node_pages: vec![List::default(); n],
         }
     }
 }
 
-impl BufferPolicy for Bplru {
+impl<M: KeyMap> BufferPolicy for Bplru<M> {
     fn name(&self) -> &'static str {
         "bplru"
     }
@@ -67,9 +63,10 @@ impl BufferPolicy for Bplru {
         true
     }
 
-    fn inserted(&mut self, slot: Slot, lpn: Lpn, _dirty: bool) {
-        let lbn = lpn / self.pages_per_block;
-        let offset = lpn % self.pages_per_block;
+    #[inline]
+    fn inserted(&mut self, _slot: Slot, lpn: Lpn, _dirty: bool) {
+        let lbn = self.block_of.lbn(lpn);
+        let offset = self.block_of.offset(lpn);
         let n = match self.nodes.get(lbn) {
             Some(n) => {
                 self.links.unlink(&mut self.list, n);
@@ -86,7 +83,6 @@ impl BufferPolicy for Bplru {
         };
         let i = n as usize;
         self.node_count[i] += 1;
-        self.page_links.push_back(&mut self.node_pages[i], slot);
         self.node_next_seq[i] =
             if self.node_next_seq[i] == offset { offset + 1 } else { NOT_SEQUENTIAL };
         if self.node_next_seq[i] == self.pages_per_block {
@@ -97,21 +93,21 @@ impl BufferPolicy for Bplru {
         }
     }
 
+    #[inline]
     fn hit(&mut self, _slot: Slot, lpn: Lpn, write: bool) {
         if !write {
             return;
         }
-        let n = self.nodes.get(lpn / self.pages_per_block).expect("hit on a block with no node");
+        let n = self.nodes.get(self.block_of.lbn(lpn)).expect("hit on a block with no node");
         // A rewrite means the block is not a one-pass sequential fill.
         self.node_next_seq[n as usize] = NOT_SEQUENTIAL;
         self.links.move_to_front(&mut self.list, n);
     }
 
-    fn removed(&mut self, slot: Slot, lpn: Lpn) {
-        let lbn = lpn / self.pages_per_block;
+    fn removed(&mut self, _slot: Slot, lpn: Lpn) {
+        let lbn = self.block_of.lbn(lpn);
         let n = self.nodes.get(lbn).expect("removing a page of a block with no node");
         self.node_count[n as usize] -= 1;
-        self.page_links.unlink(&mut self.node_pages[n as usize], slot);
         self.node_next_seq[n as usize] = NOT_SEQUENTIAL;
         if self.node_count[n as usize] == 0 {
             self.links.unlink(&mut self.list, n);
@@ -120,14 +116,28 @@ impl BufferPolicy for Bplru {
         }
     }
 
-    fn victim(&mut self, block_slots: &mut Vec<Slot>) -> Victim {
+    fn victim(&mut self) -> Victim {
         let n = self.list.tail;
         self.links.unlink(&mut self.list, n);
         let lbn = self.node_lbn[n as usize];
         self.nodes.remove(lbn);
         self.free_nodes.push(n);
-        self.page_links.drain_into(&mut self.node_pages[n as usize], block_slots);
-        Victim::Block(lbn)
+        Victim::Block { lbn, pages: self.node_count[n as usize] }
+    }
+
+    /// The first buffered page of the block `k` victims ahead.
+    fn upcoming_victim(&self, k: u32) -> Option<Victim> {
+        let mut n = self.list.tail;
+        for _ in 0..k {
+            if n == NIL {
+                break;
+            }
+            n = self.links.prev(n);
+        }
+        (n != NIL).then(|| Victim::Block {
+            lbn: self.node_lbn[n as usize],
+            pages: self.node_count[n as usize],
+        })
     }
 
     fn block_nodes(&self) -> u32 {

@@ -51,10 +51,15 @@ impl Cflru {
         }
     }
 
+    #[inline]
     fn refresh_clean_list(&mut self) {
-        if !self.clean_list_stale {
-            return;
+        if self.clean_list_stale {
+            self.rebuild_clean_list();
         }
+    }
+
+    #[inline(never)]
+    fn rebuild_clean_list(&mut self) {
         self.clean_list_stale = false;
         self.clean = List::default();
         let mut i = self.list.tail;
@@ -67,6 +72,7 @@ impl Cflru {
     }
 
     /// Adds `i` at the head of the recency list (it is not on it).
+    #[inline]
     fn push(&mut self, i: Slot) {
         self.links.push_front(&mut self.list, i);
         if !self.dirty[i as usize] {
@@ -83,6 +89,7 @@ impl Cflru {
     }
 
     /// Takes `i` off the recency list; the region grows back to `w` entries from the front.
+    #[inline]
     fn pull(&mut self, i: Slot) {
         let clean = !self.dirty[i as usize];
         if clean {
@@ -136,12 +143,14 @@ impl BufferPolicy for Cflru {
         "cflru"
     }
 
+    #[inline]
     fn inserted(&mut self, slot: Slot, _lpn: Lpn, dirty: bool) {
         self.refresh_clean_list();
         self.dirty[slot as usize] = dirty;
         self.push(slot);
     }
 
+    #[inline]
     fn hit(&mut self, slot: Slot, _lpn: Lpn, write: bool) {
         self.refresh_clean_list();
         self.pull(slot);
@@ -160,7 +169,23 @@ impl BufferPolicy for Cflru {
         self.set_dirty(slot, false);
     }
 
-    fn victim(&mut self, _block_slots: &mut Vec<Slot>) -> Victim {
+    /// A hint: the clean list may be stale, and cleaned pages change the choice.
+    fn upcoming_victim(&self, k: u32) -> Option<Victim> {
+        let (links, mut s) = if self.clean_in_window > 0 {
+            (&self.clean_links, self.clean.tail)
+        } else {
+            (&self.links, self.list.tail)
+        };
+        for _ in 0..k {
+            if s == NIL {
+                break;
+            }
+            s = links.prev(s);
+        }
+        (s != NIL).then_some(Victim::Page(s))
+    }
+
+    fn victim(&mut self) -> Victim {
         self.refresh_clean_list();
         let chosen = if self.clean_in_window > 0 { self.clean.tail } else { self.list.tail };
         debug_assert!(self.in_window[chosen as usize]);
@@ -211,7 +236,7 @@ mod tests {
                             .copied()
                             .find(|&s| !c.dirty[s as usize])
                             .unwrap_or(*order.last().unwrap());
-                        let Victim::Page(v) = c.victim(&mut Vec::new()) else { panic!() };
+                        let Victim::Page(v) = c.victim() else { panic!() };
                         assert_eq!(v, expected, "step {step}");
                         used.retain(|&s| s != v);
                         free.push(v);

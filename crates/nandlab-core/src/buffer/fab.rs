@@ -14,18 +14,25 @@
 //! enters a list at its head when it is accessed; the exception is a node whose count falls
 //! (a host trim of one of its pages), which is placed by its last-access stamp.
 
-use super::list::{IndexMap, Links, List, NIL};
+use super::list::{BlockOf, KeyMap, Links, List, NIL};
 use super::{BufferPolicy, Slot, Victim};
 use crate::flash::Lpn;
 
-pub struct Fab {
-    pages_per_block: u32,
+/// A block node (paper 001 §IV-A), its fields together so one access touches one cache line.
+#[derive(Clone, Copy, Default)]
+struct Node {
+    lbn: u32,
+    /// Buffered pages of the block.
+    count: u32,
+    /// Access clock value of the node's last access (orders a node whose count falls).
+    stamp: u64,
+}
+
+pub struct Fab<M> {
+    block_of: BlockOf,
     /// Block → node.
-    nodes: IndexMap,
-    node_lbn: Vec<u32>,
-    node_count: Vec<u32>,
-    /// Access clock value of each node's last access (orders a node whose count falls).
-    node_stamp: Vec<u64>,
+    nodes: M,
+    node: Vec<Node>,
     clock: u64,
     links: Links,
     /// `by_count[c]`: nodes with `c` buffered pages, most recent at the head.
@@ -33,124 +40,118 @@ pub struct Fab {
     /// Highest `c` whose list may be non-empty.
     max_count: u32,
     free_nodes: Vec<u32>,
-    /// Each node's buffered pages (slots), so a victim's pages are found without probing
-    /// every page of its block (`Links` over slots).
-    page_links: Links,
-    node_pages: Vec<List>,
 }
 
-impl Fab {
+impl<M: KeyMap> Fab<M> {
     #[must_use]
-    pub fn new(capacity_pages: u32, pages_per_block: u32) -> Self {
+    pub fn new(capacity_pages: u32, pages_per_block: u32, logical_blocks: u64) -> Self {
         // At most one node per buffered page.
         let n = capacity_pages as usize;
         Self {
-            pages_per_block,
-            nodes: IndexMap::with_max_len(n),
-            node_lbn: vec![0; n],
-            node_count: vec![0; n],
-            node_stamp: vec![0; n],
+            block_of: BlockOf::new(pages_per_block),
+            nodes: M::new(n, logical_blocks),
+            node: vec![Node::default(); n],
             clock: 0,
             links: Links::new(n),
             by_count: vec![List::default(); pages_per_block as usize + 1],
             max_count: 0,
             free_nodes: (0..capacity_pages).rev().collect(),
-            page_links: Links::new(n),
-            node_pages: vec![List::default(); n],
         }
     }
 
     /// The block node of `lpn`, created (with no pages, on no list) if absent.
+    #[inline]
     fn node_of(&mut self, lpn: Lpn) -> u32 {
-        let lbn = lpn / self.pages_per_block;
+        let lbn = self.block_of.lbn(lpn);
         if let Some(n) = self.nodes.get(lbn) {
             return n;
         }
         let n = self.free_nodes.pop().expect("more block nodes than buffered pages");
         self.nodes.insert(lbn, n);
-        self.node_lbn[n as usize] = lbn;
-        self.node_count[n as usize] = 0;
+        self.node[n as usize] = Node { lbn, ..Node::default() };
         n
     }
 
     fn touch(&mut self, n: u32) {
         self.clock += 1;
-        self.node_stamp[n as usize] = self.clock;
-        let c = self.node_count[n as usize] as usize;
+        self.node[n as usize].stamp = self.clock;
+        let c = self.node[n as usize].count as usize;
         self.links.move_to_front(&mut self.by_count[c], n);
     }
 
     /// The victim choice of Fig. 5, by a walk over the block list from its tail (test oracle).
     #[cfg(test)]
     pub fn victim_by_scan(&self) -> Option<u32> {
-        let mut all: Vec<u32> = (0..self.node_lbn.len() as u32)
-            .filter(|&n| self.nodes.get(self.node_lbn[n as usize]) == Some(n))
+        let mut all: Vec<u32> = (0..self.node.len() as u32)
+            .filter(|&n| self.nodes.get(self.node[n as usize].lbn) == Some(n))
             .collect();
         // Tail first = least recent first.
-        all.sort_by_key(|&n| self.node_stamp[n as usize]);
+        all.sort_by_key(|&n| self.node[n as usize].stamp);
         let mut best: Option<u32> = None;
         let mut best_count = 0;
         for n in all {
-            let c = self.node_count[n as usize];
-            if c == self.pages_per_block {
-                return Some(self.node_lbn[n as usize]);
+            let Node { lbn, count: c, .. } = self.node[n as usize];
+            if c as usize == self.by_count.len() - 1 {
+                return Some(lbn);
             }
             if c > best_count {
                 best_count = c;
-                best = Some(self.node_lbn[n as usize]);
+                best = Some(lbn);
             }
         }
         best
     }
 }
 
-impl BufferPolicy for Fab {
+impl<M: KeyMap> BufferPolicy for Fab<M> {
     fn name(&self) -> &'static str {
         "fab"
     }
 
-    fn inserted(&mut self, slot: Slot, lpn: Lpn, _dirty: bool) {
+    #[inline(always)]
+    fn inserted(&mut self, _slot: Slot, lpn: Lpn, _dirty: bool) {
         let n = self.node_of(lpn);
-        let c = self.node_count[n as usize];
+        self.clock += 1;
+        let node = &mut self.node[n as usize];
+        let c = node.count;
+        node.count = c + 1;
+        node.stamp = self.clock;
         if c > 0 {
             self.links.unlink(&mut self.by_count[c as usize], n);
         }
-        self.node_count[n as usize] = c + 1;
-        self.page_links.push_back(&mut self.node_pages[n as usize], slot);
         self.max_count = self.max_count.max(c + 1);
-        self.clock += 1;
-        self.node_stamp[n as usize] = self.clock;
         self.links.push_front(&mut self.by_count[c as usize + 1], n);
     }
 
+    #[inline]
     fn hit(&mut self, _slot: Slot, lpn: Lpn, _write: bool) {
-        let n = self.nodes.get(lpn / self.pages_per_block).expect("hit on a block with no node");
+        let n = self.nodes.get(self.block_of.lbn(lpn)).expect("hit on a block with no node");
         self.touch(n);
     }
 
-    fn removed(&mut self, slot: Slot, lpn: Lpn) {
-        let lbn = lpn / self.pages_per_block;
+    fn removed(&mut self, _slot: Slot, lpn: Lpn) {
+        let lbn = self.block_of.lbn(lpn);
         let n = self.nodes.get(lbn).expect("removing a page of a block with no node");
-        let c = self.node_count[n as usize];
+        let node = &mut self.node[n as usize];
+        let c = node.count;
         self.links.unlink(&mut self.by_count[c as usize], n);
-        self.page_links.unlink(&mut self.node_pages[n as usize], slot);
         if c == 1 {
             self.nodes.remove(lbn);
             self.free_nodes.push(n);
             return;
         }
-        self.node_count[n as usize] = c - 1;
+        node.count = c - 1;
         // Keep the count list in recency order: before the first node accessed earlier.
         let list = &mut self.by_count[c as usize - 1];
-        let stamp = self.node_stamp[n as usize];
+        let stamp = node.stamp;
         let mut at = list.head;
-        while at != NIL && self.node_stamp[at as usize] > stamp {
+        while at != NIL && self.node[at as usize].stamp > stamp {
             at = self.links.next(at);
         }
         self.links.insert_before(list, at, n);
     }
 
-    fn victim(&mut self, block_slots: &mut Vec<Slot>) -> Victim {
+    fn victim(&mut self) -> Victim {
         while self.by_count[self.max_count as usize].is_empty() {
             assert!(self.max_count > 0, "victim asked of an empty buffer");
             self.max_count -= 1;
@@ -158,11 +159,40 @@ impl BufferPolicy for Fab {
         let list = &mut self.by_count[self.max_count as usize];
         let n = list.tail;
         self.links.unlink(list, n);
-        let lbn = self.node_lbn[n as usize];
+        let Node { lbn, count, .. } = self.node[n as usize];
         self.nodes.remove(lbn);
         self.free_nodes.push(n);
-        self.page_links.drain_into(&mut self.node_pages[n as usize], block_slots);
-        Victim::Block(lbn)
+        Victim::Block { lbn, pages: count }
+    }
+
+    /// The block `k` victims ahead in the fullest count list (a hint: insertions may promote
+    /// other blocks first).
+    fn upcoming_victim(&self, k: u32) -> Option<Victim> {
+        let mut c = self.max_count as usize;
+        while c > 0 && self.by_count[c].is_empty() {
+            c -= 1;
+        }
+        let mut n = self.by_count[c].tail;
+        for _ in 0..k {
+            if n == NIL {
+                break;
+            }
+            n = self.links.prev(n);
+        }
+        (n != NIL).then(|| {
+            let Node { lbn, count, .. } = self.node[n as usize];
+            Victim::Block { lbn, pages: count }
+        })
+    }
+
+    fn prefetch(&self, lpn: Lpn, near: bool) {
+        let lbn = self.block_of.lbn(lpn);
+        if !near {
+            self.nodes.prefetch(lbn);
+        } else if let Some(n) = self.nodes.get(lbn) {
+            nandlab_prefetch::prefetch(&self.node, n as usize);
+            self.links.prefetch(n);
+        }
     }
 
     fn block_nodes(&self) -> u32 {

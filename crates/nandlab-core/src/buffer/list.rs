@@ -29,41 +29,50 @@ impl List {
     }
 }
 
-/// The links of entries `0..n`.
+/// The links of entries `0..n`: `[prev, next]` side by side, so following or changing an
+/// entry's links touches one cache line, not two.
 #[derive(Clone, Debug)]
 pub struct Links {
-    prev: Vec<u32>,
-    next: Vec<u32>,
+    links: Vec<[u32; 2]>,
 }
+
+const PREV: usize = 0;
+const NEXT: usize = 1;
 
 impl Links {
     #[must_use]
     pub fn new(n: usize) -> Self {
-        Self { prev: vec![NIL; n], next: vec![NIL; n] }
+        Self { links: vec![[NIL, NIL]; n] }
     }
 
     /// The entry after `i` (towards the tail), or `NIL`.
     #[inline]
     #[must_use]
     pub fn next(&self, i: u32) -> u32 {
-        self.next[i as usize]
+        self.links[i as usize][NEXT]
     }
 
     /// The entry before `i` (towards the head), or `NIL`.
     #[inline]
     #[must_use]
     pub fn prev(&self, i: u32) -> u32 {
-        self.prev[i as usize]
+        self.links[i as usize][PREV]
+    }
+
+    /// Cache hint: entry `i`'s links.
+    #[inline]
+    pub fn prefetch(&self, i: u32) {
+        nandlab_prefetch::prefetch(&self.links, i as usize);
     }
 
     #[inline]
     pub fn push_front(&mut self, l: &mut List, i: u32) {
-        self.prev[i as usize] = NIL;
-        self.next[i as usize] = l.head;
+        self.links[i as usize][PREV] = NIL;
+        self.links[i as usize][NEXT] = l.head;
         if l.head == NIL {
             l.tail = i;
         } else {
-            self.prev[l.head as usize] = i;
+            self.links[l.head as usize][PREV] = i;
         }
         l.head = i;
         l.len += 1;
@@ -71,12 +80,12 @@ impl Links {
 
     #[inline]
     pub fn push_back(&mut self, l: &mut List, i: u32) {
-        self.next[i as usize] = NIL;
-        self.prev[i as usize] = l.tail;
+        self.links[i as usize][NEXT] = NIL;
+        self.links[i as usize][PREV] = l.tail;
         if l.tail == NIL {
             l.head = i;
         } else {
-            self.next[l.tail as usize] = i;
+            self.links[l.tail as usize][NEXT] = i;
         }
         l.tail = i;
         l.len += 1;
@@ -88,31 +97,31 @@ impl Links {
             self.push_back(l, i);
             return;
         }
-        let p = self.prev[at as usize];
+        let p = self.links[at as usize][PREV];
         if p == NIL {
             self.push_front(l, i);
             return;
         }
-        self.prev[i as usize] = p;
-        self.next[i as usize] = at;
-        self.next[p as usize] = i;
-        self.prev[at as usize] = i;
+        self.links[i as usize][PREV] = p;
+        self.links[i as usize][NEXT] = at;
+        self.links[p as usize][NEXT] = i;
+        self.links[at as usize][PREV] = i;
         l.len += 1;
     }
 
     #[inline]
     pub fn unlink(&mut self, l: &mut List, i: u32) {
-        let (p, n) = (self.prev[i as usize], self.next[i as usize]);
+        let (p, n) = (self.links[i as usize][PREV], self.links[i as usize][NEXT]);
         if p == NIL {
             debug_assert_eq!(l.head, i, "unlinking an entry that is not on this list");
             l.head = n;
         } else {
-            self.next[p as usize] = n;
+            self.links[p as usize][NEXT] = n;
         }
         if n == NIL {
             l.tail = p;
         } else {
-            self.prev[n as usize] = p;
+            self.links[n as usize][PREV] = p;
         }
         l.len -= 1;
     }
@@ -125,17 +134,6 @@ impl Links {
         }
     }
 
-    /// Appends the entries of `l`, head to tail, to `out` and empties `l` (the entries' links
-    /// are left stale: they are on no list).
-    pub fn drain_into(&self, l: &mut List, out: &mut Vec<u32>) {
-        let mut i = l.head;
-        while i != NIL {
-            out.push(i);
-            i = self.next[i as usize];
-        }
-        *l = List::default();
-    }
-
     /// The entries of `l` from head to tail (for checks and tests).
     #[must_use]
     pub fn collect(&self, l: &List) -> Vec<u32> {
@@ -143,21 +141,162 @@ impl Links {
         let mut i = l.head;
         while i != NIL {
             out.push(i);
-            i = self.next[i as usize];
+            i = self.links[i as usize][NEXT];
         }
         out
     }
 }
 
-/// A fixed-capacity open-addressing map from `u32` keys (pages, blocks) to `u32` values
-/// (slots, nodes): O(1) expected lookups, no allocation after construction, and a table sized
-/// by the buffer, not by the device (a dense array indexed by LPN would cost 4 bytes per
-/// logical page, a gigabyte for a metadata-only terabyte device).
-///
-/// Linear probing at load ≤ 1/2 with Fibonacci hashing; deletion shifts the following entries
-/// back, so there are no tombstones and probe lengths stay short however long the run.
+/// Logical block of a page (`lpn / pages_per_block`), by a shift when the block size is a
+/// power of two (as every preset's is): an integer division costs tens of cycles, and the
+/// block policies take one per page access.
+#[derive(Clone, Copy, Debug)]
+pub struct BlockOf {
+    pages_per_block: u32,
+    /// `log2(pages_per_block)`, or `u32::MAX` when it is not a power of two.
+    shift: u32,
+}
+
+impl BlockOf {
+    #[must_use]
+    pub fn new(pages_per_block: u32) -> Self {
+        assert!(pages_per_block > 0);
+        let shift = if pages_per_block.is_power_of_two() {
+            pages_per_block.trailing_zeros()
+        } else {
+            u32::MAX
+        };
+        Self { pages_per_block, shift }
+    }
+
+    #[inline]
+    #[must_use]
+    pub fn lbn(self, lpn: u32) -> u32 {
+        if self.shift == u32::MAX {
+            lpn / self.pages_per_block
+        } else {
+            lpn >> self.shift
+        }
+    }
+
+    /// Offset of `lpn` inside its block.
+    #[inline]
+    #[must_use]
+    pub fn offset(self, lpn: u32) -> u32 {
+        lpn - self.lbn(lpn) * self.pages_per_block
+    }
+}
+
+/// Key spaces up to this many keys get a `DenseMap` (4 bytes per key: 512 MiB at most, a
+/// 256 GiB device of 2 KiB pages); larger ones a `HashedMap` sized by the buffer.
+pub const DENSE_MAX_KEYS: u64 = 1 << 27;
+
+/// A fixed-capacity map from `u32` keys (pages, blocks) to `u32` values (slots, nodes), with
+/// no allocation after construction. Two implementations, picked once per buffer by the size
+/// of the key space (`by_name`), so the per-page path has no dispatch:
+/// - `DenseMap`, over a key space of at most `DENSE_MAX_KEYS`: an array indexed by key (one
+///   load per lookup, no hashing: the simulator's rule wherever an array will do);
+/// - `HashedMap`, over a larger one (a metadata-only terabyte device, where a dense array
+///   would cost a gigabyte): a hash table sized by the buffer. Both are O(1) expected.
+pub trait KeyMap: Send + 'static {
+    /// A map for at most `max_len` keys, each `< key_space` (and `< u32::MAX`).
+    fn new(max_len: usize, key_space: u64) -> Self;
+    fn get(&self, key: u32) -> Option<u32>;
+    /// Inserts a key that is not present.
+    fn insert(&mut self, key: u32, value: u32);
+    /// Removes `key`, returning its value.
+    fn remove(&mut self, key: u32) -> Option<u32>;
+    /// Cache hint: where a lookup of `key` starts.
+    fn prefetch(&self, key: u32);
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Bytes of the table.
+    fn memory_bytes(&self) -> u64;
+    /// Appends the values of keys `first..end`, in key order, to `out`, stopping once `out`
+    /// holds `limit` values (a block victim's pages).
+    #[inline]
+    fn values_in_range(&self, first: u32, end: u32, limit: usize, out: &mut Vec<u32>) {
+        for key in first..end {
+            if let Some(x) = self.get(key) {
+                out.push(x);
+                if out.len() == limit {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// An array indexed by key holding `value + 1`, 0 marking an absent key, so the table starts
+/// as zeroed memory from the allocator and only the parts a run touches become resident.
 #[derive(Clone, Debug)]
-pub struct IndexMap {
+pub struct DenseMap {
+    values: Vec<u32>,
+    len: usize,
+}
+
+impl KeyMap for DenseMap {
+    fn new(_max_len: usize, key_space: u64) -> Self {
+        assert!(key_space <= DENSE_MAX_KEYS, "a dense map over {key_space} keys");
+        Self { values: vec![0; key_space as usize], len: 0 }
+    }
+
+    #[inline]
+    fn get(&self, key: u32) -> Option<u32> {
+        self.values[key as usize].checked_sub(1)
+    }
+
+    #[inline]
+    fn insert(&mut self, key: u32, value: u32) {
+        debug_assert!(value != u32::MAX);
+        let v = &mut self.values[key as usize];
+        debug_assert_eq!(*v, 0, "key {key} inserted twice");
+        *v = value + 1;
+        self.len += 1;
+    }
+
+    #[inline]
+    fn remove(&mut self, key: u32) -> Option<u32> {
+        let value = std::mem::take(&mut self.values[key as usize]).checked_sub(1)?;
+        self.len -= 1;
+        Some(value)
+    }
+
+    #[inline]
+    fn prefetch(&self, key: u32) {
+        nandlab_prefetch::prefetch(&self.values, key as usize);
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Untouched parts are not resident.
+    fn memory_bytes(&self) -> u64 {
+        self.values.len() as u64 * 4
+    }
+
+    /// One short slice scan.
+    #[inline]
+    fn values_in_range(&self, first: u32, end: u32, limit: usize, out: &mut Vec<u32>) {
+        for &x in &self.values[first as usize..end as usize] {
+            if x != 0 {
+                out.push(x - 1);
+                if out.len() == limit {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Open addressing with linear probing at load <= 1/2 and Fibonacci hashing; deletion shifts
+/// the following entries back, so there are no tombstones and probe lengths stay short
+/// however long the run.
+#[derive(Clone, Debug)]
+pub struct HashedMap {
     /// `key << 32 | value`; `EMPTY` marks a free cell.
     cells: Vec<u64>,
     shift: u32,
@@ -167,27 +306,22 @@ pub struct IndexMap {
 
 const EMPTY: u64 = u64::MAX;
 
-impl IndexMap {
-    /// A map for at most `max_len` keys (each `< u32::MAX`).
-    #[must_use]
-    pub fn with_max_len(max_len: usize) -> Self {
+impl HashedMap {
+    #[inline]
+    fn home(&self, key: u32) -> usize {
+        (u64::from(key).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+}
+
+impl KeyMap for HashedMap {
+    fn new(max_len: usize, _key_space: u64) -> Self {
         let size = (2 * max_len).next_power_of_two().max(8);
         Self { cells: vec![EMPTY; size], shift: 64 - size.trailing_zeros(), len: 0, max_len }
     }
 
     #[inline]
-    fn home(&self, key: u32) -> usize {
-        (u64::from(key).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
-    }
-
-    #[inline]
-    fn mask(&self) -> usize {
-        self.cells.len() - 1
-    }
-
-    #[inline]
-    #[must_use]
-    pub fn get(&self, key: u32) -> Option<u32> {
+    fn get(&self, key: u32) -> Option<u32> {
+        let mask = self.cells.len() - 1;
         let mut i = self.home(key);
         loop {
             let c = self.cells[i];
@@ -197,27 +331,27 @@ impl IndexMap {
             if (c >> 32) as u32 == key {
                 return Some(c as u32);
             }
-            i = (i + 1) & self.mask();
+            i = (i + 1) & mask;
         }
     }
 
-    /// Inserts a key that is not present.
     #[inline]
-    pub fn insert(&mut self, key: u32, value: u32) {
-        assert!(self.len < self.max_len, "IndexMap over its capacity of {}", self.max_len);
+    fn insert(&mut self, key: u32, value: u32) {
+        // A full table would probe forever.
+        assert!(self.len < self.max_len, "HashedMap over its capacity of {}", self.max_len);
         debug_assert!(key != u32::MAX);
+        let mask = self.cells.len() - 1;
         let mut i = self.home(key);
         while self.cells[i] != EMPTY {
             debug_assert!((self.cells[i] >> 32) as u32 != key, "key {key} inserted twice");
-            i = (i + 1) & self.mask();
+            i = (i + 1) & mask;
         }
         self.cells[i] = (u64::from(key) << 32) | u64::from(value);
         self.len += 1;
     }
 
-    /// Removes `key`, returning its value.
-    pub fn remove(&mut self, key: u32) -> Option<u32> {
-        let mask = self.mask();
+    fn remove(&mut self, key: u32) -> Option<u32> {
+        let mask = self.cells.len() - 1;
         let mut i = self.home(key);
         loop {
             let c = self.cells[i];
@@ -252,19 +386,16 @@ impl IndexMap {
         Some(value)
     }
 
-    #[must_use]
-    pub fn len(&self) -> usize {
+    #[inline]
+    fn prefetch(&self, key: u32) {
+        nandlab_prefetch::prefetch(&self.cells, self.home(key));
+    }
+
+    fn len(&self) -> usize {
         self.len
     }
 
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Bytes of the table.
-    #[must_use]
-    pub fn memory_bytes(&self) -> u64 {
+    fn memory_bytes(&self) -> u64 {
         self.cells.len() as u64 * 8
     }
 }
@@ -276,7 +407,12 @@ mod tests {
 
     #[test]
     fn index_map_agrees_with_a_reference_map() {
-        let mut m = IndexMap::with_max_len(300);
+        // Both representations: dense (small key space) and hashed (beyond DENSE_MAX_KEYS).
+        index_map_agrees(DenseMap::new(300, 1000));
+        index_map_agrees(HashedMap::new(300, DENSE_MAX_KEYS + 1));
+    }
+
+    fn index_map_agrees(mut m: impl KeyMap) {
         let mut r = std::collections::BTreeMap::new();
         let mut rng = Prng::new(7);
         for step in 0..200_000u32 {
@@ -296,6 +432,22 @@ mod tests {
         }
         for k in 0..1000 {
             assert_eq!(m.get(k), r.get(&k).copied(), "key {k}");
+        }
+        let mut got = Vec::new();
+        m.values_in_range(100, 600, usize::MAX, &mut got);
+        assert_eq!(got, r.range(100..600).map(|(_, &v)| v).collect::<Vec<_>>());
+        got.clear();
+        m.values_in_range(100, 600, 3, &mut got);
+        assert_eq!(got, r.range(100..600).map(|(_, &v)| v).take(3).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn block_of_divides() {
+        for ppb in [1, 3, 64, 96, 128] {
+            let b = BlockOf::new(ppb);
+            for lpn in [0, 1, 63, 64, 95, 96, 1000, u32::MAX] {
+                assert_eq!((b.lbn(lpn), b.offset(lpn)), (lpn / ppb, lpn % ppb), "{ppb} {lpn}");
+            }
         }
     }
 

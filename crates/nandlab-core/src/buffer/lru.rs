@@ -22,10 +22,12 @@ impl BufferPolicy for Lru {
         "lru"
     }
 
+    #[inline]
     fn inserted(&mut self, slot: Slot, _lpn: Lpn, _dirty: bool) {
         self.links.push_front(&mut self.list, slot);
     }
 
+    #[inline]
     fn hit(&mut self, slot: Slot, _lpn: Lpn, _write: bool) {
         self.links.move_to_front(&mut self.list, slot);
     }
@@ -34,7 +36,7 @@ impl BufferPolicy for Lru {
         self.links.unlink(&mut self.list, slot);
     }
 
-    fn upcoming_victim(&self, k: u32) -> Option<Slot> {
+    fn upcoming_victim(&self, k: u32) -> Option<Victim> {
         let mut s = self.list.tail;
         for _ in 0..k {
             if s == super::list::NIL {
@@ -42,10 +44,10 @@ impl BufferPolicy for Lru {
             }
             s = self.links.prev(s);
         }
-        (s != super::list::NIL).then_some(s)
+        (s != super::list::NIL).then_some(Victim::Page(s))
     }
 
-    fn victim(&mut self, _block_slots: &mut Vec<Slot>) -> Victim {
+    fn victim(&mut self) -> Victim {
         let slot = self.list.tail;
         self.links.unlink(&mut self.list, slot);
         Victim::Page(slot)

@@ -29,9 +29,18 @@
 //!
 //! Paper 001 §IV-B searches a linked list of block nodes linearly and reports the search
 //! as < 0.1 % of FAB's time but 33 % of page-LRU's. Here every policy finds a page through a
-//! hash index sized by the buffer (`list::IndexMap`), O(1) expected, and keeps its recency
-//! order in intrusive lists over slot numbers, so the policies differ in what they evict, not
-//! in how long they search; `make bench` measures buffer operations per second.
+//! page index (`list::KeyMap`: an array indexed by page, or a hash table sized by the buffer
+//! when the logical space is too large for an array), O(1), and keeps its recency order in
+//! intrusive lists over slot numbers, so the policies differ in what they evict, not in how
+//! long they search. A block victim's pages are read off the index in page order.
+//!
+//! # Speed
+//!
+//! The buffer is on the per-page path, so its cost is held to a figure (issue 5: a 1 GiB
+//! simulation at most 1.5x slower than without a buffer; `nandlab bench --only buffer`):
+//! `WriteBuffer<P, M>` is built once per policy and index kind, so the device makes one
+//! dynamic call per page and the policy's calls are static; lists keep an entry's links in
+//! one cache line; the coming victims' FTL entries are prefetched when the FTL takes hints.
 //!
 //! # Timing and flushes
 //!
@@ -60,7 +69,7 @@ use serde::Serialize;
 use crate::config::Resolved;
 use crate::flash::Lpn;
 use crate::ftl::Ftl;
-use list::IndexMap;
+use list::{DenseMap, HashedMap, KeyMap, DENSE_MAX_KEYS};
 
 /// A slot of the buffer (index into its page arrays).
 pub type Slot = u32;
@@ -70,9 +79,9 @@ pub type Slot = u32;
 pub enum Victim {
     /// One page.
     Page(Slot),
-    /// Every buffered page of logical block `lbn` (`lpn / pages_per_block`); the policy has
-    /// listed their slots, in any order.
-    Block(u32),
+    /// Every buffered page of logical block `lbn` (`lpn / pages_per_block`), of which the
+    /// policy counts `pages`. The mechanism finds them through its page index, in page order.
+    Block { lbn: u32, pages: u32 },
 }
 
 /// A replacement policy: orders the buffered pages and names victims. The mechanism calls
@@ -100,14 +109,16 @@ pub trait BufferPolicy: Send {
     fn removed(&mut self, slot: Slot, lpn: Lpn);
     /// A dirty page was written back and stays buffered, clean.
     fn cleaned(&mut self, _slot: Slot) {}
-    /// Chooses and forgets a victim. Called only when at least one page is buffered. A block
-    /// victim's slots are pushed onto `block_slots` (empty on entry).
-    fn victim(&mut self, block_slots: &mut Vec<Slot>) -> Victim;
-    /// The page `k` evictions from now if nothing else happens (`k` = 0: the next victim), for
-    /// cache hints; page-level policies that know it cheaply say so.
-    fn upcoming_victim(&self, _k: u32) -> Option<Slot> {
+    /// Chooses and forgets a victim. Called only when at least one page is buffered.
+    fn victim(&mut self) -> Victim;
+    /// The victim `k` evictions from now if nothing else happens (`k` = 0: the next one), for
+    /// cache hints: a guess is fine. Policies that know it cheaply say so.
+    fn upcoming_victim(&self, _k: u32) -> Option<Victim> {
         None
     }
+    /// Cache hint for a host access to `lpn` a few requests ahead, in two stages (`near` =
+    /// false first, then true closer to the access), for policies with per-block state.
+    fn prefetch(&self, _lpn: Lpn, _near: bool) {}
     /// Block nodes in use (block-level policies; 0 for page-level ones).
     fn block_nodes(&self) -> u32 {
         0
@@ -118,42 +129,111 @@ pub trait BufferPolicy: Send {
 /// list pointer).
 pub const BLOCK_NODE_BYTES: u64 = 16;
 
+/// How many evictions ahead the first prefetch stage looks (see `prefetch_victims`). Finding
+/// a farther victim walks the policy's list through dependent cache misses, which cost more
+/// than the hint saves (`nandlab bench --only buffer`: 3 was slower than 1).
+const VICTIM_PREFETCH_FAR: u32 = 1;
+
+/// Block victims: the last this many accesses before an eviction prefetch the predicted
+/// victim block's index and translation entries.
+const BLOCK_VICTIM_LEAD: usize = 3;
+
+/// How many pages ahead a block victim's write-back starts each page's FTL cache misses.
+const BLOCK_PREFETCH_PAGES: usize = 6;
+
 /// `buffer.kind` values.
 pub const BUFFER_KINDS: &[&str] = &["none", "lru", "fab", "bplru", "cflru"];
 
-/// The registry: one line per policy. `None` for `buffer.kind = "none"`.
+/// The registry: one line per policy. `None` for `buffer.kind = "none"` (or an unknown kind,
+/// which config validation has already refused).
 #[must_use]
-pub fn policy_by_name(
-    kind: &str,
-    capacity_pages: u32,
-    pages_per_block: u32,
-    cflru_window: f64,
-) -> Option<Box<dyn BufferPolicy>> {
+pub fn by_name(kind: &str, shape: BufferShape, cflru_window: f64) -> Option<Box<dyn Buffer>> {
+    // The page index's kind, by the size of the logical space (see `list::KeyMap`).
+    if shape.logical_pages <= DENSE_MAX_KEYS {
+        build::<DenseMap>(kind, shape, cflru_window)
+    } else {
+        build::<HashedMap>(kind, shape, cflru_window)
+    }
+}
+
+fn build<M: KeyMap>(kind: &str, shape: BufferShape, window: f64) -> Option<Box<dyn Buffer>> {
+    let BufferShape { capacity_pages: n, pages_per_block: ppb, logical_pages, .. } = shape;
+    let blocks = logical_pages.div_ceil(u64::from(ppb));
     Some(match kind {
-        "lru" => Box::new(lru::Lru::new(capacity_pages)),
-        "fab" => Box::new(fab::Fab::new(capacity_pages, pages_per_block)),
-        "bplru" => Box::new(bplru::Bplru::new(capacity_pages, pages_per_block)),
-        "cflru" => Box::new(cflru::Cflru::new(capacity_pages, cflru_window)),
+        "lru" => Box::new(WriteBuffer::<_, M>::new(lru::Lru::new(n), shape)),
+        "fab" => Box::new(WriteBuffer::<_, M>::new(fab::Fab::<M>::new(n, ppb, blocks), shape)),
+        "bplru" => {
+            Box::new(WriteBuffer::<_, M>::new(bplru::Bplru::<M>::new(n, ppb, blocks), shape))
+        }
+        "cflru" => Box::new(WriteBuffer::<_, M>::new(cflru::Cflru::new(n, window), shape)),
         _ => return None,
     })
 }
 
+/// The sizes a buffer is built for.
+#[derive(Clone, Copy, Debug)]
+pub struct BufferShape {
+    pub capacity_pages: u32,
+    pub pages_per_block: u32,
+    pub logical_pages: u64,
+    pub page_size_bytes: u64,
+    pub ram_page_ns: u64,
+}
+
 /// The buffer a resolved config asks for (`None` for `buffer.kind = "none"`).
 #[must_use]
-pub fn from_config(r: &Resolved) -> Option<WriteBuffer> {
+pub fn from_config(r: &Resolved) -> Option<Box<dyn Buffer>> {
     let b = &r.config.buffer;
     let g = &r.geometry;
-    let capacity = r.buffer_pages();
-    let window = b.cflru_window.unwrap_or(0.5);
-    let policy = policy_by_name(&b.kind, capacity, g.pages_per_block, window)?;
-    Some(WriteBuffer::new(
-        policy,
-        capacity,
-        g.pages_per_block,
-        g.logical_pages,
-        g.page_size_bytes,
-        r.timing.ram_page_ns,
-    ))
+    let shape = BufferShape {
+        capacity_pages: r.buffer_pages(),
+        pages_per_block: g.pages_per_block,
+        logical_pages: g.logical_pages,
+        page_size_bytes: g.page_size_bytes,
+        ram_page_ns: r.timing.ram_page_ns,
+    };
+    by_name(&b.kind, shape, b.cflru_window.unwrap_or(0.5))
+}
+
+/// A RAM buffer as the device drives it. The one implementation is `WriteBuffer<P>`, built
+/// for its policy `P` once (`by_name`), so the policy's calls in the per-page path are static
+/// and inlined: the device pays one dynamic call per page, as it does for the FTL.
+pub trait Buffer: Send {
+    fn name(&self) -> &'static str;
+    fn capacity_pages(&self) -> u32;
+    /// Pages buffered now.
+    fn len(&self) -> u32;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Whether `lpn` is buffered, and if so whether it is dirty.
+    fn state(&self, lpn: Lpn) -> Option<bool>;
+    /// Whether any buffered page is dirty (O(capacity)).
+    fn has_dirty(&self) -> bool;
+    fn counters(&self) -> BufferCounters;
+    /// RAM time accumulated since the last call (the device adds it to the request's service).
+    fn take_pending_ns(&mut self) -> u64;
+    /// RAM the buffer uses: payload, slot arrays, index.
+    fn memory_bytes(&self) -> u64;
+    /// Writes one whole page into the buffer.
+    fn write(&mut self, ftl: &mut dyn Ftl, lpn: Lpn, now_ns: u64, data: Option<&[u8]>);
+    /// Reads one whole page through the buffer; false when the page holds no data.
+    fn read(&mut self, ftl: &mut dyn Ftl, lpn: Lpn, now_ns: u64, out: Option<&mut [u8]>) -> bool;
+    /// `write` of the whole pages `lpns`, in order, without payload: one call for a request's
+    /// run of pages (a simulation's common case) rather than one per page.
+    fn write_pages(&mut self, ftl: &mut dyn Ftl, lpns: std::ops::Range<Lpn>, now_ns: u64);
+    /// `read` of the pages `lpns`, in order, without payload; returns how many held no data.
+    fn read_pages(&mut self, ftl: &mut dyn Ftl, lpns: std::ops::Range<Lpn>, now_ns: u64) -> u64;
+    /// Discards page `lpn` from the buffer (the caller trims it in the FTL).
+    fn trim(&mut self, lpn: Lpn);
+    /// Writes every dirty page back in ascending page order; the pages stay buffered, clean.
+    fn flush(&mut self, ftl: &mut dyn Ftl, now_ns: u64, reason: FlushReason);
+    /// Cache hint for a host access to `lpn` a few requests ahead (`near`: second stage).
+    fn prefetch(&self, lpn: Lpn, near: bool);
+    /// Tells the buffer which FTL it sits in front of (whether the FTL takes cache hints).
+    fn attach(&mut self, ftl: &dyn Ftl);
+    /// Invariant check.
+    fn check(&self);
 }
 
 /// What the buffer did (window counters; `block_nodes_max` is the peak since construction).
@@ -217,36 +297,38 @@ pub enum FlushReason {
 }
 
 /// The buffer mechanism (see the module doc).
-pub struct WriteBuffer {
-    policy: Box<dyn BufferPolicy>,
+pub struct WriteBuffer<P, M> {
+    policy: P,
     capacity_pages: u32,
     pages_per_block: u32,
     logical_pages: u64,
     page_bytes: usize,
     ram_page_ns: u64,
-    index: IndexMap,
+    index: M,
     slot_lpn: Vec<Lpn>,
     dirty: Vec<bool>,
     free: Vec<Slot>,
     /// Page bytes by slot; empty until the first payload arrives.
     data: Vec<u8>,
     scratch: Vec<u8>,
-    /// Slots of the victim block being written back (reused).
+    /// Slots of the victim block being written back, in page order (reused).
     block_slots: Vec<Slot>,
     pending_ns: u64,
     counters: BufferCounters,
+    /// Whether the FTL behind takes cache hints (`Buffer::attach`).
+    ftl_hints: bool,
 }
 
-impl WriteBuffer {
+impl<P: BufferPolicy, M: KeyMap> WriteBuffer<P, M> {
     #[must_use]
-    pub fn new(
-        policy: Box<dyn BufferPolicy>,
-        capacity_pages: u32,
-        pages_per_block: u32,
-        logical_pages: u64,
-        page_size_bytes: u64,
-        ram_page_ns: u64,
-    ) -> Self {
+    pub fn new(policy: P, shape: BufferShape) -> Self {
+        let BufferShape {
+            capacity_pages,
+            pages_per_block,
+            logical_pages,
+            page_size_bytes,
+            ram_page_ns,
+        } = shape;
         assert!(capacity_pages >= 1, "a buffer needs at least one page");
         let n = capacity_pages as usize;
         Self {
@@ -256,7 +338,7 @@ impl WriteBuffer {
             logical_pages,
             page_bytes: page_size_bytes as usize,
             ram_page_ns,
-            index: IndexMap::with_max_len(n),
+            index: M::new(n, logical_pages),
             slot_lpn: vec![0; n],
             dirty: vec![false; n],
             // Popped from the end: slot 0 is used first.
@@ -266,6 +348,7 @@ impl WriteBuffer {
             block_slots: Vec::with_capacity(pages_per_block as usize),
             pending_ns: 0,
             counters: BufferCounters::default(),
+            ftl_hints: false,
         }
     }
 
@@ -304,7 +387,9 @@ impl WriteBuffer {
 
     #[must_use]
     pub fn counters(&self) -> BufferCounters {
-        self.counters
+        let c = self.counters;
+        let accesses = c.read_hits + c.read_misses + c.write_hits + c.write_misses;
+        BufferCounters { ram_ns: accesses * self.ram_page_ns, ..c }
     }
 
     /// RAM time accumulated since the last call (the device adds it to the request's service).
@@ -319,10 +404,10 @@ impl WriteBuffer {
         self.data.len() as u64 + self.slot_lpn.len() as u64 * 5 + self.index.memory_bytes()
     }
 
+    /// Every host page access costs one RAM page transfer (`counters().ram_ns` counts them).
     #[inline]
     fn charge_ram(&mut self) {
         self.pending_ns += self.ram_page_ns;
-        self.counters.ram_ns += self.ram_page_ns;
     }
 
     fn ensure_payload(&mut self) {
@@ -348,6 +433,7 @@ impl WriteBuffer {
     }
 
     /// Writes one whole page into the buffer.
+    #[inline(always)]
     pub fn write(&mut self, ftl: &mut dyn Ftl, lpn: Lpn, now_ns: u64, data: Option<&[u8]>) {
         self.charge_ram();
         if data.is_some() {
@@ -378,6 +464,7 @@ impl WriteBuffer {
 
     /// Reads one whole page through the buffer; returns false when the page holds no data
     /// (neither buffered nor mapped).
+    #[inline]
     pub fn read(
         &mut self,
         ftl: &mut dyn Ftl,
@@ -451,19 +538,73 @@ impl WriteBuffer {
         }
     }
 
-    /// Cache hints for the FTL work of the coming evictions: the device prefetches what the
-    /// host's pages need, but with a buffer the FTL writes other pages (the victims), whose
-    /// translation entries would otherwise be cold misses. Two stages, as in the device.
+    /// Cache hint for a host access to `lpn` a few requests ahead, in the device's two stages
+    /// (`near` = false: the index cell; true: what the policy will touch).
+    #[inline]
+    pub fn prefetch(&self, lpn: Lpn, near: bool) {
+        if !near {
+            self.index.prefetch(lpn);
+        }
+        self.policy.prefetch(lpn, near);
+    }
+
+    /// Cache hints for the coming evictions: with a buffer the FTL writes other pages than
+    /// the host's (the victims), whose translation entries and index cells would otherwise
+    /// be cold misses. Two stages, as in the device.
     #[inline]
     fn prefetch_victims(&self, ftl: &dyn Ftl) {
-        if !self.free.is_empty() {
-            return;
+        // Only the last access before an eviction has anything to do (or with page victims,
+        // which are evicted one per access, every access if the FTL takes hints).
+        let free = self.free.len();
+        if (1..=BLOCK_VICTIM_LEAD).contains(&free) || (free == 0 && self.ftl_hints) {
+            self.prefetch_next_victims(ftl);
         }
-        if let Some(s) = self.policy.upcoming_victim(0) {
-            ftl.prefetch_mapped(self.slot_lpn[s as usize]);
+    }
+
+    #[inline(never)]
+    fn prefetch_next_victims(&self, ftl: &dyn Ftl) {
+        match self.free.len() {
+            // Page victims: one eviction per access, so the victims a few accesses ahead.
+            // (Finding them costs cache misses of its own, which pay off only when the FTL
+            // takes hints too.)
+            0 => {
+                if let Some(v @ Victim::Page(_)) = self.policy.upcoming_victim(0) {
+                    ftl.prefetch_mapped(self.victim_lpn(v));
+                }
+                if let Some(v @ Victim::Page(_)) = self.policy.upcoming_victim(VICTIM_PREFETCH_FAR)
+                {
+                    let lpn = self.victim_lpn(v);
+                    ftl.prefetch_translation(lpn);
+                    self.index.prefetch(lpn);
+                }
+            }
+            // Block victims free several slots at once: one access before the next eviction,
+            // the whole block's index entries and translation entries (a few cache lines
+            // each); `evict_block` starts the rest.
+            1..=BLOCK_VICTIM_LEAD => {
+                if let Some(Victim::Block { lbn, .. }) = self.policy.upcoming_victim(0) {
+                    let ppb = u64::from(self.pages_per_block);
+                    let first = u64::from(lbn) * ppb;
+                    let end = (first + ppb).min(self.logical_pages);
+                    // One hint per 64-byte line of 4-byte entries.
+                    for lpn in (first..end).step_by(16) {
+                        self.index.prefetch(lpn as Lpn);
+                        if self.ftl_hints {
+                            ftl.prefetch_translation(lpn as Lpn);
+                        }
+                    }
+                }
+            }
+            _ => {}
         }
-        if let Some(s) = self.policy.upcoming_victim(2) {
-            ftl.prefetch_translation(self.slot_lpn[s as usize]);
+    }
+
+    /// A page of victim `v` (a block's first page).
+    #[inline]
+    fn victim_lpn(&self, v: Victim) -> Lpn {
+        match v {
+            Victim::Page(slot) => self.slot_lpn[slot as usize],
+            Victim::Block { lbn, .. } => lbn.saturating_mul(self.pages_per_block),
         }
     }
 
@@ -476,17 +617,27 @@ impl WriteBuffer {
     }
 
     /// A free slot, evicting victims until there is one.
+    #[inline]
     fn allocate(&mut self, ftl: &mut dyn Ftl, now_ns: u64) -> Slot {
+        // A block victim frees many slots at once: most allocations take one directly.
+        match self.free.pop() {
+            Some(slot) => slot,
+            None => self.allocate_by_eviction(ftl, now_ns),
+        }
+    }
+
+    #[inline]
+    fn allocate_by_eviction(&mut self, ftl: &mut dyn Ftl, now_ns: u64) -> Slot {
         while self.free.is_empty() {
             self.evict(ftl, now_ns);
         }
         self.free.pop().expect("a slot was freed")
     }
 
+    #[inline]
     fn evict(&mut self, ftl: &mut dyn Ftl, now_ns: u64) {
         self.counters.victims += 1;
-        self.block_slots.clear();
-        match self.policy.victim(&mut self.block_slots) {
+        match self.policy.victim() {
             Victim::Page(slot) => {
                 let lpn = self.slot_lpn[slot as usize];
                 if self.dirty[slot as usize] {
@@ -495,7 +646,7 @@ impl WriteBuffer {
                 }
                 self.release(lpn, slot);
             }
-            Victim::Block(lbn) => self.evict_block(ftl, lbn, now_ns),
+            Victim::Block { lbn, pages } => self.evict_block(ftl, lbn, pages, now_ns),
         }
     }
 
@@ -508,20 +659,31 @@ impl WriteBuffer {
     }
 
     /// Writes a victim block's pages back in page order (padding them when the policy asks).
-    fn evict_block(&mut self, ftl: &mut dyn Ftl, lbn: u32, now_ns: u64) {
+    #[inline(never)]
+    fn evict_block(&mut self, ftl: &mut dyn Ftl, lbn: u32, pages: u32, now_ns: u64) {
+        // The block's pages, in page order, from the index: a dense index holds a block's
+        // entries in a few adjacent cache lines, so this costs less than the policies keeping
+        // per-block page lists on every access would.
         let mut slots = std::mem::take(&mut self.block_slots);
-        assert!(!slots.is_empty(), "victim block {lbn} has no buffered page");
-        // Policies list a block's pages in arrival order, which a sequential stream makes
-        // ascending already: check before sorting.
-        if !slots.windows(2).all(|w| self.slot_lpn[w[0] as usize] < self.slot_lpn[w[1] as usize]) {
-            slots.sort_unstable_by_key(|&s| self.slot_lpn[s as usize]);
-        }
-        let any_dirty = slots.iter().any(|&s| self.dirty[s as usize]);
+        slots.clear();
         let ppb = u64::from(self.pages_per_block);
-        if any_dirty && self.policy.pads_blocks() {
+        let first = u64::from(lbn) * ppb;
+        let end = (first + ppb).min(self.logical_pages);
+        // All of the block's index lines at once, rather than one miss after another.
+        for lpn in (first..end).step_by(16) {
+            self.index.prefetch(lpn as Lpn);
+        }
+        // The policy's count ends the scan early (and is checked: with a wrong count the
+        // scan would end too early or the assertion below fail).
+        self.index.values_in_range(first as Lpn, end as Lpn, pages as usize, &mut slots);
+        debug_assert!(
+            (first..end).filter(|&l| self.index.get(l as Lpn).is_some()).count() == pages as usize,
+            "victim block {lbn}: more pages buffered than counted"
+        );
+        assert_eq!(slots.len(), pages as usize, "victim block {lbn}: pages buffered vs counted");
+        assert!(!slots.is_empty(), "victim block {lbn} has no buffered page");
+        if self.policy.pads_blocks() && slots.iter().any(|&s| self.dirty[s as usize]) {
             // Every page of the block, buffered or read from flash, in page order.
-            let first = u64::from(lbn) * ppb;
-            let end = (first + ppb).min(self.logical_pages);
             let mut next = 0;
             for lpn in first..end {
                 let lpn = lpn as Lpn;
@@ -547,11 +709,20 @@ impl WriteBuffer {
                     }
                 }
             }
-            assert_eq!(next, slots.len(), "victim block {lbn} listed a page of another block");
+            debug_assert_eq!(next, slots.len());
         } else {
-            for &slot in &slots {
+            // Each page's FTL cache misses are started a few pages before its write.
+            let hints = self.ftl_hints;
+            if hints {
+                for &slot in slots.iter().skip(1).take(BLOCK_PREFETCH_PAGES) {
+                    ftl.prefetch_mapped(self.slot_lpn[slot as usize]);
+                }
+            }
+            for (i, &slot) in slots.iter().enumerate() {
+                if let (true, Some(&ahead)) = (hints, slots.get(i + 1 + BLOCK_PREFETCH_PAGES)) {
+                    ftl.prefetch_mapped(self.slot_lpn[ahead as usize]);
+                }
                 let lpn = self.slot_lpn[slot as usize];
-                debug_assert_eq!(u64::from(lpn) / ppb, u64::from(lbn));
                 if self.dirty[slot as usize] {
                     ftl.write_page(lpn, now_ns, self.page_data(slot));
                     self.counters.written_back_pages += 1;
@@ -577,5 +748,65 @@ impl WriteBuffer {
                 assert_eq!(self.index.get(self.slot_lpn[s as usize]), Some(s), "slot {s}");
             }
         }
+    }
+}
+
+impl<P: BufferPolicy, M: KeyMap> Buffer for WriteBuffer<P, M> {
+    fn name(&self) -> &'static str {
+        WriteBuffer::name(self)
+    }
+    fn capacity_pages(&self) -> u32 {
+        WriteBuffer::capacity_pages(self)
+    }
+    fn len(&self) -> u32 {
+        WriteBuffer::len(self)
+    }
+    fn state(&self, lpn: Lpn) -> Option<bool> {
+        WriteBuffer::state(self, lpn)
+    }
+    fn has_dirty(&self) -> bool {
+        WriteBuffer::has_dirty(self)
+    }
+    fn counters(&self) -> BufferCounters {
+        WriteBuffer::counters(self)
+    }
+    fn take_pending_ns(&mut self) -> u64 {
+        WriteBuffer::take_pending_ns(self)
+    }
+    fn memory_bytes(&self) -> u64 {
+        WriteBuffer::memory_bytes(self)
+    }
+    fn write(&mut self, ftl: &mut dyn Ftl, lpn: Lpn, now_ns: u64, data: Option<&[u8]>) {
+        WriteBuffer::write(self, ftl, lpn, now_ns, data);
+    }
+    fn read(&mut self, ftl: &mut dyn Ftl, lpn: Lpn, now_ns: u64, out: Option<&mut [u8]>) -> bool {
+        WriteBuffer::read(self, ftl, lpn, now_ns, out)
+    }
+    fn write_pages(&mut self, ftl: &mut dyn Ftl, lpns: std::ops::Range<Lpn>, now_ns: u64) {
+        for lpn in lpns {
+            WriteBuffer::write(self, ftl, lpn, now_ns, None);
+        }
+    }
+    fn read_pages(&mut self, ftl: &mut dyn Ftl, lpns: std::ops::Range<Lpn>, now_ns: u64) -> u64 {
+        let mut unmapped = 0;
+        for lpn in lpns {
+            unmapped += u64::from(!WriteBuffer::read(self, ftl, lpn, now_ns, None));
+        }
+        unmapped
+    }
+    fn trim(&mut self, lpn: Lpn) {
+        WriteBuffer::trim(self, lpn);
+    }
+    fn flush(&mut self, ftl: &mut dyn Ftl, now_ns: u64, reason: FlushReason) {
+        WriteBuffer::flush(self, ftl, now_ns, reason);
+    }
+    fn prefetch(&self, lpn: Lpn, near: bool) {
+        WriteBuffer::prefetch(self, lpn, near);
+    }
+    fn attach(&mut self, ftl: &dyn Ftl) {
+        self.ftl_hints = ftl.takes_prefetch_hints();
+    }
+    fn check(&self) {
+        WriteBuffer::check(self);
     }
 }

@@ -86,6 +86,10 @@ pub trait Ftl: Send {
     fn erase_counts(&self) -> &[u32];
     /// Bytes of RAM used by the FTL's tables (translation, region, lookup tables, indexes).
     fn table_memory_bytes(&self) -> u64;
+    /// Whether the two `prefetch_*` hints do anything (callers skip loops of no-op calls).
+    fn takes_prefetch_hints(&self) -> bool {
+        false
+    }
     /// Cache hint, first stage: a write or read of `lpn` is coming soon (a few requests ahead).
     fn prefetch_translation(&self, _lpn: Lpn) {}
     /// Cache hint, second stage (closer): touch what the access will need after translation.

@@ -360,6 +360,10 @@ impl Ftl for PageFtl {
         }
     }
 
+    fn takes_prefetch_hints(&self) -> bool {
+        true
+    }
+
     #[inline]
     fn prefetch_translation(&self, lpn: Lpn) {
         nandlab_prefetch::prefetch(&self.l2p, lpn as usize);
