@@ -235,7 +235,7 @@ pub fn bench_buffers(ops: u64) -> Result<(), String> {
     use nandlab_core::buffer::{by_name, BufferShape};
     println!(
         "\nBuffer operations (FTL stubbed out): 32 MiB buffer of 2 KiB pages, 1 GiB logical, \
-         {ops} ops, 70 % writes, 80 % to 8192 hot pages.\n"
+         {ops} ops, 70 % writes, 80 % to 8192 hot pages; best of 3.\n"
     );
     let r = Config::from_overrides(&["device.preset=slc2006", "device.logical_bytes=1073741824"])
         .map_err(|e| e.to_string())?
@@ -245,33 +245,40 @@ pub fn bench_buffers(ops: u64) -> Result<(), String> {
     let capacity = (32u64 << 20) / g.page_size_bytes;
     let mut t = Table::new(&["policy", "ops/s", "ns/op", "hit ratio", "victims"]);
     for kind in ["lru", "fab", "bplru", "cflru"] {
-        let media = Box::new(nandlab_core::flash::CountingMedia::new(g));
-        let mut ftl = NullFtl {
-            flash: nandlab_core::flash::Flash::new(media, r.timing),
-            geometry: g,
-            erase_counts: Vec::new(),
-        };
-        let shape = BufferShape {
-            capacity_pages: capacity as u32,
-            pages_per_block: g.pages_per_block,
-            logical_pages: g.logical_pages,
-            page_size_bytes: g.page_size_bytes,
-            ram_page_ns: 0,
-        };
-        let mut b = by_name(kind, shape, 0.5).ok_or("unknown policy")?;
-        let mut rng = nandlab_core::rng::Prng::new(1);
-        let start = std::time::Instant::now();
-        for _ in 0..ops {
-            let x = rng.below(100);
-            let lpn = if x < 80 { rng.below(8192) } else { rng.below(g.logical_pages) } as u32;
-            if rng.below(10) < 7 {
-                b.write(&mut ftl, lpn, 0, None);
-            } else {
-                b.read(&mut ftl, lpn, 0, None);
+        // Best of three: shared machines are noisy, the work is the same each time.
+        let mut best_secs = f64::INFINITY;
+        let mut counters = None;
+        for _ in 0..3 {
+            let media = Box::new(nandlab_core::flash::CountingMedia::new(g));
+            let mut ftl = NullFtl {
+                flash: nandlab_core::flash::Flash::new(media, r.timing),
+                geometry: g,
+                erase_counts: Vec::new(),
+            };
+            let shape = BufferShape {
+                capacity_pages: capacity as u32,
+                pages_per_block: g.pages_per_block,
+                logical_pages: g.logical_pages,
+                page_size_bytes: g.page_size_bytes,
+                ram_page_ns: 0,
+            };
+            let mut b = by_name(kind, shape, 0.5).ok_or("unknown policy")?;
+            let mut rng = nandlab_core::rng::Prng::new(1);
+            let start = std::time::Instant::now();
+            for _ in 0..ops {
+                let x = rng.below(100);
+                let lpn = if x < 80 { rng.below(8192) } else { rng.below(g.logical_pages) } as u32;
+                if rng.below(10) < 7 {
+                    b.write(&mut ftl, lpn, 0, None);
+                } else {
+                    b.read(&mut ftl, lpn, 0, None);
+                }
             }
+            best_secs = best_secs.min(start.elapsed().as_secs_f64());
+            counters = Some(b.counters());
         }
-        let secs = start.elapsed().as_secs_f64();
-        let c = b.counters();
+        let c = counters.ok_or("no run")?;
+        let secs = best_secs;
         let hits = c.read_hits + c.write_hits;
         t.row(vec![
             kind.into(),
