@@ -20,6 +20,7 @@ pub mod presets;
 pub mod request;
 pub mod rng;
 pub mod sim;
+pub mod wear;
 pub mod workload;
 
 pub use config::{apply_overrides, Config, Geometry, Resolved};

@@ -23,7 +23,9 @@
 //! erases and flash time are counted separately (`FtlCounters::recycles`).
 //!
 //! Blocks are erased when they are released (so the free pool holds erased blocks); the costs
-//! are the papers' either way: a full merge erases two blocks, a migration one.
+//! are the papers' either way: a full merge erases two blocks, a migration one. With lazy wear
+//! leveling on (`set_lazy_wear_leveling`, paper 003 Algorithm 1, `crate::wear`), `release`
+//! first lets it swap a worn victim for a cold logical block's data block.
 //!
 //! RAM reported (`table_memory_bytes`) is what the modelled controller needs — the block map
 //! (4 B per logical block) and a page map per log block (4 B per page) — not this simulator's
@@ -39,6 +41,7 @@ use std::collections::VecDeque;
 use super::{Ftl, FtlCounters, RecycleKind};
 use crate::config::Geometry;
 use crate::flash::{BlockId, Flash, Lpn, Oob, Ppn, Source, NONE};
+use crate::wear::{DeltaTuner, LazyWearLeveling, WearHost};
 use recycling::{CostModel, RecyclingPolicy};
 
 /// Which data blocks may use which log blocks.
@@ -99,6 +102,14 @@ pub struct HybridFtl {
     seq: u64,
     clock: u64,
     counters: FtlCounters,
+    /// Lazy wear leveling (paper 003 Algorithm 1), consulted on every erase; `None`: off.
+    wear: Option<Box<LazyWear>>,
+}
+
+/// Lazy wear leveling's state, and Δ's session tuner when Δ adapts.
+struct LazyWear {
+    leveler: LazyWearLeveling,
+    tuner: Option<DeltaTuner>,
 }
 
 /// Flash cost so far of the cleaner's work: for attributing it to a recycle kind.
@@ -163,7 +174,30 @@ impl HybridFtl {
             seq: 0,
             clock: 0,
             counters: FtlCounters::default(),
+            wear: None,
         }
+    }
+
+    /// Turns on lazy wear leveling (paper 003 Algorithm 1) with threshold `delta`; with
+    /// `adaptive = Some((lambda, session_erases))`, Δ is retuned every session (§4).
+    pub fn set_lazy_wear_leveling(&mut self, delta: f64, adaptive: Option<(f64, u64)>, seed: u64) {
+        let blocks = self.geometry.blocks;
+        let mut leveler = LazyWearLeveling::new(delta, self.logical_blocks, blocks, seed);
+        for _ in 0..self.erase_counts.iter().map(|&c| u64::from(c)).sum::<u64>() {
+            leveler.note_erase();
+        }
+        let tuner = adaptive.map(|(lambda, session)| DeltaTuner::new(delta, lambda, session));
+        self.wear = Some(Box::new(LazyWear { leveler, tuner }));
+    }
+
+    /// Lazy wear leveling's re-mappings so far and Δ at the start of each session (empty
+    /// without wear leveling).
+    #[must_use]
+    pub fn wear_leveling(&self) -> (u64, Vec<f64>) {
+        self.wear.as_ref().map_or((0, Vec::new()), |w| {
+            let deltas = w.tuner.as_ref().map_or_else(Vec::new, |t| t.history().to_vec());
+            (w.leveler.remaps, deltas)
+        })
     }
 
     /// The recycling policy's name (`merge-only`, ...).
@@ -224,6 +258,26 @@ impl HybridFtl {
             self.free.push_front(block);
             return;
         }
+        // Lazy wear leveling may put cold data into a worn victim and hand back the block
+        // that data came from, which is then erased instead (Algorithm 1).
+        let block = match self.wear.take() {
+            None => block,
+            Some(mut w) => {
+                let remaps = w.leveler.remaps;
+                let b = w.leveler.substitute(self, block);
+                w.leveler.note_erase();
+                if let Some(t) = &mut w.tuner {
+                    if w.leveler.remaps > remaps {
+                        t.note_erase(true);
+                    }
+                    if t.note_erase(false) {
+                        w.leveler.set_delta(t.delta());
+                    }
+                }
+                self.wear = Some(w);
+                b
+            }
+        };
         self.flash.erase(block, Source::Cleaner);
         self.erase_counts[block as usize] += 1;
         self.free.push_back(block);
@@ -576,6 +630,47 @@ impl HybridFtl {
                 }
             }
         }
+    }
+}
+
+/// Algorithm 1's subroutines. A logical block's "sector mapping" is any page of it in a log
+/// block; its data block is `pbn`.
+impl WearHost for HybridFtl {
+    fn erase_count(&self, b: BlockId) -> u32 {
+        self.erase_counts[b as usize]
+    }
+
+    fn has_sector_mapping(&self, lbn: u32) -> bool {
+        let first = u64::from(lbn) * u64::from(self.ppb);
+        let end = (first + u64::from(self.ppb)).min(self.geometry.logical_pages);
+        (first..end).any(|lpn| self.log_ppn[lpn as usize] != NONE)
+    }
+
+    fn pbn(&self, lbn: u32) -> Option<BlockId> {
+        let d = self.data[lbn as usize];
+        (d != NONE && self.block_valid[d as usize] > 0).then_some(d)
+    }
+
+    fn erase(&mut self, b: BlockId) {
+        debug_assert_eq!(self.block_valid[b as usize], 0);
+        self.flash.erase(b, Source::WearLeveling);
+        self.erase_counts[b as usize] += 1;
+    }
+
+    fn move_block(&mut self, lbn: u32, from: BlockId, to: BlockId) {
+        debug_assert_eq!(self.data[lbn as usize], from);
+        for off in 0..self.ppb {
+            let src = from * self.ppb + off;
+            if self.is_valid(src) {
+                let oob = self.flash.oob(src).expect("a valid page is programmed");
+                self.seq += 1;
+                let dst = to * self.ppb + off;
+                self.flash.copy(src, dst, Oob { seq: self.seq, ..oob }, Source::WearLeveling);
+                self.invalidate(src);
+                self.mark_valid(dst);
+            }
+        }
+        self.data[lbn as usize] = to;
     }
 }
 

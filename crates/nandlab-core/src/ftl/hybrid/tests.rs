@@ -206,3 +206,63 @@ fn cost_model_uses_copyback_when_the_chip_has_it() {
     let read_program = (t.read_page_ns + 2 * t.transfer_page_ns + t.program_page_ns) as f64;
     assert_eq!(cost_model(&t, 128).copy_cost, read_program);
 }
+
+/// Lazy wear leveling (paper 003 Algorithm 1) inside each association: on a 90/10 workload
+/// over a device filled with cold data, every invariant holds, every page stays mapped, and
+/// the erase counts are far more even than without it, at a small cost in extra erases.
+#[test]
+fn lazy_wear_leveling_evens_wear_and_keeps_every_invariant() {
+    let g = Geometry {
+        page_size_bytes: 2048,
+        pages_per_block: 4,
+        blocks: 56,
+        logical_pages: 4 * 48,
+        sector_size_bytes: 512,
+    };
+    let timing = crate::presets::preset("mlc2007").unwrap().timing;
+    let run = |assoc: Association, logs: u32, wear: Option<(f64, Option<(f64, u64)>)>| {
+        let flash = Flash::new(Box::new(CountingMedia::new(g)), timing);
+        let cost = cost_model(&timing, g.pages_per_block);
+        let policy = recycling::by_name("merge-only", cost, 4, 0);
+        let mut f = HybridFtl::new(flash, assoc, logs, policy);
+        if let Some((delta, adaptive)) = wear {
+            f.set_lazy_wear_leveling(delta, adaptive, 7);
+        }
+        for lpn in 0..g.logical_pages as u32 {
+            f.write_page(lpn, 0, None);
+        }
+        let mut rng = Prng::new(5);
+        for step in 0..40_000 {
+            // 90 % of writes to the first 5 logical blocks.
+            let lpn = if rng.below(10) < 9 { rng.below(20) } else { rng.below(192) } as u32;
+            f.write_page(lpn, 0, None);
+            if step % 97 == 0 {
+                f.check();
+            }
+        }
+        f.check();
+        assert!((0..192).all(|l| f.is_mapped(l)));
+        let counts = f.erase_counts();
+        let n = counts.len() as f64;
+        let mean = counts.iter().map(|&c| f64::from(c)).sum::<f64>() / n;
+        let sd = (counts.iter().map(|&c| (f64::from(c) - mean).powi(2)).sum::<f64>() / n).sqrt();
+        let wl_erases = f.flash().counters.erases[Source::WearLeveling as usize];
+        (mean, sd, f.wear_leveling(), wl_erases)
+    };
+    for (assoc, logs) in
+        [(BAST, 2), (Association::Set { data_blocks: 2, log_blocks: 2 }, 3), (Association::Full, 3)]
+    {
+        let (mean0, sd0, _, wl0) = run(assoc, logs, None);
+        let (mean1, sd1, (remaps, _), wl1) = run(assoc, logs, Some((4.0, None)));
+        assert_eq!(wl0, 0);
+        assert!(remaps > 0 && wl1 == remaps, "{assoc:?}: {remaps} re-mappings, {wl1} erases");
+        // Measured: std dev 135.6 → 5.2 (BAST), 81.2 → 4.3 (SAST), 64.5 → 4.4 (FAST); mean
+        // +9.7 %, +10.0 %, +10.1 % (Δ = 4 on a 56-block device: a small Δ, many re-mappings).
+        assert!(sd1 < 0.1 * sd0, "{assoc:?}: std dev {sd1:.1} with vs {sd0:.1} without");
+        assert!(mean1 < 1.15 * mean0, "{assoc:?}: mean {mean1:.1} with vs {mean0:.1} without");
+        // Adaptive Δ: sessions of 200 erases retune it.
+        let (_, sd2, (_, deltas), _) = run(assoc, logs, Some((4.0, Some((-0.1, 200)))));
+        assert!(deltas.len() > 3 && deltas[0] == 4.0, "{deltas:?}");
+        assert!(sd2 < sd0, "{assoc:?}: adaptive std dev {sd2:.1} vs {sd0:.1}");
+    }
+}
