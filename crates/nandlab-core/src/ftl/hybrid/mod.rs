@@ -373,17 +373,17 @@ impl HybridFtl {
                 break;
             }
             let Some(src) = self.newest(lpn) else { continue };
-            self.move_page(src, block * self.ppb + off);
+            self.move_page(src, block * self.ppb + off, Source::Cleaner);
             self.log_ppn[lpn as usize] = NONE;
         }
     }
 
-    /// The cleaner copies the newest copy at `src` to `dst`, which becomes the newest; returns
-    /// the page's LPN. The caller updates `log_ppn`.
-    fn move_page(&mut self, src: Ppn, dst: Ppn) -> Lpn {
+    /// The cleaner (or wear leveler) copies the newest copy at `src` to `dst`, which becomes
+    /// the newest; returns the page's LPN. The caller updates `log_ppn`.
+    fn move_page(&mut self, src: Ppn, dst: Ppn, source: Source) -> Lpn {
         let oob = self.flash.oob(src).expect("a valid page is programmed");
         self.seq += 1;
-        self.flash.copy(src, dst, Oob { seq: self.seq, ..oob }, Source::Cleaner);
+        self.flash.copy(src, dst, Oob { seq: self.seq, ..oob }, source);
         self.invalidate(src);
         self.mark_valid(dst);
         oob.lpn
@@ -500,7 +500,7 @@ impl HybridFtl {
                 continue;
             }
             let dst = block * self.ppb + w;
-            let lpn = self.move_page(src, dst);
+            let lpn = self.move_page(src, dst, Source::Cleaner);
             self.log_ppn[lpn as usize] = dst;
             w += 1;
         }
@@ -662,12 +662,7 @@ impl WearHost for HybridFtl {
         for off in 0..self.ppb {
             let src = from * self.ppb + off;
             if self.is_valid(src) {
-                let oob = self.flash.oob(src).expect("a valid page is programmed");
-                self.seq += 1;
-                let dst = to * self.ppb + off;
-                self.flash.copy(src, dst, Oob { seq: self.seq, ..oob }, Source::WearLeveling);
-                self.invalidate(src);
-                self.mark_valid(dst);
+                self.move_page(src, to * self.ppb + off, Source::WearLeveling);
             }
         }
         self.data[lbn as usize] = to;
