@@ -25,7 +25,7 @@ from ._api import ProgressCallback, presets, resolve_config, run
 from ._config import ConfigLike, Overrides
 from ._native import ConfigError, NandlabError, RequestError, TraceError
 from ._native import __version__ as __version__
-from ._result import WALL_CLOCK_METRICS, Result
+from ._result import WALL_CLOCK_METRICS, Result, WearSample
 from ._sweep import sweep, sweep_points, write_parquet
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "RequestError",
     "Result",
     "TraceError",
+    "WearSample",
     "__version__",
     "plot",
     "presets",

@@ -4,6 +4,8 @@ A result records the resolved config (every default filled in), the seed and the
 version; running `result.config` again gives the same metrics (wall-clock fields aside).
 `to_frame` gives the one-row table that sweeps concatenate: dotted config columns, scalar
 metrics (latency summaries flattened as ``write_latency_ns.p99``), trace facts, seed, version.
+Series are kept out of it and typed on their own: `Result.wear_histogram` (a frame) and
+`Result.wear_samples` (`WearSample` records, with ``run.sample_every_bytes``).
 """
 
 from __future__ import annotations
@@ -18,13 +20,13 @@ from ._config import flatten
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["WALL_CLOCK_METRICS", "Result"]
+__all__ = ["WALL_CLOCK_METRICS", "Result", "WearSample"]
 
 WALL_CLOCK_METRICS = ("wall_seconds", "measured_wall_seconds", "host_writes_per_wall_second")
 """Metrics measured on the wall clock: the only ones that differ between identical runs."""
 
-# Left out of `to_frame`: not a scalar (see `Result.wear_histogram`).
-_FRAME_EXCLUDED_METRICS = ("wear_histogram",)
+# Left out of `to_frame`: not scalars (see `Result.wear_histogram`, `Result.wear_samples`).
+_FRAME_EXCLUDED_METRICS = ("wear_histogram", "wear_samples")
 
 
 def _cell(value: Any) -> Any:
@@ -36,13 +38,57 @@ def _cell(value: Any) -> Any:
 
 
 @dataclass(frozen=True)
+class WearSample:
+    """The device's wear at one point of a run (``run.sample_every_bytes``).
+
+    Every count is cumulative from the start of the run, prefill and warm-up included (wear is
+    the device's whole life, not the measurement window). Samples are taken each time the host
+    has written another ``run.sample_every_bytes`` bytes, and once at the end.
+
+    Attributes:
+        host_write_bytes: bytes the host has written so far.
+        erases: blocks erased so far, whatever the reason.
+        wear_leveling_erases: of those, the ones the wear leveler caused.
+        wear_leveling_copies: pages the wear leveler copied so far.
+        flash_program_pages: pages programmed so far, all sources.
+        wear_mean, wear_stddev, wear_max, wear_min: erase counts over all blocks.
+    """
+
+    host_write_bytes: int
+    erases: int
+    wear_leveling_erases: int
+    wear_leveling_copies: int
+    flash_program_pages: int
+    wear_mean: float
+    wear_stddev: float
+    wear_max: int
+    wear_min: int
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> WearSample:
+        """A sample from its JSON form (one entry of ``metrics["wear_samples"]``)."""
+        return cls(
+            host_write_bytes=int(data["host_write_bytes"]),
+            erases=int(data["erases"]),
+            wear_leveling_erases=int(data["wear_leveling_erases"]),
+            wear_leveling_copies=int(data["wear_leveling_copies"]),
+            flash_program_pages=int(data["flash_program_pages"]),
+            wear_mean=float(data["wear_mean"]),
+            wear_stddev=float(data["wear_stddev"]),
+            wear_max=int(data["wear_max"]),
+            wear_min=int(data["wear_min"]),
+        )
+
+
+@dataclass(frozen=True)
 class Result:
     """The result of one run (`nandlab.run`).
 
     Attributes:
         metrics: every metric by its public name (see the metric list in the README); latency
-            summaries are dicts (``count, mean, p50, p90, p99, p999, max`` in ns) and
-            ``wear_histogram`` is a list of ``[erase_count, blocks]`` pairs.
+            summaries are dicts (``count, mean, p50, p90, p99, p999, max`` in ns),
+            ``wear_histogram`` is a list of ``[erase_count, blocks]`` pairs and
+            ``wear_samples`` a list of dicts (typed: the `wear_samples` property).
         config: the resolved config as nested dicts; ``nandlab.run(result.config)`` repeats
             the run.
         seed: the run's seed (``run.seed``).
@@ -106,8 +152,8 @@ class Result:
         return row
 
     def to_frame(self) -> pd.DataFrame:
-        """A one-row DataFrame: see `scalars`. ``wear_histogram`` is left out (see the
-        `wear_histogram` property)."""
+        """A one-row DataFrame: see `scalars`. ``wear_histogram`` and ``wear_samples`` are left
+        out (see the properties of those names)."""
         import pandas as pd
 
         return pd.DataFrame([self.scalars()])
@@ -121,6 +167,11 @@ class Result:
         return pd.DataFrame(
             [(int(c), int(b)) for c, b in pairs], columns=["erase_count", "blocks"]
         ).astype("int64")
+
+    @property
+    def wear_samples(self) -> list[WearSample]:
+        """Wear over the run, oldest first (empty unless ``run.sample_every_bytes`` was set)."""
+        return [WearSample.from_dict(s) for s in self.metrics.get("wear_samples") or []]
 
     def __repr__(self) -> str:
         m = self.metrics

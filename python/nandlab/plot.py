@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from ._result import Result
 
-__all__ = ["bars", "label", "lines", "wear_histogram"]
+__all__ = ["bars", "label", "lines", "wear_histogram", "wear_stability"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -242,4 +242,80 @@ def wear_histogram(
             title = f"wear: {blocks} blocks, mean {mean:.1f} erases"
         else:
             title = "wear"
+    return _finish(figure, axes, title, path)
+
+
+def _differing_config(results: Sequence[Result]) -> list[str]:
+    """One label per result: the config values that differ between the results (``key=value``,
+    comma-separated), so lines compared in one figure are told apart by what was varied."""
+    from ._config import flatten
+
+    flat = [flatten(r.config) for r in results]
+    keys = sorted({k for f in flat for k in f})
+    varied = [k for k in keys if len({repr(f.get(k)) for f in flat}) > 1]
+    return [", ".join(f"{label(k)}={f.get(k)}" for k in varied) for f in flat]
+
+
+def wear_stability(
+    results: Union[Result, Sequence[Result], Mapping[str, Result]],
+    *,
+    y: str = "wear_stddev",
+    ax: Optional[Axes] = None,
+    path: Optional[PathLike] = None,
+    title: Optional[str] = None,
+    xlabel: Optional[str] = None,
+    ylabel: Optional[str] = None,
+    logx: bool = False,
+    logy: bool = False,
+    marker: str = "",
+    figsize: tuple[float, float] = (6.0, 4.0),
+) -> Figure:
+    """Wear against data written, one line per result (paper 003's stability figure, Fig. 14):
+    the erase-count standard deviation (or another `WearSample` field, ``y``) against the host
+    bytes written since the start of the run, from each result's ``wear_samples``.
+
+    A mapping's keys label the lines; a sequence's lines are labelled by the config values that
+    differ between the results. Results need ``run.sample_every_bytes`` set, e.g.
+    ``wear_stability([nandlab.run(cfg, set={"run.sample_every_bytes": 1 << 24}) for cfg in
+    configs])``.
+    """
+    from ._result import Result, WearSample
+
+    if isinstance(results, Result):
+        results = [results]
+    if isinstance(results, Mapping):
+        names: list[Optional[str]] = [str(k) for k in results]
+        runs = list(results.values())
+    else:
+        runs = list(results)
+        names = list(_differing_config(runs)) if len(runs) > 1 else [None] * len(runs)
+    if not runs:
+        raise ValueError("wear_stability needs at least one result")
+    fields = WearSample.__dataclass_fields__
+    if y not in fields or y == "host_write_bytes":
+        raise KeyError(f"no wear sample field {y!r}; fields: {list(fields)}")
+    figure, axes = _new_axes(ax, figsize)
+    for i, (name, result) in enumerate(zip(names, runs)):
+        samples = result.wear_samples
+        if not samples:
+            raise ValueError(
+                f"result {i} has no wear samples: run it with run.sample_every_bytes set"
+            )
+        axes.plot(
+            [s.host_write_bytes for s in samples],
+            [getattr(s, y) for s in samples],
+            marker=marker,
+            label=name or None,
+        )
+    if logx:
+        axes.set_xscale("log")
+    if logy:
+        axes.set_yscale("log")
+    axes.set_xlabel(xlabel or "host data written (bytes)")
+    default_y = "erase-count standard deviation" if y == "wear_stddev" else label(y)
+    axes.set_ylabel(ylabel or default_y)
+    if title is None:
+        title = f"{default_y} vs data written"
+    if any(names):
+        axes.legend(frameon=False)
     return _finish(figure, axes, title, path)

@@ -248,6 +248,10 @@ fn summary(r: &RunReport) -> String {
             format!("{} ({})", b.written_back_pages, b.final_written_pages),
         ));
     }
+    // The samples themselves are a series for plots: the summary only says they are there.
+    if !m.wear_samples.is_empty() {
+        rows.push(("wear samples", format!("{} (in the --json report)", m.wear_samples.len())));
+    }
     rows.extend([(
         "wall time / speed",
         format!(

@@ -43,6 +43,25 @@ fn run_json_has_the_contract_fields() {
 }
 
 #[test]
+fn wear_samples_are_counted_in_the_summary_and_listed_in_json() {
+    let mut args = vec!["run", "--set", "run.sample_every_bytes=1048576"];
+    args.extend_from_slice(SMALL);
+    let (code, stdout, stderr) = nandlab(&args);
+    assert_eq!(code, 0, "{stderr}");
+    // 819 logical pages × 4 passes × 4 KiB = 12.8 MiB: 12 samples and the end one.
+    assert!(stdout.contains("wear samples") && stdout.contains("13 (in the --json report)"));
+    assert!(!stdout.contains("wear_leveling_erases"), "{stdout}");
+    args.extend_from_slice(&["--json", "-"]);
+    let (code, stdout, stderr) = nandlab(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let samples = v["metrics"]["wear_samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 13);
+    assert_eq!(samples[0]["host_write_bytes"], 1_048_576);
+    assert!(samples[12]["wear_stddev"].is_f64());
+}
+
+#[test]
 fn bad_config_exits_2_naming_the_key() {
     let (code, _, stderr) = nandlab(&["run", "--set", "ftl.cleaning=lru", "--quiet"]);
     assert_eq!(code, 2);

@@ -226,6 +226,11 @@ pub struct WorkloadConfig {
     /// Measured host page writes as multiples of the logical page count (trace workloads: number
     /// of measured replays; media-player: sectors written ÷ logical sectors, default 1).
     pub passes: Option<f64>,
+    /// Issue the measured part this many times in a row (prefill and warm-up happen once):
+    /// "replay a trace or workload K times" for wear and stability studies. Generated
+    /// workloads repeat the identical measured sequence, shifted in time; trace workloads
+    /// replay the trace `passes` × `repeat` times measured. Default 1.
+    pub repeat: u64,
     /// Write every logical page once, sequentially, before warm-up (not measured).
     pub prefill: Option<bool>,
     /// Size of each synthetic request. Default: one page.
@@ -267,6 +272,7 @@ impl Default for WorkloadConfig {
             hot_data_fraction: 0.1,
             warmup_passes: None,
             passes: None,
+            repeat: 1,
             prefill: None,
             request_bytes: None,
             read_fraction: 0.0,
@@ -448,11 +454,15 @@ pub struct RunConfig {
     pub seed: u64,
     /// Run the O(n) invariant checker every this many requests (0 = never). For tests.
     pub check_every_requests: u64,
+    /// Record a wear sample (`metrics.wear_samples`) each time the host has written another
+    /// this many bytes, counted over the whole run (prefill and warm-up included, so the curve
+    /// starts at the fresh device), plus one at the end. Unset: no sampling.
+    pub sample_every_bytes: Option<u64>,
 }
 
 impl Default for RunConfig {
     fn default() -> Self {
-        Self { seed: 1, check_every_requests: 0 }
+        Self { seed: 1, check_every_requests: 0, sample_every_bytes: None }
     }
 }
 
@@ -686,6 +696,7 @@ impl Config {
     /// Validates every field and cross-field relation and fills in every default.
     pub fn resolve(&self) -> Result<Resolved, ConfigError> {
         let mut c = self.clone();
+        validate_run(&c.run)?;
         let preset = presets::preset(&c.device.preset).ok_or_else(|| {
             ConfigError::new(
                 "device.preset",
@@ -1053,6 +1064,15 @@ fn validate_fraction(v: f64, key: &str, open: bool) -> Result<(), ConfigError> {
     check(ok, key, if open { "must be in (0, 1)" } else { "must be in [0, 1]" })
 }
 
+/// `[run]`: a sampling interval, when given, is positive (0 would sample on every byte; leave
+/// the key unset for no sampling).
+fn validate_run(r: &RunConfig) -> Result<(), ConfigError> {
+    if let Some(b) = r.sample_every_bytes {
+        check(b > 0, "run.sample_every_bytes", "must be > 0 (leave it unset for no sampling)")?;
+    }
+    Ok(())
+}
+
 fn validate_workload(w: &mut WorkloadConfig, g: &Geometry) -> Result<(), ConfigError> {
     one_of(&w.kind, "workload.kind", WORKLOAD_KINDS)?;
     validate_fraction(w.hot_access_fraction, "workload.hot_access_fraction", true)?;
@@ -1069,6 +1089,7 @@ fn validate_workload(w: &mut WorkloadConfig, g: &Geometry) -> Result<(), ConfigE
     let passes = *w.passes.get_or_insert(if is_trace || is_media { 1.0 } else { 2.0 });
     check(warmup.is_finite() && warmup >= 0.0, "workload.warmup_passes", "must be >= 0")?;
     check(passes.is_finite() && passes > 0.0, "workload.passes", "must be > 0")?;
+    check(w.repeat >= 1, "workload.repeat", "must be at least 1 (the measured part runs K times)")?;
     if is_trace {
         check(
             warmup.fract() == 0.0 && passes.fract() == 0.0,

@@ -16,10 +16,11 @@
 use crate::buffer::{Buffer, BufferCounters, FlushReason};
 use crate::config::{Geometry, Resolved};
 use crate::error::{ConfigError, RequestError};
-use crate::flash::{CountingMedia, Flash, FlashCounters, Lpn, Media, Op};
+use crate::flash::{CountingMedia, Flash, FlashCounters, Lpn, Media, Op, Source};
 use crate::ftl::{Ftl, FtlCounters, PageFtl, RecycleKind};
 use crate::metrics::{
-    self, ExecTime, FlashTime, HostCounters, LatencyHistogram, Metrics, WearSummary,
+    self, ExecTime, FlashTime, HostCounters, LatencyHistogram, Metrics, WearSample, WearStats,
+    WearSummary,
 };
 use crate::request::{Request, RequestKind};
 use crate::{gc, placement};
@@ -579,6 +580,8 @@ impl Device {
             wear_min: wear.min,
             wear_max: wear.max,
             wear_histogram: wear.histogram,
+            // Filled by the run loop (`sim::run`), which knows when to sample.
+            wear_samples: Vec::new(),
             flash_busy_ns: now.flash.busy_ns - w.flash.busy_ns,
             flash_time_ns: {
                 let d = |op: Op| now.flash.op_ns[op as usize] - w.flash.op_ns[op as usize];
@@ -612,6 +615,33 @@ impl Device {
             wall_seconds: 0.0,
             measured_wall_seconds: 0.0,
             host_writes_per_wall_second: 0.0,
+        }
+    }
+
+    /// Bytes written by the host since the device was created (or recovered): unlike
+    /// `metrics().host_write_bytes`, not reset by `start_measurement`.
+    #[inline]
+    #[must_use]
+    pub fn host_write_bytes(&self) -> u64 {
+        self.host.write_bytes
+    }
+
+    /// The device's wear now, cumulative since it was created or recovered
+    /// (`metrics::WearSample`). O(blocks) for the erase-count statistics.
+    #[must_use]
+    pub fn wear_sample(&self) -> WearSample {
+        let c = &self.ftl.flash().counters;
+        let wear = WearStats::from_counts(self.ftl.erase_counts());
+        WearSample {
+            host_write_bytes: self.host.write_bytes,
+            erases: FlashCounters::total(&c.erases),
+            wear_leveling_erases: c.erases[Source::WearLeveling as usize],
+            wear_leveling_copies: c.copies[Source::WearLeveling as usize],
+            flash_program_pages: FlashCounters::total(&c.programs),
+            wear_mean: wear.mean,
+            wear_stddev: wear.stddev,
+            wear_max: wear.max,
+            wear_min: wear.min,
         }
     }
 

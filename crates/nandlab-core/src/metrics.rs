@@ -162,6 +162,60 @@ impl WearSummary {
     }
 }
 
+/// Mean, standard deviation, minimum and maximum of erase counts: `WearSummary` without the
+/// histogram (no sort, no allocation), cheap enough to take many times during a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WearStats {
+    pub mean: f64,
+    pub stddev: f64,
+    pub min: u32,
+    pub max: u32,
+}
+
+impl WearStats {
+    /// O(blocks). Same arithmetic as `WearSummary::from_counts` (two passes, population
+    /// standard deviation), so both give bit-identical figures for the same counts.
+    #[must_use]
+    pub fn from_counts(counts: &[u32]) -> Self {
+        if counts.is_empty() {
+            return Self::default();
+        }
+        let n = counts.len() as f64;
+        let (mut sum, mut min, mut max) = (0.0f64, u32::MAX, 0u32);
+        for &c in counts {
+            sum += f64::from(c);
+            min = min.min(c);
+            max = max.max(c);
+        }
+        let mean = sum / n;
+        let var = counts.iter().map(|&c| (f64::from(c) - mean).powi(2)).sum::<f64>() / n;
+        Self { mean, stddev: var.sqrt(), min, max }
+    }
+}
+
+/// The device's wear at one point of a run (`run.sample_every_bytes`), for stability plots
+/// (paper 003, Fig. 14: erase-count deviation against data written). Every count is
+/// cumulative from the start of the run — prefill and warm-up included — because wear is a
+/// property of the device's whole life, not of the measurement window.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+pub struct WearSample {
+    /// Bytes the host has written so far.
+    pub host_write_bytes: u64,
+    /// Blocks erased so far, whatever the reason (host, cleaner, wear leveler).
+    pub erases: u64,
+    /// Of `erases`, those the wear leveler caused.
+    pub wear_leveling_erases: u64,
+    /// Pages the wear leveler copied so far.
+    pub wear_leveling_copies: u64,
+    /// Pages programmed so far, all sources.
+    pub flash_program_pages: u64,
+    /// Erase counts over all blocks (`WearStats`).
+    pub wear_mean: f64,
+    pub wear_stddev: f64,
+    pub wear_max: u32,
+    pub wear_min: u32,
+}
+
 /// Host-side counters kept by the device.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HostCounters {
@@ -286,6 +340,9 @@ pub struct Metrics {
     pub measured_wall_seconds: f64,
     /// Measured host page writes ÷ measured wall seconds: simulation speed at steady state.
     pub host_writes_per_wall_second: f64,
+    /// Wear over the whole run (`run.sample_every_bytes`; empty without it), oldest first:
+    /// unlike the window counters above, each sample is cumulative from the start of the run.
+    pub wear_samples: Vec<WearSample>,
 }
 
 /// Paper 001's execution-time breakdown (Fig. 7): flash time of host reads and writes, of the
@@ -375,6 +432,17 @@ mod tests {
         assert_eq!(w.stddev, 1.0);
         assert_eq!(w.max, 3);
         assert_eq!(w.histogram, vec![[1, 2], [3, 2]]);
+    }
+
+    #[test]
+    fn wear_stats_agree_with_the_summary() {
+        let counts = [0, 7, 3, 3, 1, 12, 5, 0, 9];
+        let s = WearStats::from_counts(&counts);
+        let w = WearSummary::from_counts(&counts);
+        assert_eq!((s.mean, s.stddev, s.min, s.max), (w.mean, w.stddev, w.min, w.max));
+        assert_eq!(WearStats::from_counts(&[]), WearStats::default());
+        let exact = WearStats::from_counts(&[1, 1, 3, 3]);
+        assert_eq!((exact.mean, exact.stddev, exact.min, exact.max), (2.0, 1.0, 1, 3));
     }
 
     #[test]

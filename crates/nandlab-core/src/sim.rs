@@ -1,12 +1,13 @@
 //! The run loop: feeds a workload's items to a device, starts the measurement window at the
 //! workload's marker, places timed arrivals after the untimed prefill, checks invariants on
-//! request, and reports progress.
+//! request, samples wear as the host writes (`RunOptions::sample_every_bytes`), and reports
+//! progress.
 
 use std::collections::VecDeque;
 
 use crate::device::Device;
 use crate::error::RequestError;
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, WearSample};
 use crate::workload::WorkItem;
 
 /// Why a run stopped early.
@@ -48,12 +49,35 @@ pub struct RunOptions {
     pub check_every_requests: u64,
     /// Call the progress callback every this many requests (0 = never).
     pub progress_every_requests: u64,
+    /// Take a wear sample (`Device::wear_sample`) each time the device's cumulative host write
+    /// bytes reach the next multiple of this, and one at the end (0 = never; see `run`).
+    pub sample_every_bytes: u64,
+}
+
+impl RunOptions {
+    /// The options a resolved config asks for (`run.*`); progress reporting stays off.
+    #[must_use]
+    pub fn of(r: &crate::Resolved) -> Self {
+        Self {
+            check_every_requests: r.config.run.check_every_requests,
+            progress_every_requests: 0,
+            sample_every_bytes: r.config.run.sample_every_bytes.unwrap_or(0),
+        }
+    }
 }
 
 /// Drives `device` with `items` to the end and returns the measurement window's metrics.
 ///
 /// Timed arrivals are relative to the first timed request, which arrives when the device has
 /// finished everything before it (the untimed prefill).
+///
+/// Wear samples (`Metrics::wear_samples`): after each request that brings the device's host
+/// write bytes (since the device was created: prefill and warm-up count) to or past the next
+/// multiple of `options.sample_every_bytes`, one sample; a request that passes several
+/// multiples at once gives one sample, so host bytes strictly increase from sample to sample.
+/// The last sample is taken at the end, after the buffer's write-back, and replaces a sample
+/// taken at the same host byte count: a run writing B bytes on a fresh device gives
+/// max(1, ⌈B / interval⌉) samples when no request spans a multiple.
 pub fn run<E>(
     device: &mut Device,
     items: impl Iterator<Item = Result<WorkItem, E>>,
@@ -70,6 +94,11 @@ pub fn run<E>(
     let mut items = items.into_iter();
     let mut window: VecDeque<Result<WorkItem, E>> = VecDeque::with_capacity(PREFETCH_FAR + 1);
     let mut exhausted = false;
+    let mut samples = Vec::new();
+    // Off: a threshold no byte count reaches, so the per-request cost is one compare.
+    let every = options.sample_every_bytes;
+    let mut next_sample =
+        if every > 0 { next_multiple(device.host_write_bytes(), every) } else { u64::MAX };
     loop {
         while !exhausted && window.len() < PREFETCH_FAR {
             match items.next() {
@@ -100,6 +129,10 @@ pub fn run<E>(
                 }
                 device.submit(&req).map_err(|error| RunError::Request { index, error })?;
                 index += 1;
+                if device.host_write_bytes() >= next_sample {
+                    samples.push(device.wear_sample());
+                    next_sample = next_multiple(device.host_write_bytes(), every);
+                }
                 if options.check_every_requests > 0 && index % options.check_every_requests == 0 {
                     device.check();
                 }
@@ -121,5 +154,21 @@ pub fn run<E>(
         device.check();
     }
     observer(Event::Progress { requests: index });
-    Ok(device.metrics())
+    let mut metrics = device.metrics();
+    if every > 0 {
+        let last = device.wear_sample();
+        if samples.last().is_some_and(|s: &WearSample| s.host_write_bytes == last.host_write_bytes)
+        {
+            samples.pop();
+        }
+        samples.push(last);
+    }
+    metrics.wear_samples = samples;
+    Ok(metrics)
+}
+
+/// The smallest multiple of `every` above `bytes` (saturating: past u64 there is no sample;
+/// `every` = 0 never samples).
+fn next_multiple(bytes: u64, every: u64) -> u64 {
+    bytes.checked_div(every).map_or(u64::MAX, |m| m.saturating_add(1).saturating_mul(every))
 }

@@ -43,7 +43,7 @@ fn run(overrides: &[&str]) -> nandlab_core::Metrics {
         }
         v
     });
-    let opts = sim::RunOptions { check_every_requests: 97, progress_every_requests: 0 };
+    let opts = sim::RunOptions { check_every_requests: 97, ..Default::default() };
     sim::run(&mut d, items.map(Ok::<_, std::convert::Infallible>), opts, &mut |_| {}).unwrap()
 }
 

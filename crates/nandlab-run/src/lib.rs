@@ -12,9 +12,10 @@ use std::time::Instant;
 
 use nandlab_core::placement::next_write_distances;
 use nandlab_core::sim::{self, Event, RunError, RunOptions};
+use nandlab_core::workload::Repeated;
 use nandlab_core::{
     apply_overrides, Config, ConfigError, Device, Metrics, RequestError, RequestKind, Resolved,
-    WorkItem, Workload,
+    WorkItem,
 };
 use nandlab_trace::TraceError;
 use serde::Serialize;
@@ -148,10 +149,7 @@ pub fn run(prepared: &Prepared, progress: Progress<'_>) -> Result<RunReport, Err
     let future =
         if r.config.ftl.placement == "oracle" { Some(oracle_future(prepared)?) } else { None };
     let mut device = Device::new(r, future)?;
-    let options = RunOptions {
-        check_every_requests: r.config.run.check_every_requests,
-        progress_every_requests: 65_536,
-    };
+    let options = RunOptions { progress_every_requests: 65_536, ..RunOptions::of(r) };
     let mut measured_from = started;
     let mut observer = |expected: u64, event: Event| match event {
         Event::Progress { requests } => progress(requests, expected),
@@ -162,7 +160,7 @@ pub fn run(prepared: &Prepared, progress: Progress<'_>) -> Result<RunReport, Err
         let items = trace_workload::items(r, info)?;
         sim::run(&mut device, items, options, &mut |e| observer(expected, e))?
     } else {
-        let workload = Workload::new(r)?;
+        let workload = Repeated::new(r)?;
         let expected = workload.estimated_requests();
         let items = workload.map(Ok::<_, TraceError>);
         sim::run(&mut device, items, options, &mut |e| observer(expected, e))?
@@ -202,7 +200,7 @@ fn oracle_future(prepared: &Prepared) -> Result<Vec<u32>, Error> {
             push(item?);
         }
     } else {
-        Workload::new(r)?.for_each(push);
+        Repeated::new(r)?.for_each(push);
     }
     Ok(next_write_distances(&writes, r.geometry.logical_pages))
 }

@@ -11,6 +11,11 @@
 //! Sequence: prefill (every logical page once, untimed; `workload.prefill`), warm-up replays,
 //! the measurement marker, measured replays. Replay k's timestamps are shifted by k × (trace
 //! duration + mean inter-arrival gap) so replays follow each other in time.
+//!
+//! Measured replays: `workload.passes` × `workload.repeat`. For a trace, "repeat the measured
+//! part K times" and "K times as many measured replays" are the same sequence (each replay is
+//! the whole trace again), so `repeat` simply multiplies `passes` here; generated workloads get
+//! the same from `nandlab_core::workload::Repeated`.
 
 use std::path::PathBuf;
 
@@ -41,13 +46,19 @@ impl TraceInfo {
     #[must_use]
     pub fn expected_requests(&self, r: &Resolved) -> u64 {
         let w = &r.config.workload;
-        let replays = (w.warmup_passes.unwrap_or(0.0) + w.passes.unwrap_or(1.0)) as u64;
+        let replays = (w.warmup_passes.unwrap_or(0.0) as u64).saturating_add(measured_replays(r));
         let prefill = if w.prefill == Some(true) { prefill_requests(r) } else { 0 };
-        prefill + replays * self.records
+        prefill.saturating_add(replays.saturating_mul(self.records))
     }
 }
 
 const PREFILL_REQUEST_PAGES: u64 = 64;
+
+/// Measured replays of the trace: `passes` × `repeat` (see the module doc).
+fn measured_replays(r: &Resolved) -> u64 {
+    let w = &r.config.workload;
+    (w.passes.unwrap_or(1.0) as u64).saturating_mul(w.repeat.max(1))
+}
 
 fn prefill_requests(r: &Resolved) -> u64 {
     r.geometry.logical_pages.div_ceil(PREFILL_REQUEST_PAGES)
@@ -147,7 +158,7 @@ pub fn prepare(config: &Config) -> Result<(Config, TraceInfo), crate::Error> {
 pub fn items(r: &Resolved, info: &TraceInfo) -> Result<TraceItems, crate::Error> {
     let w = &r.config.workload;
     let warmup = w.warmup_passes.unwrap_or(0.0) as u64;
-    let measured = w.passes.unwrap_or(1.0) as u64;
+    let measured = measured_replays(r);
     let gap = if info.records > 1 { info.duration_ns / (info.records - 1) } else { 1_000_000 };
     Ok(TraceItems {
         page_size_bytes: r.geometry.page_size_bytes,
@@ -156,7 +167,7 @@ pub fn items(r: &Resolved, info: &TraceInfo) -> Result<TraceItems, crate::Error>
         prefill_total: if w.prefill == Some(true) { prefill_requests(r) } else { 0 },
         replay: 0,
         warmup,
-        replays: warmup + measured,
+        replays: warmup.saturating_add(measured),
         marker_sent: false,
         reader: None,
         fit: AddressFit::new(info.fit_mode, r.geometry.logical_bytes(), info.devices.len() > 1),

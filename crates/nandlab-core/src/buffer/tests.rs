@@ -225,7 +225,7 @@ fn a_run_ends_with_the_buffer_written_back() {
     .unwrap();
     let mut d = Device::new(&r, None).unwrap();
     let items = crate::Workload::new(&r).unwrap().map(Ok::<_, std::convert::Infallible>);
-    let opts = crate::sim::RunOptions { check_every_requests: 97, progress_every_requests: 0 };
+    let opts = crate::sim::RunOptions { check_every_requests: 97, ..Default::default() };
     let m = crate::sim::run(&mut d, items, opts, &mut |_| {}).unwrap();
     let b = m.buffer;
     assert!(b.final_written_pages > 0);

@@ -875,12 +875,23 @@ impl FsWorkload {
     }
 
     fn estimate_after_prefill(&self) -> u64 {
+        self.estimate_format() + self.estimated_measured_requests()
+    }
+
+    /// Requests of the format (before `StartMeasurement`).
+    fn estimate_format(&self) -> u64 {
         let l = self.vol.layout();
         let chunks = |sectors: u64| sectors.div_ceil(MAX_TRANSFER_SECTORS);
-        let format =
-            chunks(RESERVED_SECTORS) + 2 * chunks(l.fat_sectors) + chunks(l.root_dir_sectors);
+        chunks(RESERVED_SECTORS) + 2 * chunks(l.fat_sectors) + chunks(l.root_dir_sectors)
+    }
+
+    /// Requests of the measured part (everything after the format), roughly (for progress bars
+    /// of repeated runs, `workload.repeat`).
+    #[must_use]
+    pub fn estimated_measured_requests(&self) -> u64 {
+        let chunks = |sectors: u64| sectors.div_ceil(MAX_TRANSFER_SECTORS);
         let p = &self.p;
-        let ops = match self.kind {
+        match self.kind {
             Kind::Postmark => {
                 let data = chunks(p.file_bytes_min.midpoint(p.file_bytes_max).div_ceil(512));
                 let data = data.max(1);
@@ -897,8 +908,7 @@ impl FsWorkload {
                     + t.round() as u64
             }
             Kind::Embedded => u64::from(p.files) + 2 * p.transactions,
-        };
-        format + ops
+        }
     }
 
     /// The next request of the current operation, if any.

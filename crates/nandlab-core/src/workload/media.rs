@@ -299,10 +299,23 @@ impl MediaWorkload {
         self.stats
     }
 
-    /// Requests after the prefill, from the mean file: its write calls (data in 128-sector
-    /// requests, a FAT sector per copy when the call adds clusters), entry, close; a delete per
-    /// written file once the volume is full; plays in proportion `read_bias / (1 - read_bias)`.
+    /// Requests after the prefill (see `estimate`).
     fn estimate_after_prefill(&self) -> u64 {
+        self.estimate(false)
+    }
+
+    /// Requests of the measured part (after `StartMeasurement`), roughly (for progress bars of
+    /// repeated runs, `workload.repeat`).
+    #[must_use]
+    pub fn estimated_measured_requests(&self) -> u64 {
+        self.estimate(true)
+    }
+
+    /// Requests after the prefill (`measured_only`: of the measured operations only), from the
+    /// mean file: its write calls (data in 128-sector requests, a FAT sector per copy when the
+    /// call adds clusters), entry, close; a delete per written file once the volume is full;
+    /// plays in proportion `read_bias / (1 - read_bias)`.
+    fn estimate(&self, measured_only: bool) -> u64 {
         let l = self.vol.layout();
         let p = &self.p;
         let chunks = |sectors: u64| sectors.div_ceil(MAX_TRANSFER_SECTORS);
@@ -319,11 +332,17 @@ impl MediaWorkload {
         let (delete_requests, delete_sectors) = (3 + fsinfo, 1 + 2 * fat_chain + fsinfo);
         let populated = self.high_water_clusters / clusters.max(1);
         // In floating point: `passes` may ask for more than u64 arithmetic holds.
-        let sectors = self.warmup_sectors as f64 + self.measured_sectors as f64;
+        let warmup = if measured_only { 0.0 } else { self.warmup_sectors as f64 };
+        let sectors = warmup + self.measured_sectors as f64;
         let writes = (sectors / (write_sectors + delete_sectors) as f64).ceil();
         let plays = writes * p.read_bias / (1.0 - p.read_bias);
         let play_requests = chunks(mean.div_ceil(SECTOR_BYTES));
-        let total = (format + 4 * u64::from(p.directories) + populated * write_requests) as f64
+        let setup = if measured_only {
+            0
+        } else {
+            format + 4 * u64::from(p.directories) + populated * write_requests
+        };
+        let total = setup as f64
             + writes * (write_requests + delete_requests) as f64
             + plays * play_requests as f64;
         total.round() as u64

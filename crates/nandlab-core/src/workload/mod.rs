@@ -1,10 +1,12 @@
 //! Synthetic workloads (SPEC §10): sequential prefill, uniform random, hot/cold "x/y" locality,
 //! and phases of those (the DAC paper's four-phase server run), here; Postmark and embedded-device
 //! file-system workloads on a FAT volume model in `fat`, and portable-media-player workloads on
-//! the same model in `media`. `Workload` (or `synthetic_items`) builds
-//! the generator of any synthetic kind. Generators are seeded and pure, so a workload can be
-//! generated twice identically (the oracle placement needs a look-ahead pass). Trace replay lives
-//! in the `nandlab-trace` crate and produces the same `WorkItem`s.
+//! the same model in `media`. `Workload` builds the generator of any synthetic kind, one
+//! repetition of it; `Repeated` (or `synthetic_items`) is the whole run, the measured part
+//! issued `workload.repeat` times (`repeat`). Generators are seeded and pure, so a workload can
+//! be generated twice identically (the oracle placement needs a look-ahead pass, and `Repeated`
+//! rebuilds the generator for each repetition). Trace replay lives in the `nandlab-trace` crate
+//! and produces the same `WorkItem`s.
 //!
 //! The rest of this comment describes `Synthetic` (the page-address kinds); `fat` and `media`
 //! document their own sequences.
@@ -16,6 +18,9 @@
 
 pub mod fat;
 pub mod media;
+mod repeat;
+
+pub use repeat::Repeated;
 
 use crate::config::{PhaseConfig, Resolved};
 use crate::error::ConfigError;
@@ -178,8 +183,22 @@ impl Synthetic {
     /// Requests this workload will issue, for progress bars (reads estimated).
     #[must_use]
     pub fn estimated_requests(&self) -> u64 {
-        let writes: u64 =
-            self.segments.iter().map(|s| s.page_writes.div_ceil(self.pages_per_request)).sum();
+        self.estimate(|_| true)
+    }
+
+    /// Requests of the measured part (after `StartMeasurement`), estimated the same way.
+    #[must_use]
+    pub fn estimated_measured_requests(&self) -> u64 {
+        self.estimate(|s| s.measured)
+    }
+
+    fn estimate(&self, keep: impl Fn(&Segment) -> bool) -> u64 {
+        let writes: u64 = self
+            .segments
+            .iter()
+            .filter(|s| keep(s))
+            .map(|s| s.page_writes.div_ceil(self.pages_per_request))
+            .sum();
         (writes as f64 / (1.0 - self.read_fraction).max(1e-9)).round() as u64
     }
 
@@ -296,6 +315,16 @@ impl Workload {
             Self::Media(m) => m.estimated_requests(),
         }
     }
+
+    /// Requests of the measured part alone (after `StartMeasurement`), estimated likewise.
+    #[must_use]
+    pub fn estimated_measured_requests(&self) -> u64 {
+        match self {
+            Self::Synthetic(s) => s.estimated_measured_requests(),
+            Self::Fs(f) => f.estimated_measured_requests(),
+            Self::Media(m) => m.estimated_measured_requests(),
+        }
+    }
 }
 
 impl Iterator for Workload {
@@ -311,16 +340,17 @@ impl Iterator for Workload {
     }
 }
 
-/// The items of any synthetic workload kind, boxed.
+/// The items of a whole run of any synthetic workload kind (`Repeated`: the measured part
+/// `workload.repeat` times), boxed.
 pub fn synthetic_items(
     r: &Resolved,
 ) -> Result<Box<dyn Iterator<Item = WorkItem> + Send>, ConfigError> {
-    Ok(Box::new(Workload::new(r)?))
+    Ok(Box::new(Repeated::new(r)?))
 }
 
-/// `Workload::estimated_requests` of a resolved config.
+/// `Repeated::estimated_requests` of a resolved config (every repetition counted).
 pub fn estimated_requests(r: &Resolved) -> Result<u64, ConfigError> {
-    Ok(Workload::new(r)?.estimated_requests())
+    Ok(Repeated::new(r)?.estimated_requests())
 }
 
 #[cfg(test)]
