@@ -19,6 +19,47 @@ pub struct Config {
     pub run: RunConfig,
     pub serve: ServeConfig,
     pub buffer: BufferConfig,
+    pub wear: WearConfig,
+}
+
+/// `[wear]`: wear leveling and endurance (`wear/`, SPEC §6; paper 003's LCTES'11 attachment).
+/// Keys a kind does not use stay unset in the resolved config.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct WearConfig {
+    /// `none`, `static` (Chang's SW Leveler), `lazy` (Algorithm 1).
+    pub kind: String,
+    /// Lazy: Δ, how far above the average erase count a victim may be before its erase
+    /// re-maps a cold logical block onto it. Default 16 (the paper's).
+    pub delta: Option<f64>,
+    /// Lazy: retune Δ every session (Δ_next = sqrt(Δ·g/|λ|)). Default false.
+    pub adaptive: Option<bool>,
+    /// Adaptive Δ: λ, the overhead slope limit (% per unit of Δ). Default −0.1.
+    pub lambda: Option<f64>,
+    /// Adaptive Δ: session length in wear-leveling erases. Default 1000 (the paper's).
+    pub session_wear_erases: Option<u64>,
+    /// Static: TH, erases since the bitmap reset per erased set that force a set. Default 16.
+    pub threshold: Option<f64>,
+    /// Static: blocks per erase-bitmap set. Default 1 (the paper: "recently erased blocks").
+    pub set_blocks: Option<u32>,
+    /// Rated program/erase cycles per block; a block reaching it is retired. Default: the
+    /// preset's `endurance_cycles`; 0 = unlimited.
+    pub endurance_cycles: Option<u32>,
+}
+
+impl Default for WearConfig {
+    fn default() -> Self {
+        Self {
+            kind: "none".into(),
+            delta: None,
+            adaptive: None,
+            lambda: None,
+            session_wear_erases: None,
+            threshold: None,
+            set_blocks: None,
+            endurance_cycles: None,
+        }
+    }
 }
 
 /// `[buffer]`: a RAM buffer between the host and the FTL (`buffer/`, SPEC §5).
@@ -508,6 +549,25 @@ pub struct Resolved {
 const UTILIZATION_DEFAULT: f64 = 0.8;
 
 impl Resolved {
+    /// The wear leveler's parameters for a host with `units` units (`wear::WearHost::units`)
+    /// and `erases_so_far` erases already done.
+    #[must_use]
+    pub fn wear_params(&self, units: u32, erases_so_far: u64) -> crate::wear::WearParams {
+        let w = &self.config.wear;
+        crate::wear::WearParams {
+            delta: w.delta.unwrap_or(WEAR_DELTA_DEFAULT),
+            adaptive: w.adaptive.unwrap_or(false).then(|| {
+                (w.lambda.unwrap_or(WEAR_LAMBDA_DEFAULT), w.session_wear_erases.unwrap_or(1000))
+            }),
+            threshold: w.threshold.unwrap_or(WEAR_THRESHOLD_DEFAULT),
+            set_blocks: w.set_blocks.unwrap_or(1),
+            units,
+            physical_blocks: self.geometry.blocks,
+            erases_so_far,
+            seed: self.config.run.seed,
+        }
+    }
+
     /// Pages the RAM buffer holds (0 without one).
     #[must_use]
     pub fn buffer_pages(&self) -> u32 {
@@ -793,6 +853,7 @@ impl Config {
             validate_workload(&mut c.workload, &geometry)?;
             validate_serve(&c.serve)?;
             validate_buffer(&mut c.buffer, &geometry)?;
+            validate_wear(&mut c.wear, preset.endurance_cycles)?;
             return Ok(Resolved { config: c, geometry, timing, regions: 1, gc_free_blocks_min: 0 });
         }
         for (set, key) in [
@@ -884,6 +945,7 @@ impl Config {
         validate_workload(&mut c.workload, &geometry)?;
         validate_serve(&c.serve)?;
         validate_buffer(&mut c.buffer, &geometry)?;
+        validate_wear(&mut c.wear, preset.endurance_cycles)?;
         Ok(Resolved { config: c, geometry, timing, regions, gc_free_blocks_min })
     }
 }
@@ -925,6 +987,57 @@ fn validate_buffer(b: &mut BufferConfig, g: &Geometry) -> Result<(), ConfigError
             "buffer.cflru_window",
             "only buffer.kind = \"cflru\" has a window",
         )?;
+    }
+    Ok(())
+}
+
+const WEAR_DELTA_DEFAULT: f64 = 16.0;
+const WEAR_LAMBDA_DEFAULT: f64 = -0.1;
+const WEAR_THRESHOLD_DEFAULT: f64 = 16.0;
+
+/// `[wear]`: a known kind; each kind's keys filled in, other kinds' keys rejected; endurance
+/// from the preset unless set.
+fn validate_wear(w: &mut WearConfig, preset_cycles: u64) -> Result<(), ConfigError> {
+    one_of(&w.kind, "wear.kind", crate::wear::WEAR_KINDS)?;
+    w.endurance_cycles.get_or_insert(preset_cycles.min(u64::from(u32::MAX)) as u32);
+    let lazy = w.kind == "lazy";
+    let only = |set: bool, key: &str, kind: &str| {
+        check(!set, key, format!("only wear.kind = \"{kind}\" uses it"))
+    };
+    if lazy {
+        let d = *w.delta.get_or_insert(WEAR_DELTA_DEFAULT);
+        check(d.is_finite() && d >= 0.0, "wear.delta", "must be >= 0")?;
+        if *w.adaptive.get_or_insert(false) {
+            let l = *w.lambda.get_or_insert(WEAR_LAMBDA_DEFAULT);
+            check(l.is_finite() && l < 0.0, "wear.lambda", "must be negative (the paper: -0.1)")?;
+            let s = *w.session_wear_erases.get_or_insert(1000);
+            check(s >= 1, "wear.session_wear_erases", "must be at least 1")?;
+        } else {
+            for (set, key) in [
+                (w.lambda.is_some(), "wear.lambda"),
+                (w.session_wear_erases.is_some(), "wear.session_wear_erases"),
+            ] {
+                check(!set, key, "only adaptive Δ uses it: set wear.adaptive = true too")?;
+            }
+        }
+    } else {
+        for (set, key) in [
+            (w.delta.is_some(), "wear.delta"),
+            (w.adaptive.is_some(), "wear.adaptive"),
+            (w.lambda.is_some(), "wear.lambda"),
+            (w.session_wear_erases.is_some(), "wear.session_wear_erases"),
+        ] {
+            only(set, key, "lazy")?;
+        }
+    }
+    if w.kind == "static" {
+        let t = *w.threshold.get_or_insert(WEAR_THRESHOLD_DEFAULT);
+        check(t.is_finite() && t >= 1.0, "wear.threshold", "must be >= 1")?;
+        let s = *w.set_blocks.get_or_insert(1);
+        check(s >= 1, "wear.set_blocks", "must be at least 1")?;
+    } else {
+        only(w.threshold.is_some(), "wear.threshold", "static")?;
+        only(w.set_blocks.is_some(), "wear.set_blocks", "static")?;
     }
     Ok(())
 }

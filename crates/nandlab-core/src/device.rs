@@ -19,8 +19,8 @@ use crate::error::{ConfigError, RequestError};
 use crate::flash::{CountingMedia, Flash, FlashCounters, Lpn, Media, Op, Source};
 use crate::ftl::{Ftl, FtlCounters, PageFtl, RecycleKind};
 use crate::metrics::{
-    self, ExecTime, FlashTime, HostCounters, LatencyHistogram, Metrics, WearSample, WearStats,
-    WearSummary,
+    self, ExecTime, FlashTime, HostCounters, LatencyHistogram, LifetimeMetrics, Metrics,
+    WearSample, WearStats, WearSummary,
 };
 use crate::request::{Request, RequestKind};
 use crate::{gc, placement};
@@ -107,6 +107,15 @@ pub struct Device {
     read_latency: LatencyHistogram,
     write_latency: LatencyHistogram,
     window_start: Snapshot,
+    lifetime: Lifetime,
+}
+
+/// The page FTL's wear leveler and endurance from `[wear]` (units: physical blocks).
+fn configure_wear(ftl: &mut PageFtl, r: &Resolved) {
+    ftl.set_endurance_cycles(r.config.wear.endurance_cycles.expect("resolved"));
+    let erases: u64 = ftl.erase_counts().iter().map(|&c| u64::from(c)).sum();
+    let params = r.wear_params(r.geometry.blocks, erases);
+    ftl.set_wear_leveler(crate::wear::by_name(&r.config.wear.kind, &params));
 }
 
 impl Device {
@@ -127,7 +136,9 @@ impl Device {
         let ftl: Box<dyn Ftl> = if resolved.config.ftl.kind == "page" {
             let victim = gc::by_name(resolved)?;
             let placement = placement::by_name(resolved, future)?;
-            Box::new(PageFtl::new(flash, victim, placement, resolved.gc_free_blocks_min))
+            let mut ftl = PageFtl::new(flash, victim, placement, resolved.gc_free_blocks_min);
+            configure_wear(&mut ftl, resolved);
+            Box::new(ftl)
         } else {
             Box::new(crate::ftl::hybrid::from_config(resolved, flash))
         };
@@ -157,7 +168,9 @@ impl Device {
         let flash = Flash::new(media, resolved.timing);
         let victim = gc::by_name(resolved)?;
         let placement = placement::by_name(resolved, None)?;
-        let ftl = PageFtl::recover(flash, victim, placement, resolved.gc_free_blocks_min, now_ns);
+        let mut ftl =
+            PageFtl::recover(flash, victim, placement, resolved.gc_free_blocks_min, now_ns);
+        configure_wear(&mut ftl, resolved);
         let mut device = Self::with_ftl(Box::new(ftl));
         device.set_buffer(crate::buffer::from_config(resolved));
         device.busy_until_ns = now_ns;
@@ -229,6 +242,7 @@ impl Device {
             read_latency: LatencyHistogram::default(),
             write_latency: LatencyHistogram::default(),
             window_start: Snapshot::default(),
+            lifetime: Lifetime::default(),
         }
     }
 
@@ -356,6 +370,13 @@ impl Device {
             None => self.busy_until_ns.max(self.last_arrival_ns),
         };
         self.last_arrival_ns = arrival_ns;
+        if matches!(req.kind, RequestKind::Write) && self.lifetime.unusable_host_bytes.is_some() {
+            let state = self.ftl.lifetime();
+            return Err(RequestError::WornOut {
+                retired_blocks: state.retired_blocks,
+                host_write_bytes: self.host.write_bytes,
+            });
+        }
         let start_ns = arrival_ns.max(self.busy_until_ns);
         let before = Effects::of(&self.ftl.flash().counters);
         let (first, end) = self.page_range(req.offset_bytes, req.length_bytes);
@@ -390,6 +411,7 @@ impl Device {
                     }
                 }
                 self.host.write_pages += end - first;
+                self.note_lifetime();
             }
             RequestKind::Read => {
                 h.read_requests += 1;
@@ -518,6 +540,28 @@ impl Device {
         }
     }
 
+    /// Records the host bytes written when the flash first wore a block out and when it became
+    /// unusable (checked after every write request: lifetime is resolved to a request).
+    #[inline]
+    fn note_lifetime(&mut self) {
+        if self.lifetime.unusable_host_bytes.is_some() {
+            return;
+        }
+        let state = self.ftl.lifetime();
+        if state.worn && self.lifetime.first_wear_out_host_bytes.is_none() {
+            self.lifetime.first_wear_out_host_bytes = Some(self.host.write_bytes);
+        }
+        if state.unusable {
+            self.lifetime.unusable_host_bytes = Some(self.host.write_bytes);
+        }
+    }
+
+    /// Whether the flash is worn out beyond use (writes are refused).
+    #[must_use]
+    pub fn is_worn_out(&self) -> bool {
+        self.lifetime.unusable_host_bytes.is_some()
+    }
+
     /// Starts the measurement window: counters and latencies reported by `metrics` count from
     /// here (warm-up before it is excluded).
     pub fn start_measurement(&mut self) {
@@ -612,6 +656,17 @@ impl Device {
             table_memory_bytes: table,
             media_memory_bytes: media,
             memory_bytes_per_page: (table + media) as f64 / self.geometry.physical_pages() as f64,
+            wear_leveling: self.ftl.wear_leveling(),
+            wear_leveling_erases: now.flash.erases[Source::WearLeveling as usize]
+                - w.flash.erases[Source::WearLeveling as usize],
+            wear_leveling_copies: now.flash.copies[Source::WearLeveling as usize]
+                - w.flash.copies[Source::WearLeveling as usize],
+            lifetime: LifetimeMetrics {
+                endurance_cycles: self.ftl.lifetime().endurance_cycles,
+                retired_blocks: self.ftl.lifetime().retired_blocks,
+                first_wear_out_host_bytes: self.lifetime.first_wear_out_host_bytes,
+                unusable_host_bytes: self.lifetime.unusable_host_bytes,
+            },
             wall_seconds: 0.0,
             measured_wall_seconds: 0.0,
             host_writes_per_wall_second: 0.0,
@@ -652,6 +707,13 @@ impl Device {
             b.check();
         }
     }
+}
+
+/// Host bytes written (since the device was created) at the two lifetime events.
+#[derive(Clone, Copy, Debug, Default)]
+struct Lifetime {
+    first_wear_out_host_bytes: Option<u64>,
+    unusable_host_bytes: Option<u64>,
 }
 
 /// Writes one whole page through the buffer, or straight to the FTL without one.

@@ -43,6 +43,9 @@ pub enum RequestError {
     PayloadLength { expected_bytes: u64, got_bytes: u64 },
     /// The storage behind the simulated flash failed (e.g. an I/O error on the image file).
     Media(MediaError),
+    /// A write to a device worn out beyond use: too few good blocks remain (`[wear]`
+    /// endurance). Reads still work.
+    WornOut { retired_blocks: u32, host_write_bytes: u64 },
 }
 
 /// A failure of the storage behind a `Media` (file I/O of a payload-storing media). The
@@ -76,6 +79,11 @@ impl fmt::Display for RequestError {
                 "payload buffer of {got_bytes} bytes for a request of {expected_bytes} bytes"
             ),
             Self::Media(e) => write!(f, "{e}"),
+            Self::WornOut { retired_blocks, host_write_bytes } => write!(
+                f,
+                "the flash is worn out: {retired_blocks} blocks retired, too few good blocks \
+                 remain to accept writes (after {host_write_bytes} host bytes written)"
+            ),
         }
     }
 }

@@ -333,6 +333,14 @@ pub struct Metrics {
     pub media_memory_bytes: u64,
     /// (table + media) bytes per physical page.
     pub memory_bytes_per_page: f64,
+    /// The wear leveler's work (`wear.kind`; `None` without one): cumulative since the start.
+    pub wear_leveling: Option<crate::wear::WearLevelingStats>,
+    /// Erases and page copies done by wear leveling in the window (its overhead: the extra WA
+    /// is `wear_leveling_copies ÷ host_write_pages`).
+    pub wear_leveling_erases: u64,
+    pub wear_leveling_copies: u64,
+    /// Endurance and lifetime (`[wear]`).
+    pub lifetime: LifetimeMetrics,
     /// Wall-clock seconds of the whole run, prefill and warm-up included (front ends fill the
     /// wall-clock fields: the core has no clock).
     pub wall_seconds: f64,
@@ -343,6 +351,20 @@ pub struct Metrics {
     /// Wear over the whole run (`run.sample_every_bytes`; empty without it), oldest first:
     /// unlike the window counters above, each sample is cumulative from the start of the run.
     pub wear_samples: Vec<WearSample>,
+}
+
+/// Device lifetime (`wear/endurance.rs`): host bytes are counted from the device's creation
+/// (prefill and warm-up included), so they measure the life of the device, not the window.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct LifetimeMetrics {
+    /// Rated program/erase cycles per block (0 = unlimited).
+    pub endurance_cycles: u32,
+    /// Blocks retired as worn out.
+    pub retired_blocks: u32,
+    /// Host bytes written when a block first reached its rated cycles.
+    pub first_wear_out_host_bytes: Option<u64>,
+    /// Host bytes written when too few good blocks remained to accept writes.
+    pub unusable_host_bytes: Option<u64>,
 }
 
 /// Paper 001's execution-time breakdown (Fig. 7): flash time of host reads and writes, of the

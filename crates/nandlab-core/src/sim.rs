@@ -1,7 +1,7 @@
 //! The run loop: feeds a workload's items to a device, starts the measurement window at the
 //! workload's marker, places timed arrivals after the untimed prefill, checks invariants on
 //! request, samples wear as the host writes (`RunOptions::sample_every_bytes`), and reports
-//! progress.
+//! progress. A run ends early when the flash wears out (`RequestError::WornOut`).
 
 use std::collections::VecDeque;
 
@@ -127,7 +127,13 @@ pub fn run<E>(
                     let base = *time_base.get_or_insert_with(|| device.now_ns());
                     req.arrival_ns = Some(base + a);
                 }
-                device.submit(&req).map_err(|error| RunError::Request { index, error })?;
+                match device.submit(&req) {
+                    Ok(_) => {}
+                    // The flash wore out: the run ends here (lifetime experiments run until
+                    // this happens); the metrics record when.
+                    Err(RequestError::WornOut { .. }) => break,
+                    Err(error) => return Err(RunError::Request { index, error }),
+                }
                 index += 1;
                 if device.host_write_bytes() >= next_sample {
                     samples.push(device.wear_sample());

@@ -464,6 +464,8 @@ impl Engine for SimEngine {
                 self.errors += 1;
                 let errno = match e {
                     RequestError::Media(_) => Errno::Io,
+                    // A worn-out flash is a medium failure, as a real SSD reports it.
+                    RequestError::WornOut { .. } => Errno::Io,
                     _ => Errno::Inval,
                 };
                 IoOutcome::err(errno, req.received)

@@ -22,6 +22,8 @@ pub enum BlockState {
     Open,
     /// Fully programmed; a cleaning candidate.
     Closed,
+    /// Worn out (erased, never allocated again).
+    Retired,
 }
 
 pub struct BlockTable {
@@ -193,6 +195,12 @@ impl BlockTable {
     }
 
     /// The block was erased: it is free again.
+    /// An erased block wore out: it leaves service.
+    pub fn retire(&mut self, block: BlockId) {
+        assert_eq!(self.state[block as usize], BlockState::Free);
+        self.state[block as usize] = BlockState::Retired;
+    }
+
     pub fn erased(&mut self, block: BlockId) {
         let b = block as usize;
         assert_eq!(self.valid[b], 0, "erase of block {block} with valid pages");

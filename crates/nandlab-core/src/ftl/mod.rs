@@ -84,6 +84,14 @@ pub trait Ftl: Send {
     fn counters(&self) -> FtlCounters;
     /// Erase count of every block (index = block).
     fn erase_counts(&self) -> &[u32];
+    /// What the wear leveler did (`None` without one).
+    fn wear_leveling(&self) -> Option<crate::wear::WearLevelingStats> {
+        None
+    }
+    /// Worn-out and retired blocks (all clear with unlimited endurance).
+    fn lifetime(&self) -> crate::wear::LifetimeState {
+        crate::wear::LifetimeState::default()
+    }
     /// Bytes of RAM used by the FTL's tables (translation, region, lookup tables, indexes).
     fn table_memory_bytes(&self) -> u64;
     /// Whether the two `prefetch_*` hints do anything (callers skip loops of no-op calls).

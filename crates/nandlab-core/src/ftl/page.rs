@@ -19,6 +19,7 @@ use crate::config::Geometry;
 use crate::flash::{BlockId, BlockRecord, Checkpoint, Flash, Lpn, Oob, Ppn, Source, NONE};
 use crate::gc::VictimPolicy;
 use crate::placement::{PageState, Placement};
+use crate::wear::{Endurance, LifetimeState, WearHost, WearLeveler, WearLevelingStats};
 
 pub struct PageFtl {
     geometry: Geometry,
@@ -40,8 +41,20 @@ pub struct PageFtl {
     gc_free_blocks_min: u32,
     victim: Box<dyn VictimPolicy>,
     placement: Box<dyn Placement>,
+    /// Simulated time of the write that called the wear leveler (its host calls need it).
+    wear_now_ns: u64,
+    /// Blocks the cleaner erased while the leveler was out working (`level_wear`), to tell it
+    /// when it is back.
+    erased_while_leveling: Vec<BlockId>,
+    leveling: bool,
+    /// Per block: the program sequence number when it was last closed (for the wear
+    /// leveler's recency test; empty without a leveler).
+    closed_seq: Vec<u64>,
     seq: u64,
     counters: FtlCounters,
+    /// The wear leveler (`wear.kind`), told of every erase; `None`: off.
+    wear: Option<Box<dyn WearLeveler>>,
+    endurance: Endurance,
 }
 
 impl PageFtl {
@@ -75,8 +88,73 @@ impl PageFtl {
             gc_free_blocks_min,
             victim,
             placement,
+            wear_now_ns: 0,
+            erased_while_leveling: Vec::new(),
+            leveling: false,
+            closed_seq: Vec::new(),
             seq: 0,
             counters: FtlCounters::default(),
+            wear: None,
+            endurance: Endurance::new(0, geometry.blocks, 0),
+        }
+    }
+
+    /// Attaches a wear leveler (`crate::wear::by_name`; `None` turns leveling off). Its units
+    /// are physical blocks (see `crate::wear` for why).
+    pub fn set_wear_leveler(&mut self, leveler: Option<Box<dyn WearLeveler>>) {
+        self.wear = leveler;
+        let n = if self.wear.is_some() { self.geometry.blocks as usize } else { 0 };
+        self.closed_seq = vec![0; n];
+    }
+
+    /// Rated program/erase cycles per block (0 = unlimited). The FTL keeps enough good blocks
+    /// for its logical pages plus the reserve `Config::resolve` requires (free-block minimum,
+    /// one open block per region, one more); blocks beyond those may be retired. Free blocks
+    /// already at the limit (a recovered device) are retired now.
+    pub fn set_endurance_cycles(&mut self, cycles: u32) {
+        let data_blocks = self.geometry.logical_pages.div_ceil(u64::from(self.pages_per_block));
+        let min_good = data_blocks as u32 + self.gc_free_blocks_min + self.active.len() as u32 + 1;
+        self.endurance =
+            Endurance::new(cycles, self.geometry.blocks, min_good.min(self.geometry.blocks));
+        let worn: Vec<BlockId> = self
+            .free
+            .iter()
+            .copied()
+            .filter(|&b| self.endurance.after_erase(b, self.blocks.erase_count[b as usize], true))
+            .collect();
+        for b in worn {
+            self.free.retain(|&f| f != b);
+            self.blocks.retire(b);
+        }
+    }
+
+    /// Counts the erase of `block` (already erased on flash) and returns it to the free pool,
+    /// unless it has worn out and is retired.
+    fn return_erased(&mut self, block: BlockId) {
+        self.blocks.erased(block);
+        // Retiring is safe while the free blocks left can take one cleaning step's copies
+        // (gc_free_blocks_min − 1 ≥ the blocks a step may open, `Config::resolve`).
+        let room = self.free.len() as u32 + 1 >= self.gc_free_blocks_min;
+        if self.endurance.after_erase(block, self.blocks.erase_count[block as usize], room) {
+            self.blocks.retire(block);
+        } else {
+            self.free.push_back(block);
+        }
+    }
+
+    /// Lets a static wear leveler force static data out (between host writes, with the free
+    /// reserve whole).
+    fn level_wear(&mut self, now_ns: u64) {
+        if self.wear.as_ref().is_some_and(|w| w.wants_work()) {
+            let mut w = self.wear.take().expect("checked");
+            self.wear_now_ns = now_ns;
+            self.leveling = true;
+            w.work(self);
+            self.leveling = false;
+            for b in self.erased_while_leveling.drain(..) {
+                w.erased(b);
+            }
+            self.wear = Some(w);
         }
     }
 
@@ -210,9 +288,18 @@ impl PageFtl {
         if self.blocks.is_full(block) {
             // A full block stops being active: it may be cleaned and freed from now on.
             self.blocks.close(block);
+            self.mark_closed(block);
             self.active[r] = NONE;
         }
         ppn
+    }
+
+    /// Lazy wear leveling's recency record (see `WearHost::has_sector_mapping`).
+    #[inline]
+    fn mark_closed(&mut self, block: BlockId) {
+        if let Some(s) = self.closed_seq.get_mut(block as usize) {
+            *s = self.seq;
+        }
     }
 
     /// Index of the bitmap word holding `ppn`'s bit, and the bit.
@@ -265,6 +352,32 @@ impl PageFtl {
         let victim = selection.block;
         self.counters.gc_victims += 1;
         self.counters.victim_searches_capped += u64::from(selection.capped);
+        self.empty_block(victim, Source::Cleaner, now_ns);
+        // Lazy wear leveling may put a cold block's data into a worn victim and hand back the
+        // block that data came from, which is then erased instead (Algorithm 1).
+        let block = match self.wear.take() {
+            None => {
+                if self.leveling {
+                    self.erased_while_leveling.push(victim);
+                }
+                victim
+            }
+            Some(mut w) => {
+                self.wear_now_ns = now_ns;
+                let b = w.on_victim(self, victim);
+                w.erased(b);
+                self.wear = Some(w);
+                b
+            }
+        };
+        self.flash.erase(block, Source::Cleaner);
+        self.return_erased(block);
+    }
+
+    /// Takes closed block `victim` out of the victim indexes and copies its valid pages to the
+    /// regions the placement picks (`source`: the cleaner, or static wear leveling's eviction);
+    /// the block is left with no valid page, not yet erased.
+    fn empty_block(&mut self, victim: BlockId, source: Source, now_ns: u64) {
         self.blocks.take_victim(victim);
         let first = victim * self.pages_per_block;
         let first_word = (victim * self.words_per_block) as usize;
@@ -296,7 +409,7 @@ impl PageFtl {
                 let target = self.next_page(region, now_ns);
                 self.seq += 1;
                 let new_oob = Oob { lpn, seq: self.seq, region };
-                self.flash.copy(ppn, target, new_oob, Source::Cleaner);
+                self.flash.copy(ppn, target, new_oob, source);
                 self.l2p[lpn as usize] = target;
                 self.mark_valid(target);
                 self.set_region_entry(lpn, Some(state), region, now_ns);
@@ -305,9 +418,80 @@ impl PageFtl {
             }
         }
         assert_eq!(self.blocks.valid[victim as usize], 0, "victim {victim} still has valid pages");
-        self.flash.erase(victim, Source::Cleaner);
-        self.blocks.erased(victim);
-        self.free.push_back(victim);
+    }
+}
+
+/// The wear leveler's view: a unit is a physical block's content (see `crate::wear`). A
+/// closed block whose pages are all still valid has not been updated since it was written: it
+/// is the only kind Algorithm 1 moves.
+impl WearHost for PageFtl {
+    fn erase_count(&self, b: BlockId) -> u32 {
+        self.blocks.erase_count[b as usize]
+    }
+
+    fn units(&self) -> u32 {
+        self.geometry.blocks
+    }
+
+    /// Skipped: blocks not closed, blocks with a superseded page, and blocks closed less than
+    /// one logical capacity of page programs ago (fresh data is not yet known to be cold: a
+    /// block whose pages all survived the device being rewritten once has a low update
+    /// recency).
+    fn has_sector_mapping(&mut self, u: u32) -> bool {
+        let b = u as usize;
+        self.blocks.state[b] != BlockState::Closed
+            || self.blocks.valid[b] < self.pages_per_block
+            || self.seq - self.closed_seq[b] < self.geometry.logical_pages
+    }
+
+    fn pbn(&self, u: u32) -> Option<BlockId> {
+        (self.blocks.state[u as usize] == BlockState::Closed && self.blocks.valid[u as usize] > 0)
+            .then_some(u)
+    }
+
+    fn erase(&mut self, b: BlockId) {
+        debug_assert_eq!(self.blocks.valid[b as usize], 0);
+        self.flash.erase(b, Source::WearLeveling);
+        self.blocks.erased(b);
+        self.endurance.observe(self.blocks.erase_count[b as usize]);
+    }
+
+    /// Copies every page of closed block `from` into erased block `to` at the same offsets;
+    /// `to` takes `from`'s region and is closed full; `from` leaves the victim indexes (as a
+    /// victim being cleaned does) with no valid page.
+    fn move_block(&mut self, _u: u32, from: BlockId, to: BlockId) {
+        let now_ns = self.wear_now_ns;
+        let region = self.blocks.region[from as usize];
+        debug_assert_eq!(self.blocks.valid[from as usize], self.pages_per_block);
+        self.blocks.take_victim(from);
+        self.blocks.open(to, region, now_ns);
+        for off in 0..self.pages_per_block {
+            let src = from * self.pages_per_block + off;
+            let lpn = self.flash.lpn(src).expect("a valid page is programmed");
+            let dst = to * self.pages_per_block + self.blocks.program(to, now_ns);
+            self.seq += 1;
+            self.flash.copy(src, dst, Oob { lpn, seq: self.seq, region }, Source::WearLeveling);
+            self.l2p[lpn as usize] = dst;
+            self.mark_valid(dst);
+            self.invalidate(src, now_ns);
+        }
+        self.blocks.close(to);
+        self.mark_closed(to);
+    }
+
+    /// A closed block's valid pages go where the placement sends cleaned pages; then it is
+    /// erased and freed. Free and open blocks have nothing static to move.
+    fn evict(&mut self, b: BlockId) -> bool {
+        if self.blocks.state[b as usize] != BlockState::Closed {
+            return false;
+        }
+        let now_ns = self.wear_now_ns;
+        self.empty_block(b, Source::WearLeveling, now_ns);
+        self.flash.erase(b, Source::WearLeveling);
+        self.return_erased(b);
+        // Copies may have used the free reserve; restore it before the next eviction.
+        self.clean(now_ns);
+        true
     }
 }
 
@@ -324,6 +508,9 @@ impl Ftl for PageFtl {
         assert!(u64::from(lpn) < self.geometry.logical_pages);
         if (self.free.len() as u32) < self.gc_free_blocks_min {
             self.clean(now_ns);
+        }
+        if self.wear.is_some() {
+            self.level_wear(now_ns);
         }
         let old_ppn = self.l2p[lpn as usize];
         let old = (old_ppn != NONE).then(|| self.page_state(lpn, old_ppn));
@@ -394,7 +581,9 @@ impl Ftl for PageFtl {
                 erase_count: self.blocks.erase_count[b],
                 region: self.blocks.region[b],
                 state: match self.blocks.state[b] {
-                    BlockState::Free => 0,
+                    // A retired block is erased; it is retired again at start-up from its
+                    // erase count (`set_endurance_cycles`).
+                    BlockState::Free | BlockState::Retired => 0,
                     BlockState::Open => 1,
                     BlockState::Closed => 2,
                 },
@@ -427,6 +616,14 @@ impl Ftl for PageFtl {
 
     fn erase_counts(&self) -> &[u32] {
         &self.blocks.erase_count
+    }
+
+    fn wear_leveling(&self) -> Option<WearLevelingStats> {
+        self.wear.as_ref().map(|w| w.stats())
+    }
+
+    fn lifetime(&self) -> LifetimeState {
+        self.endurance.state()
     }
 
     fn table_memory_bytes(&self) -> u64 {

@@ -17,13 +17,15 @@ pub fn next_delta(delta_cur: f64, overhead_percent: f64, lambda: f64) -> f64 {
     (delta_cur * overhead_percent / lambda.abs()).sqrt()
 }
 
-/// Session bookkeeping for `next_delta`: a session ends after `session_erases` erases of any
-/// kind (the paper's examples use 1,000 wear-leveling erases; insensitive to the length).
+/// Session bookkeeping for `next_delta`: a session ends after `session_wear_erases`
+/// wear-leveling erases (the paper: "Δ adjusted every time after lazy wear leveling erased
+/// 1,000 blocks"; results are insensitive to the length). g is measured over all erases of the
+/// session. A Δ so large that no leveling happens never ends a session: nothing needs tuning.
 #[derive(Clone, Debug)]
 pub struct DeltaTuner {
     delta: f64,
     lambda: f64,
-    session_erases: u64,
+    session_wear_erases: u64,
     erases: u64,
     wear_erases: u64,
     /// Δ at the start of each session, for the trajectory plot (paper Fig. 13).
@@ -32,9 +34,9 @@ pub struct DeltaTuner {
 
 impl DeltaTuner {
     #[must_use]
-    pub fn new(delta: f64, lambda: f64, session_erases: u64) -> Self {
-        assert!(session_erases > 0);
-        Self { delta, lambda, session_erases, erases: 0, wear_erases: 0, history: vec![delta] }
+    pub fn new(delta: f64, lambda: f64, session_wear_erases: u64) -> Self {
+        assert!(session_wear_erases > 0);
+        Self { delta, lambda, session_wear_erases, erases: 0, wear_erases: 0, history: vec![delta] }
     }
 
     /// The Δ in force.
@@ -54,7 +56,7 @@ impl DeltaTuner {
     pub fn note_erase(&mut self, by_wear_leveling: bool) -> bool {
         self.erases += 1;
         self.wear_erases += u64::from(by_wear_leveling);
-        if self.erases < self.session_erases {
+        if self.wear_erases < self.session_wear_erases {
             return false;
         }
         let g = 100.0 * self.wear_erases as f64 / self.erases as f64;
@@ -83,12 +85,14 @@ mod tests {
     #[test]
     fn converges_on_the_model() {
         let k = 70.0; // g(Δ) = 35/Δ percent
-        let mut t = DeltaTuner::new(4.0, -0.1, 1000);
-        for _ in 0..6 {
+        let mut t = DeltaTuner::new(4.0, -0.1, 100);
+        for session in 0..6 {
+            // 100 wear-leveling erases among 100 / g% erases in all.
             let g = k / (2.0 * t.delta());
-            let wear = (g / 100.0 * 1000.0).round() as u64;
-            for i in 0..1000 {
-                t.note_erase(i < wear);
+            let total = (100.0 * 100.0 / g).round() as u64;
+            for i in 0..total {
+                let retuned = t.note_erase(i >= total - 100);
+                assert_eq!(retuned, i == total - 1, "session {session} ends at its 100th");
             }
         }
         // sqrt(K / (2|λ|)) = sqrt(350) = 18.7

@@ -12,32 +12,22 @@
 //!
 //! Only the average erase count is tracked (a sum over all blocks), not per-block ages: the
 //! FTL owns the erase counts. "Has a sector mapping" is the FTL's: a logical block with pages
-//! in a log block (hybrid FTLs) is being updated and must not be moved.
+//! in a log block (hybrid FTLs) is being updated and must not be moved (see the module doc of
+//! `wear` for the page-mapped FTL's counterpart).
 
+use super::adaptive::DeltaTuner;
 use super::permutation::LbnPermutation;
+use super::{WearHost, WearLeveler, WearLevelingStats, WearParams};
 use crate::flash::BlockId;
 
-/// What the FTL provides Algorithm 1 (its subroutines with leading underscores).
-pub trait WearHost {
-    /// Erases so far of physical block `b`.
-    fn erase_count(&self, b: BlockId) -> u32;
-    /// Whether logical block `lbn` has pages outside its data block (log/sector mappings).
-    fn has_sector_mapping(&self, lbn: u32) -> bool;
-    /// The data block of `lbn`, or `None` if it holds no data (nothing worth moving).
-    fn pbn(&self, lbn: u32) -> Option<BlockId>;
-    /// Erases `b` (counted by the FTL as a wear-leveling erase).
-    fn erase(&mut self, b: BlockId);
-    /// Copies the valid pages of `lbn` from data block `from` into the erased block `to`, and
-    /// maps `lbn` to `to`; `from` then holds no valid page.
-    fn move_block(&mut self, lbn: u32, from: BlockId, to: BlockId);
-}
-
-/// The wear leveler's state: Δ, the permutation, and the erase-count sum for the average.
+/// The wear leveler's state: Δ (and its tuner), the permutation, and the erase-count sum for
+/// the average.
 #[derive(Clone, Debug)]
 pub struct LazyWearLeveling {
     delta: f64,
+    tuner: Option<DeltaTuner>,
     lbns: LbnPermutation,
-    logical_blocks: u32,
+    units: u32,
     physical_blocks: u32,
     erase_sum: u64,
     /// Re-mappings done (each costs one extra erase and a block copy).
@@ -46,20 +36,25 @@ pub struct LazyWearLeveling {
 
 impl LazyWearLeveling {
     #[must_use]
-    pub fn new(delta: f64, logical_blocks: u32, physical_blocks: u32, seed: u64) -> Self {
-        assert!(physical_blocks > 0 && logical_blocks > 0);
+    pub fn new(delta: f64, units: u32, physical_blocks: u32, seed: u64) -> Self {
+        assert!(physical_blocks > 0 && units > 0);
         Self {
             delta,
-            lbns: LbnPermutation::new(logical_blocks, seed),
-            logical_blocks,
+            tuner: None,
+            lbns: LbnPermutation::new(units, seed),
+            units,
             physical_blocks,
             erase_sum: 0,
             remaps: 0,
         }
     }
 
-    pub fn set_delta(&mut self, delta: f64) {
-        self.delta = delta;
+    #[must_use]
+    pub fn from_params(p: &WearParams) -> Self {
+        let mut l = Self::new(p.delta, p.units, p.physical_blocks, p.seed);
+        l.erase_sum = p.erases_so_far;
+        l.tuner = p.adaptive.map(|(lambda, session)| DeltaTuner::new(p.delta, lambda, session));
+        l
     }
 
     #[must_use]
@@ -67,9 +62,14 @@ impl LazyWearLeveling {
         self.erase_sum as f64 / f64::from(self.physical_blocks)
     }
 
-    /// The FTL erased a block (any erase, so the average stays true).
-    pub fn note_erase(&mut self) {
+    /// One erase happened (any source), so the average stays true and the tuner sees it.
+    fn count_erase(&mut self, by_wear_leveling: bool) {
         self.erase_sum += 1;
+        if let Some(t) = &mut self.tuner {
+            if t.note_erase(by_wear_leveling) {
+                self.delta = t.delta();
+            }
+        }
     }
 
     /// Algorithm 1: called with the victim `v` the FTL is about to erase; returns the block the
@@ -78,9 +78,9 @@ impl LazyWearLeveling {
         if f64::from(host.erase_count(v)) - self.average() <= self.delta {
             return v;
         }
-        // Steps 3-5, bounded to one round: if every logical block is being updated (or holds
-        // no data), there is nothing cold to move and `v` is erased as usual.
-        for _ in 0..self.logical_blocks {
+        // Steps 3-5, bounded to one round: if every unit is being updated (or holds no data),
+        // there is nothing cold to move and `v` is erased as usual.
+        for _ in 0..self.units {
             let l = self.lbns.next_lbn();
             if host.has_sector_mapping(l) {
                 continue;
@@ -90,12 +90,36 @@ impl LazyWearLeveling {
                 continue;
             }
             host.erase(v);
-            self.note_erase();
+            self.count_erase(true);
             host.move_block(l, p, v);
             self.remaps += 1;
             return p;
         }
         v
+    }
+}
+
+impl WearLeveler for LazyWearLeveling {
+    fn name(&self) -> &'static str {
+        "lazy"
+    }
+
+    fn on_victim(&mut self, host: &mut dyn WearHost, v: BlockId) -> BlockId {
+        self.substitute(host, v)
+    }
+
+    fn erased(&mut self, _b: BlockId) {
+        self.count_erase(false);
+    }
+
+    fn stats(&self) -> WearLevelingStats {
+        WearLevelingStats {
+            kind: "lazy",
+            remaps: self.remaps,
+            delta: self.delta,
+            delta_history: self.tuner.as_ref().map_or_else(Vec::new, |t| t.history().to_vec()),
+            ..WearLevelingStats::default()
+        }
     }
 }
 
@@ -118,8 +142,14 @@ mod tests {
         fn erase_count(&self, b: BlockId) -> u32 {
             self.erase[b as usize]
         }
-        fn has_sector_mapping(&self, lbn: u32) -> bool {
+        fn units(&self) -> u32 {
+            self.data.len() as u32
+        }
+        fn has_sector_mapping(&mut self, lbn: u32) -> bool {
             self.in_log[lbn as usize]
+        }
+        fn evict(&mut self, _b: BlockId) -> bool {
+            unreachable!("lazy wear leveling never evicts")
         }
         fn pbn(&self, lbn: u32) -> Option<BlockId> {
             self.data[lbn as usize]

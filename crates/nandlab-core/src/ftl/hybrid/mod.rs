@@ -41,7 +41,7 @@ use std::collections::VecDeque;
 use super::{Ftl, FtlCounters, RecycleKind};
 use crate::config::Geometry;
 use crate::flash::{BlockId, Flash, Lpn, Oob, Ppn, Source, NONE};
-use crate::wear::{DeltaTuner, LazyWearLeveling, WearHost};
+use crate::wear::{Endurance, LifetimeState, WearHost, WearLeveler, WearLevelingStats};
 use recycling::{CostModel, RecyclingPolicy};
 
 /// Which data blocks may use which log blocks.
@@ -102,14 +102,9 @@ pub struct HybridFtl {
     seq: u64,
     clock: u64,
     counters: FtlCounters,
-    /// Lazy wear leveling (paper 003 Algorithm 1), consulted on every erase; `None`: off.
-    wear: Option<Box<LazyWear>>,
-}
-
-/// Lazy wear leveling's state, and Δ's session tuner when Δ adapts.
-struct LazyWear {
-    leveler: LazyWearLeveling,
-    tuner: Option<DeltaTuner>,
+    /// The wear leveler (`wear.kind`), told of every erase; `None`: off.
+    wear: Option<Box<dyn WearLeveler>>,
+    endurance: Endurance,
 }
 
 /// Flash cost so far of the cleaner's work: for attributing it to a recycle kind.
@@ -175,29 +170,27 @@ impl HybridFtl {
             clock: 0,
             counters: FtlCounters::default(),
             wear: None,
+            endurance: Endurance::new(0, geometry.blocks, 0),
         }
     }
 
-    /// Turns on lazy wear leveling (paper 003 Algorithm 1) with threshold `delta`; with
-    /// `adaptive = Some((lambda, session_erases))`, Δ is retuned every session (§4).
-    pub fn set_lazy_wear_leveling(&mut self, delta: f64, adaptive: Option<(f64, u64)>, seed: u64) {
-        let blocks = self.geometry.blocks;
-        let mut leveler = LazyWearLeveling::new(delta, self.logical_blocks, blocks, seed);
-        for _ in 0..self.erase_counts.iter().map(|&c| u64::from(c)).sum::<u64>() {
-            leveler.note_erase();
-        }
-        let tuner = adaptive.map(|(lambda, session)| DeltaTuner::new(delta, lambda, session));
-        self.wear = Some(Box::new(LazyWear { leveler, tuner }));
+    /// Attaches a wear leveler (`crate::wear::by_name`; `None` turns leveling off). Its units
+    /// are logical blocks (`WearHost::units`).
+    pub fn set_wear_leveler(&mut self, leveler: Option<Box<dyn WearLeveler>>) {
+        self.wear = leveler;
     }
 
-    /// Lazy wear leveling's re-mappings so far and Δ at the start of each session (empty
-    /// without wear leveling).
+    /// Rated program/erase cycles per block (0 = unlimited). The FTL keeps its data blocks, its
+    /// log blocks and one block for a merge good; blocks beyond those may be retired.
+    pub fn set_endurance_cycles(&mut self, cycles: u32) {
+        let min_good = self.logical_blocks + self.log_blocks_max + 1;
+        self.endurance = Endurance::new(cycles, self.geometry.blocks, min_good);
+    }
+
+    /// Free blocks (erased, ready for allocation).
     #[must_use]
-    pub fn wear_leveling(&self) -> (u64, Vec<f64>) {
-        self.wear.as_ref().map_or((0, Vec::new()), |w| {
-            let deltas = w.tuner.as_ref().map_or_else(Vec::new, |t| t.history().to_vec());
-            (w.leveler.remaps, deltas)
-        })
+    pub fn free_blocks(&self) -> usize {
+        self.free.len()
     }
 
     /// The recycling policy's name (`merge-only`, ...).
@@ -263,24 +256,35 @@ impl HybridFtl {
         let block = match self.wear.take() {
             None => block,
             Some(mut w) => {
-                let remaps = w.leveler.remaps;
-                let b = w.leveler.substitute(self, block);
-                w.leveler.note_erase();
-                if let Some(t) = &mut w.tuner {
-                    if w.leveler.remaps > remaps {
-                        t.note_erase(true);
-                    }
-                    if t.note_erase(false) {
-                        w.leveler.set_delta(t.delta());
-                    }
-                }
+                let b = w.on_victim(self, block);
+                w.erased(b);
                 self.wear = Some(w);
                 b
             }
         };
         self.flash.erase(block, Source::Cleaner);
-        self.erase_counts[block as usize] += 1;
-        self.free.push_back(block);
+        self.return_erased(block);
+    }
+
+    /// Counts an erase of `block` (done by the caller) and returns it to the free pool, unless
+    /// it has worn out and is retired.
+    fn return_erased(&mut self, block: BlockId) {
+        let count = &mut self.erase_counts[block as usize];
+        *count += 1;
+        // Good blocks ≥ data + log blocks + 1 leaves a free block for every merge step.
+        if !self.endurance.after_erase(block, *count, true) {
+            self.free.push_back(block);
+        }
+    }
+
+    /// Lets a static wear leveler force static data out (between host writes, when no merge is
+    /// under way and a free block exists).
+    fn level_wear(&mut self) {
+        if self.wear.as_ref().is_some_and(|w| w.wants_work()) {
+            let mut w = self.wear.take().expect("checked");
+            w.work(self);
+            self.wear = Some(w);
+        }
     }
 
     fn new_log(&mut self, owner: u32) -> u32 {
@@ -633,14 +637,18 @@ impl HybridFtl {
     }
 }
 
-/// Algorithm 1's subroutines. A logical block's "sector mapping" is any page of it in a log
-/// block; its data block is `pbn`.
+/// Algorithm 1's subroutines. A unit is a logical block; its "sector mapping" is any page of
+/// it in a log block; its data block is `pbn`.
 impl WearHost for HybridFtl {
     fn erase_count(&self, b: BlockId) -> u32 {
         self.erase_counts[b as usize]
     }
 
-    fn has_sector_mapping(&self, lbn: u32) -> bool {
+    fn units(&self) -> u32 {
+        self.logical_blocks
+    }
+
+    fn has_sector_mapping(&mut self, lbn: u32) -> bool {
         let first = u64::from(lbn) * u64::from(self.ppb);
         let end = (first + u64::from(self.ppb)).min(self.geometry.logical_pages);
         (first..end).any(|lpn| self.log_ppn[lpn as usize] != NONE)
@@ -655,6 +663,26 @@ impl WearHost for HybridFtl {
         debug_assert_eq!(self.block_valid[b as usize], 0);
         self.flash.erase(b, Source::WearLeveling);
         self.erase_counts[b as usize] += 1;
+        self.endurance.observe(self.erase_counts[b as usize]);
+    }
+
+    /// A data block whose logical block has no log mapping is copied into a free block; the
+    /// old block is erased and freed. Log blocks, free blocks and data blocks being updated
+    /// are left to the merges that will erase them anyway.
+    fn evict(&mut self, b: BlockId) -> bool {
+        let first = b * self.ppb;
+        let Some(ppn) = (first..first + self.ppb).find(|&p| self.is_valid(p)) else {
+            return false;
+        };
+        let lbn = self.flash.lpn(ppn).expect("valid page is programmed") / self.ppb;
+        if self.data[lbn as usize] != b || self.has_sector_mapping(lbn) {
+            return false;
+        }
+        let to = self.take_free();
+        self.move_block(lbn, b, to);
+        self.flash.erase(b, Source::WearLeveling);
+        self.return_erased(b);
+        true
     }
 
     fn move_block(&mut self, lbn: u32, from: BlockId, to: BlockId) {
@@ -679,6 +707,7 @@ impl Ftl for HybridFtl {
     }
 
     fn write_page(&mut self, lpn: Lpn, _now_ns: u64, data: Option<&[u8]>) {
+        self.level_wear();
         match self.association {
             Association::Set { data_blocks, log_blocks } => {
                 self.write_set(lpn, data, data_blocks, log_blocks);
@@ -729,6 +758,14 @@ impl Ftl for HybridFtl {
         &self.erase_counts
     }
 
+    fn wear_leveling(&self) -> Option<WearLevelingStats> {
+        self.wear.as_ref().map(|w| w.stats())
+    }
+
+    fn lifetime(&self) -> LifetimeState {
+        self.endurance.state()
+    }
+
     fn table_memory_bytes(&self) -> u64 {
         let block_map = u64::from(self.logical_blocks) * 4;
         let log_maps = u64::from(self.log_blocks_max) * u64::from(self.ppb) * 4;
@@ -758,7 +795,13 @@ impl Ftl for HybridFtl {
             assert_eq!(self.block_valid[b as usize], 0);
             role[b as usize] = 3;
         }
-        assert!(role.iter().all(|&r| r != 0), "every block is data, log or free");
+        for b in 0..self.geometry.blocks {
+            if self.endurance.is_retired(b) {
+                assert_eq!(role[b as usize], 0, "retired block {b} is in use");
+                role[b as usize] = 4;
+            }
+        }
+        assert!(role.iter().all(|&r| r != 0), "every block is data, log, free or retired");
         for lpn in 0..self.geometry.logical_pages as u32 {
             let lbn = lpn / ppb;
             let l = self.log_ppn[lpn as usize];
@@ -812,7 +855,11 @@ pub fn from_config(r: &crate::config::Resolved, flash: Flash) -> HybridFtl {
         logical_blocks,
         f.migration_period.unwrap_or(ppb / 2),
     );
-    HybridFtl::new(flash, association, f.log_blocks.expect("resolved"), policy)
+    let mut ftl = HybridFtl::new(flash, association, f.log_blocks.expect("resolved"), policy);
+    ftl.set_endurance_cycles(r.config.wear.endurance_cycles.expect("resolved"));
+    let params = r.wear_params(logical_blocks, 0);
+    ftl.set_wear_leveler(crate::wear::by_name(&r.config.wear.kind, &params));
+    ftl
 }
 
 /// The per-available-page cost model of a flash timing (C_E = erase, C_cp = page copy).
