@@ -42,6 +42,8 @@ python-test: python
 experiments: build python
 	$(VPY) experiments/dac/run.py
 	$(VPY) experiments/migration/run.py
+	$(VPY) experiments/fab/run.py
+	$(VPY) experiments/wear/run.py
 
 clean:
 	$(CARGO) clean

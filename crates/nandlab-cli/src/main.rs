@@ -248,6 +248,34 @@ fn summary(r: &RunReport) -> String {
             format!("{} ({})", b.written_back_pages, b.final_written_pages),
         ));
     }
+    if let Some(w) = &m.wear_leveling {
+        let what = match w.kind {
+            "lazy" => format!("lazy, {} re-mappings, Δ {:.1}", w.remaps, w.delta),
+            _ => format!(
+                "{}, {} sets forced, {} blocks evicted",
+                w.kind, w.forced_sets, w.evicted_blocks
+            ),
+        };
+        rows.push(("wear leveling", what));
+        rows.push((
+            "wear-leveling erases / copies",
+            format!("{} / {}", m.wear_leveling_erases, m.wear_leveling_copies),
+        ));
+    }
+    let l = &m.lifetime;
+    if let Some(first) = l.first_wear_out_host_bytes {
+        let gb = |b: u64| format!("{:.3} GB", b as f64 / 1e9);
+        rows.push((
+            "lifetime: first wear-out / unusable",
+            format!(
+                "{} / {} ({} blocks retired, {} cycles)",
+                gb(first),
+                l.unusable_host_bytes.map_or_else(|| "not reached".into(), gb),
+                l.retired_blocks,
+                l.endurance_cycles
+            ),
+        ));
+    }
     // The samples themselves are a series for plots: the summary only says they are there.
     if !m.wear_samples.is_empty() {
         rows.push(("wear samples", format!("{} (in the --json report)", m.wear_samples.len())));
