@@ -283,3 +283,62 @@ fn wear_leveling_evens_wear_and_keeps_every_invariant() {
         assert!(sd3 < sd0, "{assoc:?}: adaptive std dev {sd3:.1} vs {sd0:.1}");
     }
 }
+
+/// A hand-worked lazy wear-leveling case on a real BAST: two logical blocks of two pages on
+/// six physical blocks, one log block, Δ = 2. Logical block 0 is written once (its data block
+/// is block 0) and logical block 1 is rewritten page 2 over and over, so every merge of
+/// logical block 1 erases blocks from the free pool while block 0 rests at erase count 0. The
+/// permutation (seed chosen) visits logical block 0 first. The first victim more than Δ
+/// erases above the average must therefore take logical block 0's data, and block 0 must be
+/// handed back and erased in the victim's place.
+#[test]
+fn lazy_wear_leveling_remaps_the_cold_logical_block_on_bast() {
+    let g = Geometry {
+        page_size_bytes: 2048,
+        pages_per_block: 2,
+        blocks: 6,
+        logical_pages: 4,
+        sector_size_bytes: 512,
+    };
+    let seed = (0..100)
+        .find(|&s| crate::wear::LbnPermutation::new(2, s).next_lbn() == 0)
+        .expect("a seed visiting logical block 0 first");
+    let timing = crate::presets::preset("mlc2007").unwrap().timing;
+    let flash = Flash::new(Box::new(CountingMedia::new(g)), timing);
+    let policy = recycling::by_name("merge-only", cost_model(&timing, 2), 2, 0);
+    let mut f = HybridFtl::new(flash, BAST, 1, policy);
+    let params = crate::wear::WearParams {
+        delta: 2.0,
+        adaptive: None,
+        threshold: 16.0,
+        set_blocks: 1,
+        units: 2,
+        physical_blocks: 6,
+        erases_so_far: 0,
+        seed,
+    };
+    f.set_wear_leveler(crate::wear::by_name("lazy", &params));
+    write(&mut f, &[0, 1, 2, 3]);
+    assert_eq!(f.data[0], 0, "logical block 0 was switch-merged into block 0");
+    let mut steps = 0;
+    while f.wear_leveling().unwrap().remaps == 0 {
+        let counts_before = f.erase_counts.clone();
+        f.write_page(2, 0, None);
+        f.check();
+        steps += 1;
+        assert!(steps < 100, "no re-mapping");
+        if f.wear_leveling().unwrap().remaps == 1 {
+            // Hand-checked at the 67th rewrite: before it, counts [0, 13, 13, 13, 13, 12]
+            // (sum 64). This write's merge erases block 5 (12 → 13) and releases victim block
+            // 1 at 13: 13 minus the average (64 or 65 erases over 6 blocks, 10.67 or 10.83)
+            // exceeds Δ = 2. The leveler erases block 1 (→ 14) and moves logical block 0 from
+            // block 0 onto it; block 0 is erased in its place (→ 1).
+            assert_eq!(steps, 67);
+            assert_eq!(counts_before, [0, 13, 13, 13, 13, 12]);
+            assert_eq!(f.erase_counts, [1, 14, 13, 13, 13, 13]);
+            assert_eq!(f.data[0], 1, "logical block 0 now lives in the worn block 1");
+            assert!([0, 1].iter().all(|&l| f.is_mapped(l)));
+        }
+    }
+    assert_eq!(f.flash().counters.erases[Source::WearLeveling as usize], 1);
+}
