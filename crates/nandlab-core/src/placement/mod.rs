@@ -4,6 +4,7 @@
 //! Adding a placement: one file here and one line in `by_name`.
 
 mod dac;
+pub mod deb;
 mod none;
 mod oracle;
 
