@@ -50,6 +50,8 @@ TRACE_FILES = {
 }
 KINDS = ["none", "lazy", "static"]
 FTLS = ["bast", "sast", "fast"]
+# The paper's two system configurations of Figures 12 and 13.
+CONFIGURATIONS = [("fast", "C1 (FAST)"), ("sast", "C2 (SAST)")]
 
 
 def base(trace: str, replays: int) -> dict[str, Any]:
@@ -118,7 +120,7 @@ def fig12(jobs: int, replays: int) -> None:
     """Figure 12: Δ sweep under FAST (C1) and SAST (C2)."""
     deltas = [2, 4, 8, 16, 32, 64]
     frames = []
-    for ftl, name in [("fast", "C1 (FAST)"), ("sast", "C2 (SAST)")]:
+    for ftl, name in CONFIGURATIONS:
         b = base("cloudphysics", replays) | {"ftl.kind": ftl, "wear.kind": "lazy"}
         df = nandlab.sweep(b, {"wear.delta": deltas}, jobs=jobs)
         df.insert(0, "configuration", name)
@@ -156,7 +158,7 @@ def fig13(replays: int) -> None:
     """Figure 13: adaptive Δ, sessions of 1,000 wear-leveling erases, λ = −0.1."""
     rows = []
     fig, ax = plt.subplots(figsize=(6, 4))
-    for ftl, name in [("fast", "C1 (FAST)"), ("sast", "C2 (SAST)")]:
+    for ftl, name in CONFIGURATIONS:
         cfg = base("cloudphysics", replays) | {
             "ftl.kind": ftl, "wear.kind": "lazy", "wear.adaptive": True,
         }

@@ -116,16 +116,15 @@ impl PageFtl {
         let min_good = data_blocks as u32 + self.gc_free_blocks_min + self.active.len() as u32 + 1;
         self.endurance =
             Endurance::new(cycles, self.geometry.blocks, min_good.min(self.geometry.blocks));
-        let worn: Vec<BlockId> = self
-            .free
-            .iter()
-            .copied()
-            .filter(|&b| self.endurance.after_erase(b, self.blocks.erase_count[b as usize], true))
-            .collect();
-        for b in worn {
-            self.free.retain(|&f| f != b);
-            self.blocks.retire(b);
-        }
+        let mut free = std::mem::take(&mut self.free);
+        free.retain(|&b| {
+            let worn = self.endurance.after_erase(b, self.blocks.erase_count[b as usize], true);
+            if worn {
+                self.blocks.retire(b);
+            }
+            !worn
+        });
+        self.free = free;
     }
 
     /// Counts the erase of `block` (already erased on flash) and returns it to the free pool,
