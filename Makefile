@@ -44,6 +44,7 @@ experiments: build python
 	$(VPY) experiments/migration/run.py
 	$(VPY) experiments/fab/run.py
 	$(VPY) experiments/wear/run.py
+	$(VPY) experiments/deb/run.py
 
 clean:
 	$(CARGO) clean

@@ -43,6 +43,9 @@ _WORDS = {
     "gc": "GC",
     "ftl": "FTL",
     "dac": "DAC",
+    "deb": "DEB",
+    "ebr": "EBR",
+    "ram": "RAM",
 }
 
 

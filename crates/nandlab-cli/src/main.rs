@@ -248,6 +248,22 @@ fn summary(r: &RunReport) -> String {
             format!("{} ({})", b.written_back_pages, b.final_written_pages),
         ));
     }
+    if let Some(r) = &m.ram_region {
+        let c = &r.counters;
+        let what = if m.buffer_kind == "none" { "RAM region" } else { "RAM region (FTL)" };
+        rows.push((
+            what,
+            format!("{} pages, write-back at {}", r.capacity_pages, r.threshold_pages),
+        ));
+        rows.push((
+            "RAM host writes (in place)",
+            format!("{} ({})", c.host_write_pages, c.in_place_updates),
+        ));
+        rows.push((
+            "RAM written back (at end)",
+            format!("{} ({})", c.write_back_pages, c.final_write_back_pages),
+        ));
+    }
     if let Some(w) = &m.wear_leveling {
         let what = match w.kind {
             "lazy" => format!("lazy, {} re-mappings, Δ {:.1}", w.remaps, w.delta),

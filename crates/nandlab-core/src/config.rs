@@ -20,6 +20,40 @@ pub struct Config {
     pub serve: ServeConfig,
     pub buffer: BufferConfig,
     pub wear: WearConfig,
+    pub deb: DebConfig,
+    pub dac: DacConfig,
+}
+
+/// `[deb]`: the DEB placement (`ftl.placement = "deb"`, paper 004 §4.1, SPEC §3). Only that
+/// placement may set these keys.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DebConfig {
+    /// Size of the Extra Buffer Region (battery-backed RAM). Default 4 MiB (the paper's); 0 =
+    /// no EBR (the paper's "LFSS (No EBR)").
+    pub ebr_size_bytes: Option<u64>,
+    /// Stable-time interval boundaries in seconds, hottest first, strictly increasing; one
+    /// flash region per value. Default [100, 200, 300, 400]: EBR [0, 100], hottest flash region
+    /// [100, 200], ..., coldest [400, ∞) (see `placement::deb`).
+    pub stable_time_intervals_s: Option<Vec<f64>>,
+    /// Rule 5: write back when the EBR's used space would pass this fraction of it, down to
+    /// below half of it. Default 1.0 (when full).
+    pub ebr_write_back_threshold: Option<f64>,
+    /// Wear-aware region moves at cleaning: an erased block goes to a hotter region when it is
+    /// less worn, a colder one when more worn. Default true.
+    pub wear_aware: Option<bool>,
+}
+
+/// `[dac]`: the DAC placement's RAM region (paper 004's "DAC with 4 MB" baseline). Only
+/// `ftl.placement = "dac"` may set these keys.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DacConfig {
+    /// RAM as one more region above DAC's `ftl.regions` flash regions. Default 0 (none).
+    pub ram_region_bytes: Option<u64>,
+    /// When the RAM region's used space would pass this fraction of it, its oldest pages are
+    /// demoted to the hottest flash region until it is below half of it. Default 1.0.
+    pub ram_write_back_threshold: Option<f64>,
 }
 
 /// `[wear]`: wear leveling and endurance (`wear/`, SPEC §6; paper 003's LCTES'11 attachment).
@@ -130,6 +164,10 @@ pub struct DeviceConfig {
     /// Logical capacity exported to the host (alternative to `device.utilization`).
     pub logical_bytes: Option<u64>,
     pub sector_size_bytes: u64,
+    /// The device's RAM for data: the buffer (`buffer.size_bytes`) and a RAM region
+    /// (`deb.ebr_size_bytes`, `dac.ram_region_bytes`) must fit in it together. Default a quarter
+    /// of the flash's physical bytes, at least 64 MiB.
+    pub ram_bytes: Option<u64>,
 }
 
 impl Default for DeviceConfig {
@@ -142,6 +180,7 @@ impl Default for DeviceConfig {
             utilization: None,
             logical_bytes: None,
             sector_size_bytes: 512,
+            ram_bytes: None,
         }
     }
 }
@@ -167,9 +206,10 @@ pub struct FtlConfig {
     pub kind: String,
     /// Victim selection: `greedy`, `cost-benefit`, `cat`, `fifo`, `random-d`.
     pub cleaning: String,
-    /// Data placement: `none` (one log), `dac`, `oracle`.
+    /// Data placement: `none` (one log), `dac`, `oracle`, `deb`.
     pub placement: String,
-    /// Number of logs / DAC regions. Default 1 for `none`, 4 for `dac`, 2 for `oracle`.
+    /// Number of logs / DAC regions (flash regions: a RAM region is extra). Default 1 for
+    /// `none`, 4 for `dac`, 2 for `oracle`; `deb`: one per stable-time interval.
     pub regions: Option<u32>,
     /// DAC time threshold for promotion/demotion; unset = no threshold.
     pub time_threshold_s: Option<f64>,
@@ -568,6 +608,29 @@ impl Resolved {
         }
     }
 
+    /// Pages of the page FTL's RAM region: DEB's EBR or DAC's RAM region (0 without one).
+    #[must_use]
+    pub fn ram_region_pages(&self) -> u32 {
+        let c = &self.config;
+        let bytes = match c.ftl.placement.as_str() {
+            "deb" => c.deb.ebr_size_bytes.unwrap_or(0),
+            "dac" => c.dac.ram_region_bytes.unwrap_or(0),
+            _ => 0,
+        };
+        (bytes / self.geometry.page_size_bytes) as u32
+    }
+
+    /// Rule 5's threshold as a fraction of the RAM region.
+    #[must_use]
+    pub fn ram_write_back_threshold(&self) -> f64 {
+        let c = &self.config;
+        match c.ftl.placement.as_str() {
+            "deb" => c.deb.ebr_write_back_threshold,
+            _ => c.dac.ram_write_back_threshold,
+        }
+        .unwrap_or(1.0)
+    }
+
     /// Pages the RAM buffer holds (0 without one).
     #[must_use]
     pub fn buffer_pages(&self) -> u32 {
@@ -740,7 +803,7 @@ fn one_of(value: &str, key: &str, allowed: &[&str]) -> Result<(), ConfigError> {
 }
 
 pub const CLEANING_NAMES: &[&str] = &["greedy", "cost-benefit", "cat", "fifo", "random-d"];
-pub const PLACEMENT_NAMES: &[&str] = &["none", "dac", "oracle"];
+pub const PLACEMENT_NAMES: &[&str] = &["none", "dac", "oracle", "deb"];
 pub const WORKLOAD_KINDS: &[&str] = &[
     "sequential",
     "uniform",
@@ -853,6 +916,7 @@ impl Config {
             validate_workload(&mut c.workload, &geometry)?;
             validate_serve(&c.serve)?;
             validate_buffer(&mut c.buffer, &geometry)?;
+            validate_ram(&mut c, &geometry)?;
             validate_wear(&mut c.wear, preset.endurance_cycles)?;
             return Ok(Resolved { config: c, geometry, timing, regions: 1, gc_free_blocks_min: 0 });
         }
@@ -867,12 +931,28 @@ impl Config {
         }
         one_of(&f.cleaning, "ftl.cleaning", CLEANING_NAMES)?;
         one_of(&f.placement, "ftl.placement", PLACEMENT_NAMES)?;
+        let deb_regions =
+            c.deb.stable_time_intervals_s.as_ref().map_or(DEB_INTERVALS_S.len(), Vec::len);
+        check(
+            f.placement != "deb" || (1..=64).contains(&deb_regions),
+            "deb.stable_time_intervals_s",
+            "needs 1 to 64 values (one flash region each)",
+        )?;
         let default_regions = match f.placement.as_str() {
             "dac" => 4,
             "oracle" => 2,
+            "deb" => deb_regions as u32,
             _ => 1,
         };
         let regions = *f.regions.get_or_insert(default_regions);
+        check(
+            f.placement != "deb" || regions as usize == deb_regions,
+            "ftl.regions",
+            format!(
+                "DEB has one flash region per stable-time interval: deb.stable_time_intervals_s \
+                 gives {deb_regions}; leave ftl.regions unset"
+            ),
+        )?;
         check((1..=64).contains(&regions), "ftl.regions", "must be between 1 and 64")?;
         check(
             f.placement != "none" || regions == 1,
@@ -945,6 +1025,7 @@ impl Config {
         validate_workload(&mut c.workload, &geometry)?;
         validate_serve(&c.serve)?;
         validate_buffer(&mut c.buffer, &geometry)?;
+        validate_ram(&mut c, &geometry)?;
         validate_wear(&mut c.wear, preset.endurance_cycles)?;
         Ok(Resolved { config: c, geometry, timing, regions, gc_free_blocks_min })
     }
@@ -987,6 +1068,122 @@ fn validate_buffer(b: &mut BufferConfig, g: &Geometry) -> Result<(), ConfigError
             "buffer.cflru_window",
             "only buffer.kind = \"cflru\" has a window",
         )?;
+    }
+    Ok(())
+}
+
+/// Paper 004's stable-time interval boundaries (seconds, hottest first).
+pub const DEB_INTERVALS_S: [f64; 4] = [100.0, 200.0, 300.0, 400.0];
+/// Paper 004's EBR: 4 MB.
+pub const EBR_SIZE_BYTES_DEFAULT: u64 = 4 << 20;
+const RAM_BYTES_MIN_DEFAULT: u64 = 64 << 20;
+
+/// `[deb]`, `[dac]` and `device.ram_bytes`: each placement's keys filled in, other placements'
+/// keys rejected; the RAM region and the buffer must fit the device's RAM together.
+fn validate_ram(c: &mut Config, g: &Geometry) -> Result<(), ConfigError> {
+    let placement = c.ftl.placement.as_str();
+    let d = &mut c.deb;
+    if placement == "deb" {
+        let key = "deb.stable_time_intervals_s";
+        let iv = d.stable_time_intervals_s.get_or_insert_with(|| DEB_INTERVALS_S.to_vec());
+        check((1..=64).contains(&iv.len()), key, "needs 1 to 64 values (one flash region each)")?;
+        check(
+            iv.iter().all(|v| v.is_finite() && *v > 0.0),
+            key,
+            "values must be positive, finite seconds",
+        )?;
+        if let Some(i) = iv.windows(2).position(|w| w[0] >= w[1]) {
+            return Err(ConfigError::new(
+                key,
+                format!(
+                    "must be strictly increasing, hottest region first: value {} ({} s) is \
+                     followed by {} s",
+                    i,
+                    iv[i],
+                    iv[i + 1]
+                ),
+            ));
+        }
+        d.ebr_size_bytes.get_or_insert(EBR_SIZE_BYTES_DEFAULT);
+        let t = *d.ebr_write_back_threshold.get_or_insert(1.0);
+        check(
+            t.is_finite() && t > 0.0 && t <= 1.0,
+            "deb.ebr_write_back_threshold",
+            "must be in (0, 1] (a fraction of the EBR)",
+        )?;
+        d.wear_aware.get_or_insert(true);
+    } else {
+        for (set, key) in [
+            (d.ebr_size_bytes.is_some(), "deb.ebr_size_bytes"),
+            (d.stable_time_intervals_s.is_some(), "deb.stable_time_intervals_s"),
+            (d.ebr_write_back_threshold.is_some(), "deb.ebr_write_back_threshold"),
+            (d.wear_aware.is_some(), "deb.wear_aware"),
+        ] {
+            check(!set, key, "only ftl.placement = \"deb\" uses it")?;
+        }
+    }
+    let a = &mut c.dac;
+    if placement == "dac" {
+        if *a.ram_region_bytes.get_or_insert(0) > 0 {
+            let t = *a.ram_write_back_threshold.get_or_insert(1.0);
+            check(
+                t.is_finite() && t > 0.0 && t <= 1.0,
+                "dac.ram_write_back_threshold",
+                "must be in (0, 1] (a fraction of the RAM region)",
+            )?;
+        } else {
+            check(
+                a.ram_write_back_threshold.is_none(),
+                "dac.ram_write_back_threshold",
+                "there is no RAM region: set dac.ram_region_bytes too",
+            )?;
+        }
+    } else {
+        for (set, key) in [
+            (a.ram_region_bytes.is_some(), "dac.ram_region_bytes"),
+            (a.ram_write_back_threshold.is_some(), "dac.ram_write_back_threshold"),
+        ] {
+            check(!set, key, "only ftl.placement = \"dac\" uses it")?;
+        }
+    }
+    let (region_key, region_bytes) = match placement {
+        "deb" => ("deb.ebr_size_bytes", c.deb.ebr_size_bytes.unwrap_or(0)),
+        "dac" => ("dac.ram_region_bytes", c.dac.ram_region_bytes.unwrap_or(0)),
+        _ => ("", 0),
+    };
+    if region_bytes > 0 {
+        check(
+            region_bytes >= g.page_size_bytes,
+            region_key,
+            format!("{region_bytes} bytes hold no page of {} bytes", g.page_size_bytes),
+        )?;
+        check(
+            g.physical_pages() + region_bytes / g.page_size_bytes < u64::from(u32::MAX) / 2,
+            region_key,
+            "the flash pages and the RAM region's pages together must stay below 2^31",
+        )?;
+    }
+    let physical_bytes = g.physical_pages() * g.page_size_bytes;
+    let budget = *c.device.ram_bytes.get_or_insert((physical_bytes / 4).max(RAM_BYTES_MIN_DEFAULT));
+    let buffer = if c.buffer.kind == "none" { 0 } else { c.buffer.size_bytes.unwrap_or(0) };
+    if region_bytes + buffer > budget {
+        let key = if region_bytes > 0 { region_key } else { "buffer.size_bytes" };
+        let what = match (region_bytes > 0, buffer > 0) {
+            (true, true) => format!(
+                "the RAM region ({region_bytes} bytes) and the buffer ({buffer} bytes) need {} \
+                 bytes of RAM together",
+                region_bytes + buffer
+            ),
+            (true, false) => format!("the RAM region needs {region_bytes} bytes of RAM"),
+            _ => format!("the buffer needs {buffer} bytes of RAM"),
+        };
+        return Err(ConfigError::new(
+            key,
+            format!(
+                "{what}, more than the device's RAM budget device.ram_bytes = {budget}; shrink \
+                 it or raise device.ram_bytes"
+            ),
+        ));
     }
     Ok(())
 }

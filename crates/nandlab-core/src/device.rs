@@ -17,10 +17,11 @@ use crate::buffer::{Buffer, BufferCounters, FlushReason};
 use crate::config::{Geometry, Resolved};
 use crate::error::{ConfigError, RequestError};
 use crate::flash::{CountingMedia, Flash, FlashCounters, Lpn, Media, Op, Source};
+use crate::ftl::ram_region::RamWriteBack;
 use crate::ftl::{Ftl, FtlCounters, PageFtl, RecycleKind};
 use crate::metrics::{
     self, ExecTime, FlashTime, HostCounters, LatencyHistogram, LifetimeMetrics, Metrics,
-    WearSample, WearStats, WearSummary,
+    RamRegionMetrics, WearSample, WearStats, WearSummary,
 };
 use crate::request::{Request, RequestKind};
 use crate::{gc, placement};
@@ -110,8 +111,16 @@ pub struct Device {
     lifetime: Lifetime,
 }
 
-/// The page FTL's wear leveler and endurance from `[wear]` (units: physical blocks).
-fn configure_wear(ftl: &mut PageFtl, r: &Resolved) {
+/// The page FTL's wear leveler and endurance from `[wear]` (units: physical blocks), and the
+/// placement's RAM region and wear-aware allocation (`[deb]`, `[dac]`).
+fn configure_page_ftl(ftl: &mut PageFtl, r: &Resolved) {
+    let ram_pages = r.ram_region_pages();
+    if ram_pages > 0 {
+        ftl.set_ram_region(ram_pages, r.ram_write_back_threshold(), r.timing.ram_page_ns);
+    }
+    ftl.set_wear_aware_allocation(
+        r.config.ftl.placement == "deb" && r.config.deb.wear_aware.unwrap_or(false),
+    );
     ftl.set_endurance_cycles(r.config.wear.endurance_cycles.expect("resolved"));
     let erases: u64 = ftl.erase_counts().iter().map(|&c| u64::from(c)).sum();
     let params = r.wear_params(r.geometry.blocks, erases);
@@ -137,7 +146,7 @@ impl Device {
             let victim = gc::by_name(resolved)?;
             let placement = placement::by_name(resolved, future)?;
             let mut ftl = PageFtl::new(flash, victim, placement, resolved.gc_free_blocks_min);
-            configure_wear(&mut ftl, resolved);
+            configure_page_ftl(&mut ftl, resolved);
             Box::new(ftl)
         } else {
             Box::new(crate::ftl::hybrid::from_config(resolved, flash))
@@ -170,7 +179,7 @@ impl Device {
         let placement = placement::by_name(resolved, None)?;
         let mut ftl =
             PageFtl::recover(flash, victim, placement, resolved.gc_free_blocks_min, now_ns);
-        configure_wear(&mut ftl, resolved);
+        configure_page_ftl(&mut ftl, resolved);
         let mut device = Self::with_ftl(Box::new(ftl));
         device.set_buffer(crate::buffer::from_config(resolved));
         device.busy_until_ns = now_ns;
@@ -194,9 +203,27 @@ impl Device {
     }
 
     /// Ends a run: the buffer's dirty pages are written back (counted as
-    /// `buffer.final_written_pages`) so the metrics include what the buffer only deferred.
+    /// `buffer.final_written_pages`), then the RAM region's pages (`final_write_back_pages`),
+    /// so the metrics include what RAM only deferred.
     pub fn finish(&mut self) {
         self.write_back(FlushReason::EndOfRun);
+        self.flush_ram_region(RamWriteBack::EndOfRun);
+    }
+
+    /// Shuts the device down (the served drive stops): the buffer and the RAM region are
+    /// written back (`shutdown_write_back_pages`) and the media synced, so the image holds
+    /// everything. A host FLUSH does not empty the RAM region: it is battery-backed.
+    pub fn shutdown(&mut self) -> Result<(), crate::error::MediaError> {
+        self.write_back(FlushReason::Host);
+        self.flush_ram_region(RamWriteBack::Shutdown);
+        self.ftl.sync()
+    }
+
+    fn flush_ram_region(&mut self, reason: RamWriteBack) {
+        let now = self.busy_until_ns.max(self.last_arrival_ns);
+        if self.ftl.flush_ram_region(now, reason) > 0 {
+            self.busy_until_ns = now + self.ftl.flash_mut().take_pending_ns();
+        }
     }
 
     fn write_back(&mut self, reason: FlushReason) {
@@ -640,7 +667,7 @@ impl Device {
                 &now.flash,
                 &w.flash,
                 self.ftl.flash().timing(),
-                (now.buffer - w.buffer).ram_ns,
+                (now.buffer - w.buffer).ram_ns + (now.ftl.ram - w.ftl.ram).ram_ns,
             ),
             buffer_kind: self.buffer.as_ref().map_or("none", |b| b.name()),
             buffer_pages: self.buffer.as_ref().map_or(0, |b| u64::from(b.capacity_pages())),
@@ -667,6 +694,12 @@ impl Device {
                 first_wear_out_host_bytes: self.lifetime.first_wear_out_host_bytes,
                 unusable_host_bytes: self.lifetime.unusable_host_bytes,
             },
+            ram_region: self.ftl.ram_region().map(|info| RamRegionMetrics {
+                capacity_pages: info.capacity_pages,
+                threshold_pages: info.threshold_pages,
+                used_pages: info.used_pages,
+                counters: now.ftl.ram - w.ftl.ram,
+            }),
             wall_seconds: 0.0,
             measured_wall_seconds: 0.0,
             host_writes_per_wall_second: 0.0,

@@ -341,6 +341,8 @@ pub struct Metrics {
     pub wear_leveling_copies: u64,
     /// Endurance and lifetime (`[wear]`).
     pub lifetime: LifetimeMetrics,
+    /// The page FTL's RAM region (DEB's EBR, DAC's RAM region); `None` without one.
+    pub ram_region: Option<RamRegionMetrics>,
     /// Wall-clock seconds of the whole run, prefill and warm-up included (front ends fill the
     /// wall-clock fields: the core has no clock).
     pub wall_seconds: f64,
@@ -351,6 +353,21 @@ pub struct Metrics {
     /// Wear over the whole run (`run.sample_every_bytes`; empty without it), oldest first:
     /// unlike the window counters above, each sample is cumulative from the start of the run.
     pub wear_samples: Vec<WearSample>,
+}
+
+/// A RAM region's work in the measurement window (`ftl/ram_region.rs`). Host writes it absorbed
+/// are page writes that did not program flash when they happened; `write_back_pages` (rule 5),
+/// `shutdown_write_back_pages` and `final_write_back_pages` (end of run) are the ones that
+/// reached flash later, so absorbed minus written back is what the RAM really saved.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct RamRegionMetrics {
+    pub capacity_pages: u32,
+    /// Rule 5's trigger, in pages.
+    pub threshold_pages: u32,
+    /// Pages held at the end of the window (0 after the end-of-run write-back).
+    pub used_pages: u32,
+    #[serde(flatten)]
+    pub counters: crate::ftl::ram_region::RamRegionCounters,
 }
 
 /// Device lifetime (`wear/endurance.rs`): host bytes are counted from the device's creation

@@ -91,6 +91,8 @@ pub fn prepare(config: &Config) -> Result<(Config, TraceInfo), crate::Error> {
         let mut p = c.clone();
         if p.device.blocks.is_none() && p.device.logical_bytes.is_none() {
             p.device.blocks = Some(1024);
+            // The placeholder's RAM budget says nothing about the real device's.
+            p.device.ram_bytes.get_or_insert(u64::MAX / 4);
         }
         p.workload.path.get_or_insert_with(|| path.to_string_lossy().into_owned());
         p.resolve()?

@@ -514,7 +514,8 @@ impl Engine for SimEngine {
     }
 
     fn shutdown(&mut self) {
-        if self.device.sync().is_err() {
+        // The RAM region (DEB's EBR) is written back here, so the image is complete.
+        if self.device.shutdown().is_err() {
             self.errors += 1;
         }
         self.write_checkpoint();

@@ -190,6 +190,13 @@ impl Flash {
         self.counters.op_ns[op as usize] += ns;
     }
 
+    /// Adds RAM access time (a RAM region's page accesses) to the current request's service
+    /// time; it is not flash busy time.
+    #[inline]
+    pub fn charge_ram(&mut self, ns: u64) {
+        self.pending_ns += ns;
+    }
+
     /// Service time accumulated since the last call.
     pub fn take_pending_ns(&mut self) -> u64 {
         std::mem::take(&mut self.pending_ns)

@@ -6,6 +6,7 @@
 pub mod block_table;
 pub mod hybrid;
 mod page;
+pub mod ram_region;
 
 pub use hybrid::HybridFtl;
 pub use page::PageFtl;
@@ -24,6 +25,8 @@ pub struct FtlCounters {
     pub gc_valid_pages: u64,
     /// Block recycling of the hybrid FTLs, by kind (index = `RecycleKind`); zero for `page`.
     pub recycles: [RecycleStats; RECYCLE_KINDS],
+    /// The page FTL's RAM region (DEB's EBR, DAC's RAM region); zero without one.
+    pub ram: ram_region::RamRegionCounters,
 }
 
 /// How a hybrid FTL reclaimed log space (SPEC §4).
@@ -105,6 +108,14 @@ pub trait Ftl: Send {
     /// Makes all acknowledged writes durable on the media.
     fn sync(&mut self) -> Result<(), crate::error::MediaError> {
         self.flash_mut().media_mut().sync()
+    }
+    /// Writes every page of the RAM region (if any) back to flash; returns how many.
+    fn flush_ram_region(&mut self, _now_ns: u64, _reason: ram_region::RamWriteBack) -> u64 {
+        0
+    }
+    /// The RAM region's size and fill, `None` without one.
+    fn ram_region(&self) -> Option<ram_region::RamRegionInfo> {
+        None
     }
     /// Writes a checkpoint of the tables to the media (see `flash::Checkpoint`).
     fn checkpoint(&mut self, _now_ns: u64) -> Result<(), crate::error::MediaError> {

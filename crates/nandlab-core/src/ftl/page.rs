@@ -10,10 +10,19 @@
 //!
 //! A page's region is not stored per page: every block holds pages of one region, so the
 //! region is the block's. Entry times are kept only for placements that use them.
+//!
+//! A placement whose top region is RAM (DEB's EBR, DAC's RAM region; paper 004) has those pages
+//! kept in a `RamRegion`: the translation table maps them to pseudo page numbers past the
+//! flash, updates are in place at RAM cost, and the region writes its oldest pages back to the
+//! flash regions the placement picks when it fills (`ram_write_back`). With
+//! `set_wear_aware_allocation`, a region opening a block takes a less worn free block when it
+//! is among the hotter half of the regions and a more worn one otherwise (DEB's wear-aware
+//! movement of erase blocks between regions).
 
 use std::collections::VecDeque;
 
 use super::block_table::{BlockState, BlockTable};
+use super::ram_region::{RamRegion, RamRegionInfo, RamWriteBack};
 use super::{Ftl, FtlCounters};
 use crate::config::Geometry;
 use crate::flash::{BlockId, BlockRecord, Checkpoint, Flash, Lpn, Oob, Ppn, Source, NONE};
@@ -55,7 +64,18 @@ pub struct PageFtl {
     /// The wear leveler (`wear.kind`), told of every erase; `None`: off.
     wear: Option<Box<dyn WearLeveler>>,
     endurance: Endurance,
+    /// The RAM region, when the placement's top region is RAM.
+    ram: Option<RamRegion>,
+    /// Region index of the RAM region (= the number of flash regions).
+    ram_index: u8,
+    ram_page_ns: u64,
+    /// Open blocks by wear: hotter regions take the least worn free block of a window.
+    wear_aware: bool,
 }
+
+/// Free blocks a wear-aware allocation looks at (the free queue's oldest ones): bounded so an
+/// allocation costs O(1) on a fresh device whose free queue holds every block.
+const WEAR_AWARE_WINDOW: usize = 64;
 
 impl PageFtl {
     #[must_use]
@@ -68,6 +88,9 @@ impl PageFtl {
         let geometry = *flash.geometry();
         let regions = placement.regions();
         assert!((1..=255).contains(&regions));
+        // A RAM top region holds no blocks: only the flash regions have active blocks.
+        let flash_regions = regions - u32::from(placement.ram_region());
+        assert!(flash_regions >= 1, "a RAM region needs a flash region to write back to");
         assert!(gc_free_blocks_min >= 2, "the cleaner needs a block to copy into");
         assert!(geometry.blocks > gc_free_blocks_min + regions);
         let logical = geometry.logical_pages as usize;
@@ -83,7 +106,7 @@ impl PageFtl {
             valid_bits: vec![0; (geometry.blocks * words_per_block) as usize],
             words_per_block,
             blocks: BlockTable::new(geometry.blocks, geometry.pages_per_block),
-            active: vec![NONE; regions as usize],
+            active: vec![NONE; flash_regions as usize],
             free: (0..geometry.blocks).collect(),
             gc_free_blocks_min,
             victim,
@@ -96,7 +119,113 @@ impl PageFtl {
             counters: FtlCounters::default(),
             wear: None,
             endurance: Endurance::new(0, geometry.blocks, 0),
+            ram: None,
+            ram_index: flash_regions as u8,
+            ram_page_ns: 0,
+            wear_aware: false,
         }
+    }
+
+    /// Gives the placement's RAM top region its size (`capacity_pages`), write-back threshold
+    /// (fraction of it) and per-page access time.
+    pub fn set_ram_region(&mut self, capacity_pages: u32, threshold: f64, ram_page_ns: u64) {
+        assert!(self.placement.ram_region(), "the placement has no RAM region");
+        let base = self.geometry.blocks * self.pages_per_block;
+        self.ram =
+            Some(RamRegion::new(capacity_pages, threshold, base, self.geometry.page_size_bytes));
+        self.ram_page_ns = ram_page_ns;
+    }
+
+    /// Wear-aware block allocation (DEB): see the module doc.
+    pub fn set_wear_aware_allocation(&mut self, on: bool) {
+        self.wear_aware = on;
+    }
+
+    /// Whether `ppn` is a RAM region slot.
+    #[inline]
+    fn in_ram(&self, ppn: Ppn) -> bool {
+        self.ram.as_ref().is_some_and(|r| r.holds(ppn))
+    }
+
+    /// Host write of `lpn` into the RAM region: in place when it is there already (DEB rule 6),
+    /// else into a new slot, after writing the oldest pages back if the region is at its
+    /// threshold (rule 5); the page's flash copy, if any, becomes garbage.
+    fn write_ram(&mut self, lpn: Lpn, old: Option<PageState>, now_ns: u64, data: Option<&[u8]>) {
+        let ns = self.ram_page_ns;
+        let old_ppn = self.l2p[lpn as usize];
+        let ram = self.ram.as_mut().expect("the placement's RAM region is configured");
+        if old_ppn != NONE && ram.holds(old_ppn) {
+            ram.update(old_ppn, data, ns);
+            self.flash.charge_ram(ns);
+            return;
+        }
+        if ram.over_threshold_after_insert() {
+            let n = ram.write_back_count();
+            ram.counters.write_backs += 1;
+            self.write_back_oldest(n, RamWriteBack::Threshold, now_ns);
+        }
+        // Cleaning during the write-back may have moved the page's flash copy.
+        let old_ppn = self.l2p[lpn as usize];
+        let ram = self.ram.as_mut().expect("checked");
+        let ppn = ram.insert(lpn, data, ns);
+        self.flash.charge_ram(ns);
+        self.l2p[lpn as usize] = ppn;
+        self.set_region_entry(lpn, old, self.ram_index, now_ns);
+        if old_ppn != NONE {
+            self.invalidate(old_ppn, now_ns);
+        }
+    }
+
+    /// Writes the `n` oldest RAM pages back to the flash regions the placement picks.
+    fn write_back_oldest(&mut self, n: u32, reason: RamWriteBack, now_ns: u64) {
+        for _ in 0..n {
+            let Some((lpn, ppn)) = self.ram.as_ref().and_then(RamRegion::oldest) else { break };
+            let state = PageState {
+                region: self.ram_index,
+                entered_ns: self.entered_ns.get(lpn as usize).copied().unwrap_or(0),
+            };
+            let region = self.placement.ram_write_back(lpn, state, now_ns);
+            assert!(region < self.ram_index, "a RAM page is written back to a flash region");
+            if (self.free.len() as u32) < self.gc_free_blocks_min {
+                self.clean(now_ns);
+            }
+            let target = self.next_page(region, now_ns);
+            self.seq += 1;
+            let oob = Oob { lpn, seq: self.seq, region };
+            let ram = self.ram.as_mut().expect("checked");
+            self.flash.program(target, oob, Source::Host, ram.payload(ppn));
+            ram.remove(ppn);
+            let c = &mut ram.counters;
+            match reason {
+                RamWriteBack::Threshold => c.write_back_pages += 1,
+                RamWriteBack::Shutdown => c.shutdown_write_back_pages += 1,
+                RamWriteBack::EndOfRun => c.final_write_back_pages += 1,
+            }
+            self.l2p[lpn as usize] = target;
+            self.mark_valid(target);
+            self.set_region_entry(lpn, Some(state), region, now_ns);
+        }
+    }
+
+    /// A free block for a region to open: the oldest free one, or with wear-aware allocation
+    /// the least worn (hotter half of the regions) or most worn (colder half) among the
+    /// oldest `WEAR_AWARE_WINDOW`.
+    #[inline]
+    fn take_free(&mut self, region: u8) -> BlockId {
+        if !self.wear_aware {
+            return self.free.pop_front().expect("free-block reserve exhausted");
+        }
+        let hot = 2 * usize::from(region) >= self.active.len();
+        let counts = &self.blocks.erase_count;
+        let window = self.free.iter().take(WEAR_AWARE_WINDOW).enumerate();
+        let pick = if hot {
+            window.min_by_key(|&(_, &b)| counts[b as usize]).map(|(i, _)| i)
+        } else {
+            // The first of the most worn: `max_by_key` would take the last.
+            window.min_by_key(|&(_, &b)| std::cmp::Reverse(counts[b as usize])).map(|(i, _)| i)
+        };
+        let i = pick.expect("free-block reserve exhausted");
+        self.free.remove(i).expect("index in range")
     }
 
     /// Attaches a wear leveler (`crate::wear::by_name`; `None` turns leveling off). Its units
@@ -265,10 +394,12 @@ impl PageFtl {
 
     #[inline]
     fn page_state(&self, lpn: Lpn, ppn: Ppn) -> PageState {
-        PageState {
-            region: self.blocks.region[(ppn / self.pages_per_block) as usize],
-            entered_ns: self.entered_ns.get(lpn as usize).copied().unwrap_or(0),
-        }
+        let region = if self.in_ram(ppn) {
+            self.ram_index
+        } else {
+            self.blocks.region[(ppn / self.pages_per_block) as usize]
+        };
+        PageState { region, entered_ns: self.entered_ns.get(lpn as usize).copied().unwrap_or(0) }
     }
 
     /// A page to program in `region`, opening a new active block if needed. Never cleans: the
@@ -278,7 +409,7 @@ impl PageFtl {
         let r = region as usize;
         let mut block = self.active[r];
         if block == NONE {
-            block = self.free.pop_front().expect("free-block reserve exhausted");
+            block = self.take_free(region);
             self.blocks.open(block, region, now_ns);
             self.active[r] = block;
         }
@@ -515,6 +646,11 @@ impl Ftl for PageFtl {
         let old = (old_ppn != NONE).then(|| self.page_state(lpn, old_ppn));
         let region = self.placement.host_write(lpn, old, now_ns);
         assert!(u32::from(region) < self.placement.regions());
+        if self.ram.is_some() && region == self.ram_index {
+            self.write_ram(lpn, old, now_ns, data);
+            return;
+        }
+        assert!(!self.in_ram(old_ppn), "a host write moved a page out of the RAM region");
         let ppn = self.next_page(region, now_ns);
         self.seq += 1;
         self.flash.program(ppn, Oob { lpn, seq: self.seq, region }, Source::Host, data);
@@ -531,6 +667,11 @@ impl Ftl for PageFtl {
         if ppn == NONE {
             return false;
         }
+        if let Some(ram) = self.ram.as_mut().filter(|r| r.holds(ppn)) {
+            ram.read(ppn, data, self.ram_page_ns);
+            self.flash.charge_ram(self.ram_page_ns);
+            return true;
+        }
         let oob = self.flash.read(ppn, Source::Host, data);
         // Paired with the program-time OOB: the translation table never points at a page
         // holding another LPN.
@@ -542,7 +683,10 @@ impl Ftl for PageFtl {
         let ppn = self.l2p[lpn as usize];
         if ppn != NONE {
             self.l2p[lpn as usize] = NONE;
-            self.invalidate(ppn, now_ns);
+            match self.ram.as_mut().filter(|r| r.holds(ppn)) {
+                Some(ram) => ram.remove(ppn),
+                None => self.invalidate(ppn, now_ns),
+            }
         }
     }
 
@@ -558,7 +702,7 @@ impl Ftl for PageFtl {
     #[inline]
     fn prefetch_mapped(&self, lpn: Lpn) {
         let Some(&ppn) = self.l2p.get(lpn as usize) else { return };
-        if ppn == NONE {
+        if ppn == NONE || self.in_ram(ppn) {
             return;
         }
         let (w, _) = self.bit(ppn);
@@ -570,8 +714,30 @@ impl Ftl for PageFtl {
         self.l2p[lpn as usize] != NONE
     }
 
+    /// A RAM region page reports its pseudo page number (past the flash) and the RAM region's
+    /// index.
     fn locate(&self, lpn: Lpn) -> Option<(Ppn, u8)> {
-        self.lookup(lpn).map(|ppn| (ppn, self.blocks.region[(ppn / self.pages_per_block) as usize]))
+        self.lookup(lpn).map(|ppn| (ppn, self.page_state(lpn, ppn).region))
+    }
+
+    fn flush_ram_region(&mut self, now_ns: u64, reason: RamWriteBack) -> u64 {
+        let n = self.ram.as_ref().map_or(0, RamRegion::used_pages);
+        let erases = |f: &Flash| crate::flash::FlashCounters::total(&f.counters.erases);
+        let before = erases(&self.flash);
+        self.write_back_oldest(n, reason, now_ns);
+        let done = erases(&self.flash) - before;
+        if let Some(c) = self.ram.as_mut().map(|r| &mut r.counters) {
+            match reason {
+                RamWriteBack::Shutdown => c.shutdown_write_back_erases += done,
+                RamWriteBack::EndOfRun => c.final_write_back_erases += done,
+                RamWriteBack::Threshold => {}
+            }
+        }
+        u64::from(n)
+    }
+
+    fn ram_region(&self) -> Option<RamRegionInfo> {
+        self.ram.as_ref().map(RamRegion::info)
     }
 
     fn checkpoint(&mut self, now_ns: u64) -> Result<(), crate::error::MediaError> {
@@ -591,11 +757,17 @@ impl Ftl for PageFtl {
             })
             .collect();
         let free_order: Vec<BlockId> = self.free.iter().copied().collect();
+        // RAM region pages are not on flash: a mount from this checkpoint does not have them
+        // (the region is written back at shutdown, before the last checkpoint).
+        let l2p: std::borrow::Cow<'_, [Ppn]> = match &self.ram {
+            None => std::borrow::Cow::Borrowed(&self.l2p),
+            Some(r) => self.l2p.iter().map(|&p| if r.holds(p) { NONE } else { p }).collect(),
+        };
         let cp = Checkpoint {
             seq: self.seq,
             time_ns: now_ns,
             blocks: &blocks,
-            l2p: &self.l2p,
+            l2p: &l2p,
             free_order: &free_order,
         };
         self.flash.media_mut().write_checkpoint(&cp)
@@ -610,7 +782,10 @@ impl Ftl for PageFtl {
     }
 
     fn counters(&self) -> FtlCounters {
-        self.counters
+        FtlCounters {
+            ram: self.ram.as_ref().map(|r| r.counters).unwrap_or_default(),
+            ..self.counters
+        }
     }
 
     fn erase_counts(&self) -> &[u32] {
@@ -634,14 +809,21 @@ impl Ftl for PageFtl {
             + blocks * per_block
             + blocks * 4 // free list
             + self.active.len() as u64 * 4
+            + self.ram.as_ref().map_or(0, RamRegion::memory_bytes)
     }
 
     fn check(&self) {
         self.blocks.check();
         let ppb = self.pages_per_block;
         let mut valid = vec![0u32; self.geometry.blocks as usize];
+        let mut in_ram = 0u32;
         for (lpn, &ppn) in self.l2p.iter().enumerate() {
             if ppn == NONE {
+                continue;
+            }
+            if let Some(r) = self.ram.as_ref().filter(|r| r.holds(ppn)) {
+                assert_eq!(r.lpn_at(ppn) as usize, lpn, "RAM slot holds another LPN");
+                in_ram += 1;
                 continue;
             }
             let oob = self.flash.oob(ppn).expect("mapped page is erased");
@@ -652,6 +834,10 @@ impl Ftl for PageFtl {
             valid[b] += 1;
         }
         assert_eq!(valid, self.blocks.valid, "valid counts do not match the mapping");
+        if let Some(r) = &self.ram {
+            r.check();
+            assert_eq!(in_ram, r.used_pages(), "RAM slots in use do not match the mapping");
+        }
         let bits: Vec<u32> = (0..self.geometry.blocks as usize)
             .map(|b| {
                 let w = b * self.words_per_block as usize;

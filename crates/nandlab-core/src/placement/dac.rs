@@ -6,6 +6,11 @@
 //! while still young: hot), otherwise it is rewritten in the same region; a demotion only if it
 //! has been there longer than T, otherwise it stays. Exactly T counts as neither (the paper says
 //! "smaller than" and "exceeds").
+//!
+//! With a RAM region (`dac.ram_region_bytes`, paper 004's "DAC with 4 MB"), the RAM is one more
+//! region on top of the flash regions: promotions from the hottest flash region reach it,
+//! updates there stay there, and its written-back pages are demoted to the hottest flash
+//! region (the default `Placement::ram_write_back`).
 
 use super::{PageState, Placement};
 use crate::flash::Lpn;
@@ -13,13 +18,16 @@ use crate::flash::Lpn;
 pub struct Dac {
     regions: u32,
     threshold_ns: Option<u64>,
+    /// The top region is RAM.
+    ram: bool,
 }
 
 impl Dac {
     #[must_use]
-    pub fn new(regions: u32, threshold_ns: Option<u64>) -> Self {
+    pub fn new(regions: u32, threshold_ns: Option<u64>, ram: bool) -> Self {
         assert!((1..=255).contains(&regions));
-        Self { regions, threshold_ns }
+        assert!(!ram || regions >= 2, "a RAM region sits above at least one flash region");
+        Self { regions, threshold_ns, ram }
     }
 
     fn top(&self) -> u8 {
@@ -38,6 +46,10 @@ impl Placement for Dac {
 
     fn needs_residence_time(&self) -> bool {
         self.threshold_ns.is_some()
+    }
+
+    fn ram_region(&self) -> bool {
+        self.ram
     }
 
     fn host_write(&mut self, _lpn: Lpn, current: Option<PageState>, now_ns: u64) -> u8 {

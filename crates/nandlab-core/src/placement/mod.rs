@@ -1,5 +1,7 @@
 //! Data placement: which log (region) a page is written to, on host writes and when the
-//! cleaner copies it (SPEC §2.1). Region 0 is the Bottom (coldest); region N−1 the Top.
+//! cleaner copies it (SPEC §2.1). Region 0 is the Bottom (coldest); region N−1 the Top. A
+//! placement may declare its Top region RAM (`Placement::ram_region`: DEB's EBR, DAC with a
+//! RAM region, SPEC §3); the page FTL then holds those pages in `ftl::ram_region`.
 //!
 //! Adding a placement: one file here and one line in `by_name`.
 
@@ -33,6 +35,17 @@ pub trait Placement: Send {
     fn host_write(&mut self, lpn: Lpn, current: Option<PageState>, now_ns: u64) -> u8;
     /// Region for a valid page the cleaner moves out of a victim block.
     fn cleaner_copy(&mut self, lpn: Lpn, current: PageState, now_ns: u64) -> u8;
+    /// Whether the hottest region (`regions() - 1`) is RAM rather than flash (DEB's Extra
+    /// Buffer Region, DAC's RAM region): the page FTL keeps its pages in a `RamRegion`, updates
+    /// them in place and writes them back when it fills.
+    fn ram_region(&self) -> bool {
+        false
+    }
+    /// Flash region for a page the FTL writes back from the RAM region. Default: the next
+    /// colder region (DAC's demotion).
+    fn ram_write_back(&mut self, _lpn: Lpn, current: PageState, _now_ns: u64) -> u8 {
+        current.region - 1
+    }
 }
 
 /// How many different logs the valid pages of one victim block can be copied into, at most.
@@ -60,7 +73,14 @@ pub fn by_name(
     Ok(match f.placement.as_str() {
         "none" => Box::new(none::OneLog),
         "dac" => {
-            Box::new(dac::Dac::new(regions, f.time_threshold_s.map(|s| (s * 1e9).round() as u64)))
+            let ram = resolved.ram_region_pages() > 0;
+            let threshold_ns = f.time_threshold_s.map(|s| (s * 1e9).round() as u64);
+            Box::new(dac::Dac::new(regions + u32::from(ram), threshold_ns, ram))
+        }
+        "deb" => {
+            let bounds = resolved.config.deb.stable_time_intervals_s.as_ref().expect("resolved");
+            let ebr = resolved.ram_region_pages() > 0;
+            Box::new(deb::Deb::new(bounds, resolved.geometry.logical_pages, ebr))
         }
         "oracle" => {
             let future = future.ok_or_else(|| {

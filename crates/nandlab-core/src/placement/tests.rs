@@ -9,7 +9,7 @@ const S: u64 = 1_000_000_000;
 
 #[test]
 fn dac_without_threshold_promotes_and_demotes_one_step() {
-    let mut d = Dac::new(4, None);
+    let mut d = Dac::new(4, None, false);
     assert_eq!(d.host_write(7, None, 0), 0, "new data enters the Bottom region");
     let at = |region| PageState { region, entered_ns: 0 };
     assert_eq!(d.host_write(7, Some(at(0)), 5 * S), 1);
@@ -22,7 +22,7 @@ fn dac_without_threshold_promotes_and_demotes_one_step() {
 
 #[test]
 fn dac_time_threshold() {
-    let mut d = Dac::new(4, Some(10 * S));
+    let mut d = Dac::new(4, Some(10 * S), false);
     assert!(d.needs_residence_time());
     let page = PageState { region: 1, entered_ns: 100 * S };
     // Updated 9 s after entering: young → promoted.
