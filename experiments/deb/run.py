@@ -112,6 +112,15 @@ def tidy(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def bar_chart(pivot: pd.DataFrame, ylabel: str, title: str, name: str) -> None:
+    ax = pivot.plot.bar(rot=0, figsize=(8, 4))
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    plt.tight_layout()
+    plt.savefig(HERE / name, dpi=110)
+    plt.close()
+
+
 def save(df: pd.DataFrame, name: str) -> None:
     df.to_csv(HERE / f"{name}.csv", index=False)
     print(f"wrote {name}.csv ({len(df)} rows)")
@@ -251,12 +260,8 @@ def fig51(jobs: int, quick: bool) -> None:
     save(out, "fig51")
     print(out[["transactions", "system", "erases", "erases_in_run"]].to_string(index=False))
     pivot = out.pivot(index="transactions", columns="system", values="erases")[names]
-    ax = pivot.plot.bar(rot=0, figsize=(8, 4))
-    ax.set_ylabel("erases")
-    ax.set_title("Figure 5.1: Postmark on a 64 MB flash, 90 % full")
-    plt.tight_layout()
-    plt.savefig(HERE / "fig51_postmark.png", dpi=110)
-    plt.close()
+    bar_chart(pivot, "erases", "Figure 5.1: Postmark on a 64 MB flash, 90 % full",
+              "fig51_postmark.png")
 
 
 def fig55(quick: bool) -> None:
@@ -328,12 +333,8 @@ def traces(jobs: int, quick: bool) -> None:
     save(out, "traces")
     print(out.to_string(index=False))
     pivot = out.pivot(index="trace", columns="system", values="vs_dac_percent")[list(SYSTEMS)]
-    ax = pivot.plot.bar(rot=0, figsize=(8, 4))
-    ax.set_ylabel("erases vs DAC (%)")
-    ax.set_title("Real traces, CAT: erases relative to DAC")
-    plt.tight_layout()
-    plt.savefig(HERE / "traces.png", dpi=110)
-    plt.close()
+    bar_chart(pivot, "erases vs DAC (%)", "Real traces, CAT: erases relative to DAC",
+              "traces.png")
 
 
 EXPERIMENTS = ["table51", "clock", "fig52", "fig53", "fig51", "fig55", "traces"]

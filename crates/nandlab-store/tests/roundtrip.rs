@@ -54,6 +54,28 @@ fn scribble(d: &mut Device, reference: &mut [u8], rng: &mut Lcg, writes: usize) 
     }
 }
 
+/// Reads a random range and compares it with the reference.
+fn read_and_compare(d: &mut Device, reference: &[u8], rng: &mut Lcg, what: &str) {
+    let cap = reference.len() as u64;
+    let sectors = 1 + rng.next() % 24;
+    let off = (rng.next() % (cap / 512 - sectors)) * 512;
+    let mut buf = vec![0u8; (sectors * 512) as usize];
+    d.submit_io(&Request::read(off, sectors * 512), Io::Read(&mut buf)).unwrap();
+    let want = &reference[off as usize..(off + sectors * 512) as usize];
+    assert!(buf == want, "{what}: read at {off} differs");
+}
+
+/// Trims 1-4 random whole pages (they read back as zeros); returns the first and the count.
+fn trim_random(d: &mut Device, reference: &mut [u8], rng: &mut Lcg, page: u64) -> (u64, u64) {
+    let cap = reference.len() as u64;
+    let pages = 1 + rng.next() % 4;
+    let first = rng.next() % (cap / page - pages);
+    let (a, b) = ((first * page) as usize, ((first + pages) * page) as usize);
+    d.submit(&Request::trim(a as u64, (b - a) as u64)).unwrap();
+    reference[a..b].fill(0);
+    (first, pages)
+}
+
 #[test]
 fn data_survives_restart() {
     let r = resolved(&[]);
@@ -239,22 +261,11 @@ fn buffers_return_the_last_written_data() {
                 match rng.next() % 10 {
                     0..=4 => scribble(&mut d, &mut reference, &mut rng, 1),
                     5..=7 => {
-                        // Read a random range and compare it with the reference.
-                        let sectors = 1 + rng.next() % 24;
-                        let off = (rng.next() % (cap / 512 - sectors)) * 512;
-                        let mut buf = vec![0u8; (sectors * 512) as usize];
-                        d.submit_io(&Request::read(off, sectors * 512), Io::Read(&mut buf))
-                            .unwrap();
-                        let want = &reference[off as usize..(off + sectors * 512) as usize];
-                        assert!(buf == want, "{kind}/{ftl}: step {step}: read at {off} differs");
+                        let what = format!("{kind}/{ftl}: step {step}");
+                        read_and_compare(&mut d, &reference, &mut rng, &what);
                     }
                     8 => {
-                        // Trim whole pages: they read back as zeros.
-                        let pages = 1 + rng.next() % 4;
-                        let first = rng.next() % (cap / page - pages);
-                        let (a, b) = ((first * page) as usize, ((first + pages) * page) as usize);
-                        d.submit(&Request::trim(a as u64, (b - a) as u64)).unwrap();
-                        reference[a..b].fill(0);
+                        trim_random(&mut d, &mut reference, &mut rng, page);
                     }
                     _ => {
                         d.submit(&Request::flush()).unwrap();
@@ -311,20 +322,11 @@ fn ram_regions_return_the_last_written_data_and_survive_shutdown() {
                 match rng.next() % 8 {
                     0..=4 => scribble(&mut d, &mut reference, &mut rng, 1),
                     5 | 6 => {
-                        let sectors = 1 + rng.next() % 24;
-                        let off = (rng.next() % (cap / 512 - sectors)) * 512;
-                        let mut buf = vec![0u8; (sectors * 512) as usize];
-                        d.submit_io(&Request::read(off, sectors * 512), Io::Read(&mut buf))
-                            .unwrap();
-                        let want = &reference[off as usize..(off + sectors * 512) as usize];
-                        assert!(buf == want, "{extra:?}: step {step}: read at {off} differs");
+                        let what = format!("{extra:?}: step {step}");
+                        read_and_compare(&mut d, &reference, &mut rng, &what);
                     }
                     _ => {
-                        let pages = 1 + rng.next() % 4;
-                        let first = rng.next() % (cap / page - pages);
-                        let (a, b) = ((first * page) as usize, ((first + pages) * page) as usize);
-                        d.submit(&Request::trim(a as u64, (b - a) as u64)).unwrap();
-                        reference[a..b].fill(0);
+                        let (first, pages) = trim_random(&mut d, &mut reference, &mut rng, page);
                         trimmed[first as usize..(first + pages) as usize].fill(true);
                     }
                 }
