@@ -15,10 +15,10 @@
 
 use crate::buffer::{Buffer, BufferCounters, FlushReason};
 use crate::config::{Geometry, Resolved};
-use crate::error::{ConfigError, RequestError};
+use crate::error::{ConfigError, RecoveryError, RequestError};
 use crate::flash::{CountingMedia, Flash, FlashCounters, Lpn, Media, Op, Source};
 use crate::ftl::ram_region::RamWriteBack;
-use crate::ftl::{Ftl, FtlCounters, PageFtl, RecycleKind};
+use crate::ftl::{Ftl, FtlCounters, FtlRecovery, PageFtl, RecycleKind};
 use crate::metrics::{
     self, ExecTime, FlashTime, HostCounters, LatencyHistogram, LifetimeMetrics, Metrics,
     RamRegionMetrics, WearSample, WearStats, WearSummary,
@@ -109,6 +109,7 @@ pub struct Device {
     write_latency: LatencyHistogram,
     window_start: Snapshot,
     lifetime: Lifetime,
+    recovery: FtlRecovery,
 }
 
 /// The page FTL's wear leveler and endurance from `[wear]` (units: physical blocks), and the
@@ -157,34 +158,38 @@ impl Device {
     }
 
     /// A device over a media that already holds data (an image opened after a restart): the
-    /// FTL's tables are rebuilt from the media's OOB (`PageFtl::recover`). `now_ns` is the
-    /// simulated time the device resumes at.
+    /// FTL's tables are rebuilt from the media (`PageFtl::recover`, `hybrid::recover`). `now_ns`
+    /// is the simulated time the device resumes at. What recovery repaired or completed is in
+    /// `recovery()`; damage it cannot repair is an error, never a panic.
     pub fn recover(
         resolved: &Resolved,
         media: Box<dyn Media>,
         now_ns: u64,
-    ) -> Result<Self, ConfigError> {
-        if resolved.config.ftl.kind != "page" {
-            return Err(ConfigError::new(
-                "ftl.kind",
-                format!(
-                    "{:?} cannot rebuild its tables from flash yet: only the page FTL recovers \
-                     (and can be served)",
-                    resolved.config.ftl.kind
-                ),
-            ));
-        }
+    ) -> Result<Self, RecoveryError> {
         let flash = Flash::new(media, resolved.timing);
-        let victim = gc::by_name(resolved)?;
-        let placement = placement::by_name(resolved, None)?;
-        let mut ftl =
-            PageFtl::recover(flash, victim, placement, resolved.gc_free_blocks_min, now_ns);
-        configure_page_ftl(&mut ftl, resolved);
-        let mut device = Self::with_ftl(Box::new(ftl));
+        let (ftl, recovery): (Box<dyn Ftl>, FtlRecovery) = if resolved.config.ftl.kind == "page" {
+            let victim = gc::by_name(resolved)?;
+            let placement = placement::by_name(resolved, None)?;
+            let (mut ftl, recovery) =
+                PageFtl::recover(flash, victim, placement, resolved.gc_free_blocks_min, now_ns)?;
+            configure_page_ftl(&mut ftl, resolved);
+            (Box::new(ftl), recovery)
+        } else {
+            let (ftl, recovery) = crate::ftl::hybrid::recover_from_config(resolved, flash)?;
+            (Box::new(ftl), recovery)
+        };
+        let mut device = Self::with_ftl(ftl);
+        device.recovery = recovery;
         device.set_buffer(crate::buffer::from_config(resolved));
         device.busy_until_ns = now_ns;
         device.last_arrival_ns = now_ns;
         Ok(device)
+    }
+
+    /// What the last `recover` repaired or completed (all zero for a new device).
+    #[must_use]
+    pub fn recovery(&self) -> FtlRecovery {
+        self.recovery
     }
 
     /// Writes a checkpoint of the FTL's tables to the media (LFSS fast mount), stamped with the
@@ -270,6 +275,7 @@ impl Device {
             write_latency: LatencyHistogram::default(),
             window_start: Snapshot::default(),
             lifetime: Lifetime::default(),
+            recovery: FtlRecovery::default(),
         }
     }
 

@@ -89,3 +89,46 @@ impl fmt::Display for RequestError {
 }
 
 impl std::error::Error for RequestError {}
+
+/// Why an FTL could not rebuild its tables from what the flash holds (a served drive's image
+/// after a restart). Recovery never panics on what it reads: damage it can repair is repaired
+/// and reported (`ftl::FtlRecovery`); damage it cannot repair, or an image written under a
+/// different layout, is one of these.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RecoveryError {
+    /// The configuration itself is invalid.
+    Config(ConfigError),
+    /// The image was written under a different layout: `key` is the config key, with the
+    /// image's value and the configuration's.
+    Mismatch { key: &'static str, image: String, config: String },
+    /// The flash content is inconsistent in a way recovery cannot repair without risking an
+    /// older version of some page being served (`what` says where).
+    Damaged { what: String },
+    /// Recovery needs free blocks to finish interrupted work and the flash has none left.
+    NoSpace { what: String },
+}
+
+impl fmt::Display for RecoveryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Config(e) => write!(f, "{e}"),
+            Self::Mismatch { key, image, config } => write!(
+                f,
+                "the image was written with {key} = {image} but the configuration says                  {config}; serve it with --set {key}={image} or use a new image"
+            ),
+            Self::Damaged { what } => write!(f, "the image is damaged beyond repair: {what}"),
+            Self::NoSpace { what } => {
+                write!(f, "recovery cannot finish: no free block left ({what})")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RecoveryError {}
+
+impl From<ConfigError> for RecoveryError {
+    fn from(e: ConfigError) -> Self {
+        Self::Config(e)
+    }
+}

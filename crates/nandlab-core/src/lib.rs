@@ -25,7 +25,7 @@ pub mod workload;
 
 pub use config::{apply_overrides, Config, Geometry, Resolved};
 pub use device::{Completion, Device, Effects, Io};
-pub use error::{ConfigError, MediaError, RequestError};
+pub use error::{ConfigError, MediaError, RecoveryError, RequestError};
 pub use metrics::Metrics;
 pub use request::{Request, RequestKind};
 pub use workload::{Synthetic, WorkItem, Workload};

@@ -239,7 +239,9 @@ fn tables_rebuilt_from_flash_match_the_live_ones() {
         placement::by_name(&r, None).unwrap(),
         r.gc_free_blocks_min,
         5_000_000,
-    );
+    )
+    .unwrap()
+    .0;
     recovered.check();
     let rebuilt: Vec<_> = (0..lp).map(|l| recovered.locate(l)).collect();
     assert_eq!(rebuilt, live);

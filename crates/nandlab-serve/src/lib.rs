@@ -27,6 +27,8 @@ pub use nandlab_nbd::{
 pub enum ServeError {
     Config(ConfigError),
     Store(StoreError),
+    /// The image could not be recovered (damage, or a different layout).
+    Recovery(nandlab_core::RecoveryError),
     Io(std::io::Error),
 }
 
@@ -35,6 +37,7 @@ impl std::fmt::Display for ServeError {
         match self {
             Self::Config(e) => write!(f, "{e}"),
             Self::Store(e) => write!(f, "{e}"),
+            Self::Recovery(e) => write!(f, "{e}"),
             Self::Io(e) => write!(f, "{e}"),
         }
     }
@@ -45,6 +48,12 @@ impl std::error::Error for ServeError {}
 impl From<ConfigError> for ServeError {
     fn from(e: ConfigError) -> Self {
         Self::Config(e)
+    }
+}
+
+impl From<nandlab_core::RecoveryError> for ServeError {
+    fn from(e: nandlab_core::RecoveryError) -> Self {
+        Self::Recovery(e)
     }
 }
 

@@ -29,6 +29,29 @@ pub struct FtlCounters {
     pub ram: ram_region::RamRegionCounters,
 }
 
+/// What an FTL's recovery (rebuilding its tables from flash after a restart) found and did
+/// beyond reading: work a crash interrupted and was completed, and damage that was repaired.
+/// All zero after a clean shutdown.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FtlRecovery {
+    /// Programmed blocks with no valid page (a release or erase interrupted): erased.
+    pub erased_blocks: u32,
+    /// Partly programmed blocks that could not stay open (more than one per region, or a block
+    /// the FTL cannot append to): their unprogrammed pages were filled with garbage pages so
+    /// the block can be cleaned like any closed block.
+    pub sealed_blocks: u32,
+    /// Pages programmed to seal those blocks.
+    pub sealing_pages: u32,
+    /// Merges run to restore the hybrid FTLs' invariants (a merge or migration a crash
+    /// interrupted, more log blocks than the pool allows, a group over its log limit).
+    pub repair_merges: u32,
+    /// Pages found in the RAM region's NVRAM that were newer than their flash copy (restored).
+    pub nvram_pages_restored: u32,
+    /// NVRAM pages dropped because the battery is modelled as failed
+    /// (`serve.ram_region_battery = "failed"`): data loss by request.
+    pub nvram_pages_lost: u32,
+}
+
 /// How a hybrid FTL reclaimed log space (SPEC §4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RecycleKind {

@@ -23,7 +23,8 @@ use std::collections::VecDeque;
 
 use super::block_table::{BlockState, BlockTable};
 use super::ram_region::{RamRegion, RamRegionInfo, RamWriteBack};
-use super::{Ftl, FtlCounters};
+use super::{Ftl, FtlCounters, FtlRecovery};
+use crate::error::RecoveryError;
 use crate::config::Geometry;
 use crate::flash::{BlockId, BlockRecord, Checkpoint, Flash, Lpn, Oob, Ppn, Source, NONE};
 use crate::gc::VictimPolicy;
@@ -296,14 +297,13 @@ impl PageFtl {
     /// copy was not yet erased comes back after recovery (the NBD store adds trim records);
     /// last-modification times restart at `now_ns` (cleaning ages restart); DAC region entry
     /// times restart at `now_ns` too.
-    #[must_use]
     pub fn recover(
         flash: Flash,
         victim: Box<dyn VictimPolicy>,
         placement: Box<dyn Placement>,
         gc_free_blocks_min: u32,
         now_ns: u64,
-    ) -> Self {
+    ) -> Result<(Self, FtlRecovery), RecoveryError> {
         let mut ftl = Self::new(flash, victim, placement, gc_free_blocks_min);
         let ppb = ftl.pages_per_block;
         let mut newest_seq = vec![0u64; ftl.l2p.len()];
@@ -366,7 +366,7 @@ impl PageFtl {
         if !ftl.entered_ns.is_empty() {
             ftl.entered_ns.fill(now_ns);
         }
-        ftl
+        Ok((ftl, FtlRecovery::default()))
     }
 
     /// Gives back the flash (for recovery tests and for handing a media to a new FTL).

@@ -35,6 +35,9 @@
 //! kinds cannot be served as a virtual drive yet.
 
 pub mod recycling;
+mod recover;
+
+pub use recover::recover_from_config;
 
 use std::collections::VecDeque;
 
