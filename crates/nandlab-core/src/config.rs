@@ -134,6 +134,11 @@ pub struct ServeConfig {
     pub stats_interval_s: f64,
     /// How often a checkpoint is written with `serve.recovery = "checkpoint"` (LFSS: 30 s).
     pub checkpoint_interval_s: f64,
+    /// The battery behind a RAM region (DEB's EBR, DAC's RAM region) of a served drive: `ok`
+    /// (it is persisted in the image's NVRAM area on every write and restored at start-up) or
+    /// `failed` (this start-up models a power cut with a dead battery: the NVRAM content is
+    /// dropped and reported as lost; the host reads the older flash copies).
+    pub ram_region_battery: String,
 }
 
 impl Default for ServeConfig {
@@ -145,6 +150,7 @@ impl Default for ServeConfig {
             export_name: "nandlab".into(),
             stats_interval_s: 1.0,
             checkpoint_interval_s: 30.0,
+            ram_region_battery: "ok".into(),
         }
     }
 }
@@ -838,7 +844,8 @@ impl Config {
         let pages_per_block = *d.pages_per_block.get_or_insert(preset.pages_per_block);
         check(d.sector_size_bytes >= 1, "device.sector_size_bytes", "must be at least 1")?;
         check(
-            page_size_bytes >= d.sector_size_bytes && page_size_bytes % d.sector_size_bytes == 0,
+            page_size_bytes >= d.sector_size_bytes
+                && page_size_bytes.is_multiple_of(d.sector_size_bytes),
             "device.page_size_bytes",
             format!("must be a positive multiple of the sector size {}", d.sector_size_bytes),
         )?;
@@ -1242,6 +1249,7 @@ fn validate_wear(w: &mut WearConfig, preset_cycles: u64) -> Result<(), ConfigErr
 fn validate_serve(sv: &ServeConfig) -> Result<(), ConfigError> {
     one_of(&sv.store, "serve.store", &["full", "metadata-only"])?;
     one_of(&sv.recovery, "serve.recovery", &["scan", "checkpoint"])?;
+    one_of(&sv.ram_region_battery, "serve.ram_region_battery", &["ok", "failed"])?;
     check(
         sv.stats_interval_s.is_finite() && sv.stats_interval_s > 0.0,
         "serve.stats_interval_s",
@@ -1499,14 +1507,14 @@ fn validate_fs(w: &mut WorkloadConfig, g: &Geometry) -> Result<(), ConfigError> 
     )?;
     let p = fs.params(&w.kind);
     check(
-        p.cluster_bytes >= 512 && p.cluster_bytes % 512 == 0,
+        p.cluster_bytes >= 512 && p.cluster_bytes.is_multiple_of(512),
         "workload.fs.cluster_bytes",
         "must be a positive multiple of 512",
     )?;
     check(p.files >= 1, "workload.fs.files", "must be at least 1")?;
     check(p.file_bytes_max >= 1, "workload.fs.file_bytes_max", "must be at least 1")?;
     check(
-        p.data_align_bytes >= 512 && p.data_align_bytes % 512 == 0,
+        p.data_align_bytes >= 512 && p.data_align_bytes.is_multiple_of(512),
         "workload.fs.data_align_bytes",
         "must be a positive multiple of 512",
     )?;
@@ -1560,12 +1568,12 @@ fn validate_media_fs(w: &mut WorkloadConfig, g: &Geometry) -> Result<(), ConfigE
     }
     let p = fs.media_params(&media);
     check(
-        p.cluster_bytes >= 512 && p.cluster_bytes % 512 == 0,
+        p.cluster_bytes >= 512 && p.cluster_bytes.is_multiple_of(512),
         "workload.fs.cluster_bytes",
         "must be a positive multiple of 512",
     )?;
     check(
-        p.data_align_bytes >= 512 && p.data_align_bytes % 512 == 0,
+        p.data_align_bytes >= 512 && p.data_align_bytes.is_multiple_of(512),
         "workload.fs.data_align_bytes",
         "must be a positive multiple of 512",
     )?;

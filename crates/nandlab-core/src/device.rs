@@ -170,9 +170,11 @@ impl Device {
         let (ftl, recovery): (Box<dyn Ftl>, FtlRecovery) = if resolved.config.ftl.kind == "page" {
             let victim = gc::by_name(resolved)?;
             let placement = placement::by_name(resolved, None)?;
-            let (mut ftl, recovery) =
+            let (mut ftl, mut recovery) =
                 PageFtl::recover(flash, victim, placement, resolved.gc_free_blocks_min, now_ns)?;
             configure_page_ftl(&mut ftl, resolved);
+            let battery_failed = resolved.config.serve.ram_region_battery == "failed";
+            ftl.restore_nvram(battery_failed, now_ns, &mut recovery)?;
             (Box::new(ftl), recovery)
         } else {
             let (ftl, recovery) = crate::ftl::hybrid::recover_from_config(resolved, flash)?;
@@ -181,7 +183,9 @@ impl Device {
         let mut device = Self::with_ftl(ftl);
         device.recovery = recovery;
         device.set_buffer(crate::buffer::from_config(resolved));
-        device.busy_until_ns = now_ns;
+        // Work recovery did on the flash (sealing, repair merges, write-backs) delays the
+        // first request like any background work.
+        device.busy_until_ns = now_ns + device.ftl.flash_mut().take_pending_ns();
         device.last_arrival_ns = now_ns;
         Ok(device)
     }

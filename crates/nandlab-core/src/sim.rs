@@ -139,11 +139,13 @@ pub fn run<E>(
                     samples.push(device.wear_sample());
                     next_sample = next_multiple(device.host_write_bytes(), every);
                 }
-                if options.check_every_requests > 0 && index % options.check_every_requests == 0 {
+                if options.check_every_requests > 0
+                    && index.is_multiple_of(options.check_every_requests)
+                {
                     device.check();
                 }
                 if options.progress_every_requests > 0
-                    && index % options.progress_every_requests == 0
+                    && index.is_multiple_of(options.progress_every_requests)
                 {
                     observer(Event::Progress { requests: index });
                 }

@@ -99,7 +99,7 @@ pub fn resolve(config: &Config, image: &Path) -> Result<Resolved, ServeError> {
     let mut c = config.clone();
     let sized = c.device.blocks.is_some() || c.device.logical_bytes.is_some();
     if !sized && image.exists() {
-        let g = nandlab_store::read_geometry(image)?;
+        let g = nandlab_store::read_image_info(image)?;
         c.device.page_size_bytes = Some(g.page_size_bytes);
         c.device.pages_per_block = Some(g.pages_per_block);
         c.device.blocks = Some(g.blocks);
@@ -153,6 +153,12 @@ pub struct ServeStats {
     /// Erase blocks whose OOB records the mount read.
     pub mount_blocks_scanned: u64,
     pub checkpoints_written: u64,
+    /// What the mount found and repaired in the image's metadata (mirrored copies used, torn
+    /// writes, rejected checkpoints, NVRAM pages).
+    pub mount_repairs: nandlab_store::MountReport,
+    /// What the FTL's recovery completed or repaired (sealed blocks, repair merges, erased
+    /// blocks, RAM-region pages restored from NVRAM or lost to a failed battery).
+    pub ftl_recovery: nandlab_core::ftl::FtlRecovery,
     pub store: String,
     /// Metadata-only store: written pages kept / dropped by the rule set.
     pub metadata_pages_kept: u64,
@@ -227,22 +233,19 @@ impl SimEngine {
         let classifier = (resolved.config.serve.store == "metadata-only")
             .then(|| Arc::new(Mutex::new(Classifier::new(g.page_size_bytes, g.logical_pages))));
         let (mut device, image_bytes, mount) = if exists {
-            let (mut media, mount) = if resolved.config.serve.recovery == "checkpoint" {
-                FileMedia::open_with_checkpoint(image, g)?
+            let how = if resolved.config.serve.recovery == "checkpoint" {
+                nandlab_store::Mount::Checkpoint
             } else {
-                let report = nandlab_store::MountReport {
-                    blocks_scanned: u64::from(g.blocks),
-                    ..Default::default()
-                };
-                (FileMedia::open(image, g)?, report)
+                nandlab_store::Mount::Scan
             };
+            let (mut media, mount) = FileMedia::open(image, &resolved, how)?;
             if let Some(c) = &classifier {
                 media.set_metadata_only(Arc::clone(c));
             }
             let bytes = media.image_bytes();
             (Device::recover(&resolved, Box::new(media), 0)?, bytes, mount)
         } else {
-            let mut media = FileMedia::create(image, g)?;
+            let mut media = FileMedia::create(image, &resolved)?;
             if let Some(c) = &classifier {
                 media.set_metadata_only(Arc::clone(c));
             }
@@ -334,6 +337,8 @@ impl SimEngine {
                 mounted_from_checkpoint: self.mount.from_checkpoint,
                 mount_blocks_scanned: self.mount.blocks_scanned,
                 checkpoints_written: self.checkpoints_written,
+                mount_repairs: self.mount,
+                ftl_recovery: self.device.recovery(),
                 store: c.serve.store.clone(),
                 metadata_pages_kept: self.classifier.as_ref().map_or(0, |k| lock(k).kept_pages),
                 data_pages_dropped: self.classifier.as_ref().map_or(0, |k| lock(k).dropped_pages),

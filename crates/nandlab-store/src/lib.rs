@@ -1,50 +1,51 @@
 //! `FileMedia`: a payload-storing, file-backed flash media — the NAND image behind
 //! `nandlab serve`. It keeps the same RAM metadata as the counting media (so the FTL's hot
 //! paths never touch the file) and writes through to an image laid out like real NAND: page
-//! data plus a per-page out-of-band (OOB) record, per-block headers, and a superblock.
+//! data plus a per-page out-of-band (OOB) record, per-block headers, a superblock naming the
+//! image's geometry and layout, LFSS checkpoint slots and the NVRAM of a RAM region. The byte
+//! layout is in `format` and `docs/IMAGE_FORMAT.md`.
 //!
-//! Image layout (all integers little-endian; see `docs/IMAGE_FORMAT.md`):
-//! - superblock, 4 KiB at offset 0: magic `NANDLAB\x01`, version, geometry, CRC-32;
-//! - block headers, 8 bytes per erase block: erase count and its CRC-32 (all zero = 0 erases);
-//! - OOB area, 24 bytes per page: state (0 = erased, 0x5A = programmed), region, LPN, sequence
-//!   number, CRC-32 of the page data, CRC-32 of the record. A fresh sparse file is all erased;
-//! - data area, one page per physical page.
-//!
-//! Crash consistency (SPEC §2.5): a program writes the page data first and its OOB record
-//! second; an erase rewrites the block header, then zeroes the block's OOB records. Every
-//! completed `pwrite` survives a `kill -9` of the process (it is in the kernel's page cache), so
-//! after a crash each OOB record describes data that was fully written; a torn OOB record fails
-//! its CRC and the page is treated as programmed garbage (never mapped). `sync` (host FLUSH /
-//! FUA) adds `fdatasync` for power loss. Mount reads only superblock, headers and OOB records;
-//! page data CRCs are checked on every read.
+//! Promises (issue 15): every write whose `pwrite`s completed survives `kill -9` (they are in
+//! the kernel's page cache; FLUSH / FUA add `fdatasync` for power loss); a restart finds every
+//! such write, and never serves an older version of a page in its place:
+//! - a program writes the page data first and its OOB record second, an erase rewrites the
+//!   block header, then zeroes the block's OOB records; so an OOB record found at start-up
+//!   always describes data that was completely written;
+//! - every metadata record is mirrored with a CRC per copy: damage to one copy is repaired; a
+//!   record with no readable copy is a torn write only where a torn write can be (the last
+//!   programmed page of a block) and otherwise makes the mount fail with the damaged pages
+//!   named (its LPN is unknown, so serving would risk an older copy of some page);
+//! - page data CRCs are checked on every read (a mismatch is an error for exactly that page);
+//! - the RAM region's pages are written through to NVRAM cells, two per slot used
+//!   alternately, so an interrupted update leaves the previous version intact;
+//! - the image is locked (`flock`) while open: a second server is refused, naming the holder;
+//! - recorded geometry and layout (FTL kind, placement, regions, NVRAM) are compared with the
+//!   configuration at every start-up; a difference is refused naming the key.
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-
-use nandlab_core::config::Geometry;
-use nandlab_core::flash::{
-    BlockId, BlockRecord, Checkpoint, CountingMedia, Lpn, Media, Oob, Ppn, GARBAGE_LPN,
-};
-use nandlab_core::MediaError;
 use std::sync::{Arc, Mutex, PoisonError};
 
-pub mod metadata;
-pub use metadata::Classifier;
+use nandlab_core::config::{Geometry, Resolved};
+use nandlab_core::flash::{
+    BlockId, BlockRecord, Checkpoint, CountingMedia, Lpn, Media, NvramEntry, Oob, Ppn, GARBAGE_LPN,
+    MAX_PLAUSIBLE_ERASE_COUNT, NONE,
+};
+use nandlab_core::MediaError;
 
-const MAGIC: &[u8; 8] = b"NANDLAB\x01";
-const VERSION: u32 = 1;
-const SUPERBLOCK_BYTES: u64 = 4096;
-const BLOCK_HEADER_BYTES: u64 = 8;
-const OOB_BYTES: usize = 24;
-const STATE_PROGRAMMED: u8 = 0x5A;
-/// Programmed in metadata-only mode without its payload: reads return zeros.
-const STATE_PROGRAMMED_NO_PAYLOAD: u8 = 0x5B;
-const ALIGN: u64 = 4096;
-/// LFSS checkpoint node magic (SPEC §3).
-const CHECKPOINT_MAGIC: u32 = 0xEECC_2299;
-const CHECKPOINT_HEADER_BYTES: u64 = 4096;
-const CHECKPOINT_BLOCK_BYTES: usize = 16;
+mod format;
+pub mod metadata;
+
+pub use format::ImageInfo;
+use format::{
+    decode_header, decode_holder, decode_nvram, decode_oob, decode_superblock_area, encode_header,
+    encode_holder, encode_nvram, encode_oob, encode_superblock, Cell, Header, Layout, Record,
+    BLOCK_HEADER_BYTES, BLOCK_WRITTEN, CHECKPOINT_BLOCK_BYTES, CHECKPOINT_HEADER_BYTES,
+    CHECKPOINT_MAGIC, HOLDER_AT, NVRAM_HEADER_BYTES, OOB_BYTES, SUPERBLOCK_AREA_BYTES,
+    SUPERBLOCK_COPY_AT,
+};
+pub use metadata::Classifier;
 
 /// Why an image cannot be opened or created.
 #[derive(Debug)]
@@ -52,193 +53,189 @@ const CHECKPOINT_BLOCK_BYTES: usize = 16;
 pub enum StoreError {
     Io {
         path: PathBuf,
-        message: String,
+        source: std::io::Error,
     },
-    /// Not a nandlab image, or a damaged superblock.
+    /// Not a nandlab image, or a superblock with no readable copy.
     NotAnImage {
         path: PathBuf,
         message: String,
     },
-    /// The image's geometry differs from the configuration; `key` names the config key.
-    GeometryMismatch {
+    /// The image was written under a different geometry or layout; `key` names the config key.
+    Mismatch {
         path: PathBuf,
         key: &'static str,
-        image: u64,
-        config: u64,
+        image: String,
+        config: String,
+    },
+    /// Another process has the image open.
+    Locked {
+        path: PathBuf,
+        holder: String,
+    },
+    /// Metadata damaged beyond what the mirrored copies repair.
+    Damaged {
+        path: PathBuf,
+        what: String,
     },
 }
 
 impl std::fmt::Display for StoreError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Io { path, message } => write!(f, "{}: {message}", path.display()),
+            Self::Io { path, source } => write!(f, "{}: {source}", path.display()),
             Self::NotAnImage { path, message } => {
                 write!(f, "{}: not a nandlab image ({message})", path.display())
             }
-            Self::GeometryMismatch { path, key, image, config } => write!(
+            Self::Mismatch { path, key, image, config } => write!(
                 f,
-                "{}: the image has {key} = {image} but the configuration says {config}; use \
-                 the image's geometry or a new image path",
+                "{}: the image has {key} = {image} but the configuration says {config}; serve \
+                 it with --set {key}={image} (or without setting it), or use a new image path",
                 path.display()
             ),
+            Self::Locked { path, holder } => write!(
+                f,
+                "{}: the image is in use by {holder}; one server at a time may open an image",
+                path.display()
+            ),
+            Self::Damaged { path, what } => {
+                write!(f, "{}: the image is damaged beyond repair: {what}", path.display())
+            }
         }
     }
 }
 
-impl std::error::Error for StoreError {}
-
-/// Byte offsets of the image's areas.
-#[derive(Clone, Copy, Debug)]
-struct Layout {
-    page_size: u64,
-    pages_per_block: u32,
-    headers: u64,
-    oob: u64,
-    data: u64,
-    /// Two checkpoint slots ("super segments") after the data area.
-    checkpoints: u64,
-    checkpoint_slot: u64,
-    total: u64,
-}
-
-impl Layout {
-    fn of(g: &Geometry) -> Self {
-        let headers = SUPERBLOCK_BYTES;
-        let oob = (headers + u64::from(g.blocks) * BLOCK_HEADER_BYTES).next_multiple_of(ALIGN);
-        let data = (oob + g.physical_pages() * OOB_BYTES as u64).next_multiple_of(ALIGN);
-        let checkpoints = data + g.physical_pages() * g.page_size_bytes;
-        let checkpoint_slot = (CHECKPOINT_HEADER_BYTES
-            + u64::from(g.blocks) * (CHECKPOINT_BLOCK_BYTES as u64 + 4)
-            + 4
-            + g.logical_pages * 4)
-            .next_multiple_of(ALIGN);
-        let total = checkpoints + 2 * checkpoint_slot;
-        Self {
-            page_size: g.page_size_bytes,
-            pages_per_block: g.pages_per_block,
-            headers,
-            oob,
-            data,
-            checkpoints,
-            checkpoint_slot,
-            total,
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Io { source, .. } => Some(source),
+            _ => None,
         }
     }
-    fn data_at(&self, ppn: Ppn) -> u64 {
-        self.data + u64::from(ppn) * self.page_size
-    }
-    fn oob_at(&self, ppn: Ppn) -> u64 {
-        self.oob + u64::from(ppn) * OOB_BYTES as u64
-    }
-    fn header_at(&self, block: BlockId) -> u64 {
-        self.headers + u64::from(block) * BLOCK_HEADER_BYTES
+}
+
+fn io_error(path: &Path, e: std::io::Error) -> StoreError {
+    StoreError::Io { path: path.to_path_buf(), source: e }
+}
+
+fn damaged(path: &Path, what: String) -> StoreError {
+    StoreError::Damaged { path: path.to_path_buf(), what }
+}
+
+/// The identity a resolved configuration gives a new image (and expects of an existing one).
+#[must_use]
+pub fn identity(r: &Resolved) -> ImageInfo {
+    let g = &r.geometry;
+    let page = r.config.ftl.kind == "page";
+    ImageInfo {
+        page_size_bytes: g.page_size_bytes,
+        pages_per_block: g.pages_per_block,
+        blocks: g.blocks,
+        logical_pages: g.logical_pages,
+        ftl_kind: r.config.ftl.kind.clone(),
+        placement: if page { r.config.ftl.placement.clone() } else { String::new() },
+        flash_regions: if page { r.regions } else { 0 },
+        nvram_pages: if page { r.ram_region_pages() } else { 0 },
     }
 }
 
-fn encode_oob(oob: &Oob, data_crc: u32, has_payload: bool) -> [u8; OOB_BYTES] {
-    let mut r = [0u8; OOB_BYTES];
-    r[0] = if has_payload { STATE_PROGRAMMED } else { STATE_PROGRAMMED_NO_PAYLOAD };
-    r[1] = oob.region;
-    r[4..8].copy_from_slice(&oob.lpn.to_le_bytes());
-    r[8..16].copy_from_slice(&oob.seq.to_le_bytes());
-    r[16..20].copy_from_slice(&data_crc.to_le_bytes());
-    let crc = crc32fast::hash(&r[..20]);
-    r[20..24].copy_from_slice(&crc.to_le_bytes());
-    r
+/// Reads an existing image's superblock (to size a device from it). Takes no lock.
+pub fn read_image_info(path: &Path) -> Result<ImageInfo, StoreError> {
+    let file = File::open(path).map_err(|e| io_error(path, e))?;
+    read_superblock(&file, path).map(|(info, _)| info)
 }
 
-/// Decodes an OOB record: `None` = erased; a programmed record whose CRC fails decodes as
-/// `GARBAGE_LPN`.
-fn decode_oob(r: &[u8]) -> Option<(Oob, u32)> {
-    if r[0] != STATE_PROGRAMMED && r[0] != STATE_PROGRAMMED_NO_PAYLOAD {
-        return None;
-    }
-    let word = |i: usize| u32::from_le_bytes([r[i], r[i + 1], r[i + 2], r[i + 3]]);
-    let crc_ok = crc32fast::hash(&r[..20]) == word(20);
-    let mut seq = [0u8; 8];
-    seq.copy_from_slice(&r[8..16]);
-    let oob = Oob {
-        lpn: if crc_ok { word(4) } else { GARBAGE_LPN },
-        seq: if crc_ok { u64::from_le_bytes(seq) } else { 0 },
-        region: if crc_ok { r[1] } else { 0 },
-    };
-    Some((oob, word(16)))
-}
-
-fn encode_superblock(g: &Geometry) -> Vec<u8> {
-    let mut s = Vec::with_capacity(SUPERBLOCK_BYTES as usize);
-    s.extend_from_slice(MAGIC);
-    s.extend_from_slice(&VERSION.to_le_bytes());
-    s.extend_from_slice(&g.page_size_bytes.to_le_bytes());
-    s.extend_from_slice(&g.pages_per_block.to_le_bytes());
-    s.extend_from_slice(&g.blocks.to_le_bytes());
-    s.extend_from_slice(&g.logical_pages.to_le_bytes());
-    let crc = crc32fast::hash(&s);
-    s.extend_from_slice(&crc.to_le_bytes());
-    s.resize(SUPERBLOCK_BYTES as usize, 0);
-    s
-}
-
-/// What a superblock says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ImageGeometry {
-    pub page_size_bytes: u64,
-    pub pages_per_block: u32,
-    pub blocks: u32,
-    pub logical_pages: u64,
-}
-
-fn decode_superblock(s: &[u8]) -> Result<ImageGeometry, String> {
-    if &s[..8] != MAGIC {
-        return Err("bad magic".into());
-    }
-    let u32_at = |i: usize| u32::from_le_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]]);
-    let u64_at = |i: usize| {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&s[i..i + 8]);
-        u64::from_le_bytes(b)
-    };
-    if u32_at(8) != VERSION {
-        return Err(format!("image version {} (this nandlab reads {VERSION})", u32_at(8)));
-    }
-    if crc32fast::hash(&s[..36]) != u32_at(36) {
-        return Err("superblock CRC mismatch".into());
-    }
-    Ok(ImageGeometry {
-        page_size_bytes: u64_at(12),
-        pages_per_block: u32_at(20),
-        blocks: u32_at(24),
-        logical_pages: u64_at(28),
-    })
-}
-
-/// Reads an image's superblock (to size a device from an existing image).
-pub fn read_geometry(path: &Path) -> Result<ImageGeometry, StoreError> {
-    let file = File::open(path).map_err(|e| io_error(path, &e))?;
-    let mut s = vec![0u8; SUPERBLOCK_BYTES as usize];
-    file.read_exact_at(&mut s, 0)
-        .map_err(|e| StoreError::NotAnImage { path: path.to_path_buf(), message: e.to_string() })?;
-    decode_superblock(&s)
+fn read_superblock(file: &File, path: &Path) -> Result<(ImageInfo, bool), StoreError> {
+    let mut area = vec![0u8; SUPERBLOCK_AREA_BYTES as usize];
+    file.read_exact_at(&mut area, 0).map_err(|e| StoreError::NotAnImage {
+        path: path.to_path_buf(),
+        message: format!("cannot read its superblock: {e}"),
+    })?;
+    decode_superblock_area(&area)
         .map_err(|message| StoreError::NotAnImage { path: path.to_path_buf(), message })
 }
 
-fn io_error(path: &Path, e: &std::io::Error) -> StoreError {
-    StoreError::Io { path: path.to_path_buf(), message: e.to_string() }
+/// Compares an image's identity with what the configuration expects.
+fn check_identity(path: &Path, image: &ImageInfo, want: &ImageInfo) -> Result<(), StoreError> {
+    let mismatch = |key, image: String, config: String| {
+        Err(StoreError::Mismatch { path: path.to_path_buf(), key, image, config })
+    };
+    if image.page_size_bytes != want.page_size_bytes {
+        let (i, c) = (image.page_size_bytes, want.page_size_bytes);
+        return mismatch("device.page_size_bytes", i.to_string(), c.to_string());
+    }
+    if image.pages_per_block != want.pages_per_block {
+        let (i, c) = (image.pages_per_block, want.pages_per_block);
+        return mismatch("device.pages_per_block", i.to_string(), c.to_string());
+    }
+    if image.blocks != want.blocks {
+        return mismatch("device.blocks", image.blocks.to_string(), want.blocks.to_string());
+    }
+    if image.logical_pages != want.logical_pages {
+        let (i, c) = (image.logical_pages, want.logical_pages);
+        let (i, c) = (i * image.page_size_bytes, c * want.page_size_bytes);
+        return mismatch("device.logical_bytes", i.to_string(), c.to_string());
+    }
+    if image.ftl_kind != want.ftl_kind {
+        return mismatch("ftl.kind", image.ftl_kind.clone(), want.ftl_kind.clone());
+    }
+    if image.placement != want.placement {
+        return mismatch("ftl.placement", image.placement.clone(), want.placement.clone());
+    }
+    if image.flash_regions != want.flash_regions {
+        let (i, c) = (image.flash_regions, want.flash_regions);
+        return mismatch("ftl.regions", i.to_string(), c.to_string());
+    }
+    if image.nvram_pages < want.nvram_pages {
+        let key =
+            if want.placement == "deb" { "deb.ebr_size_bytes" } else { "dac.ram_region_bytes" };
+        let (i, c) = (image.nvram_pages, want.nvram_pages);
+        let (i, c) = (u64::from(i) * image.page_size_bytes, u64::from(c) * want.page_size_bytes);
+        return mismatch(key, i.to_string(), c.to_string());
+    }
+    Ok(())
 }
 
-/// How an image was mounted.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// How to rebuild the tables at start-up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mount {
+    /// Read every OOB record (the DAC server's start-up scan).
+    Scan,
+    /// From the newest valid checkpoint, rolling forward the blocks written since (LFSS fast
+    /// mount, SPEC §3); a full scan when there is none.
+    Checkpoint,
+}
+
+/// How an image was mounted, and what the mount repaired.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct MountReport {
     /// A valid checkpoint was found and used (otherwise every OOB record was scanned).
     pub from_checkpoint: bool,
     /// Its generation (0 = none).
     pub checkpoint_generation: u64,
-    /// Blocks whose OOB records were read (all of them after a full scan).
+    /// Blocks whose OOB records the mount read (all of them after a full scan).
     pub blocks_scanned: u64,
+    /// One superblock copy was unreadable (the other was used).
+    pub superblock_repaired: bool,
+    /// Block headers with one unreadable copy (repaired) / with none (erase count unknown,
+    /// taken as the largest neighbouring count; the block is re-read).
+    pub block_headers_repaired: u64,
+    pub block_headers_lost: u64,
+    /// OOB records read with one unreadable copy (repaired).
+    pub oob_records_repaired: u64,
+    /// Unreadable OOB records at the end of a block's programmed pages: writes a crash cut
+    /// short (never acknowledged); their pages are garbage.
+    pub torn_pages: u64,
+    /// Checkpoint slots whose CRCs held but whose content was implausible (ignored).
+    pub checkpoints_rejected: u64,
+    /// NVRAM cell headers with one unreadable copy (repaired).
+    pub nvram_cells_repaired: u64,
+    /// NVRAM pages whose data failed its CRC: their LPNs read as errors.
+    pub nvram_pages_damaged: u64,
 }
 
 pub struct FileMedia {
     meta: CountingMedia,
+    logical_pages: u64,
     data_crc: Vec<u32>,
     /// One bit per page: `data_crc` is known (after a checkpoint mount, a page's CRC is read
     /// from its OOB record the first time the page is read).
@@ -248,6 +245,14 @@ pub struct FileMedia {
     classifier: Option<Arc<Mutex<Classifier>>>,
     /// One bit per page: programmed without payload (reads return zeros).
     no_payload: Vec<u64>,
+    /// One bit per block: its header says "programmed since erase" (set before the block's
+    /// first program after an erase, so a checkpoint mount knows which free blocks to re-read).
+    written: Vec<u64>,
+    /// Per NVRAM slot: the cell holding its newest version (0 or 1; 2 = none yet).
+    nvram_cell: Vec<u8>,
+    /// Write order of the next NVRAM write.
+    nvram_order: u64,
+    nvram_entries: Vec<NvramEntry>,
     file: File,
     path: PathBuf,
     layout: Layout,
@@ -256,207 +261,251 @@ pub struct FileMedia {
     zero_oob_block: Vec<u8>,
 }
 
-impl FileMedia {
-    /// Creates a fresh, fully erased image (a sparse file).
-    pub fn create(path: &Path, geometry: Geometry) -> Result<Self, StoreError> {
-        let layout = Layout::of(&geometry);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .map_err(|e| io_error(path, &e))?;
-        file.set_len(layout.total).map_err(|e| io_error(path, &e))?;
-        file.write_all_at(&encode_superblock(&geometry), 0).map_err(|e| io_error(path, &e))?;
-        file.sync_all().map_err(|e| io_error(path, &e))?;
-        Ok(Self::with(
-            CountingMedia::new(geometry),
-            vec![0; geometry.physical_pages() as usize],
-            file,
-            path,
-            layout,
-        ))
-    }
+fn bit(v: &[u64], i: usize) -> bool {
+    v[i / 64] & (1 << (i % 64)) != 0
+}
 
-    /// Opens an existing image and rebuilds the metadata by scanning every OOB record (the
-    /// DAC server's start-up scan). The image's geometry must match `geometry`.
-    pub fn open(path: &Path, geometry: Geometry) -> Result<Self, StoreError> {
-        let (file, layout) = Self::open_file(path, geometry)?;
-        let erase_counts = read_erase_counts(&file, path, &layout, geometry.blocks)?;
-        let pages = geometry.physical_pages() as usize;
-        let mut oobs: Vec<Option<Oob>> = Vec::with_capacity(pages);
-        let mut data_crc = vec![0u32; pages];
-        let mut no_payload = vec![0u64; pages.div_ceil(64)];
-        read_oob_range(&file, path, &layout, 0, pages, |ppn, decoded, dropped| {
-            if dropped {
-                no_payload[ppn / 64] |= 1 << (ppn % 64);
-            }
-            oobs.push(decoded.map(|(oob, crc)| {
-                data_crc[ppn] = crc;
-                oob
-            }));
-        })?;
-        let meta = CountingMedia::restore(geometry, &erase_counts, &oobs);
-        let generation = newest_checkpoint(&file, &layout, &geometry).map_or(0, |c| c.generation);
-        let mut media = Self::with(meta, data_crc, file, path, layout);
-        media.checkpoint_generation = generation;
-        media.no_payload = no_payload;
+fn set_bit(v: &mut [u64], i: usize, on: bool) {
+    if on {
+        v[i / 64] |= 1 << (i % 64);
+    } else {
+        v[i / 64] &= !(1 << (i % 64));
+    }
+}
+
+/// Opens (creating if asked) the image file and takes its exclusive lock for the media's
+/// lifetime; a second opener gets `Locked` naming the holder recorded in the image.
+fn open_locked(path: &Path, create: bool) -> Result<File, StoreError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(create)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| io_error(path, e))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut h = [0u8; 96];
+            let holder = file
+                .read_exact_at(&mut h, HOLDER_AT)
+                .ok()
+                .and_then(|()| decode_holder(&h))
+                .map_or_else(
+                    || "another process".to_string(),
+                    |(pid, since, host)| {
+                        format!("process {pid} on {host} (opened it at unix time {since})")
+                    },
+                );
+            return Err(StoreError::Locked { path: path.to_path_buf(), holder });
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(io_error(path, e)),
+    }
+    Ok(file)
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map_or_else(|_| "this host".into(), |h| h.trim().to_string())
+}
+
+fn write_holder(file: &File, path: &Path) -> Result<(), StoreError> {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    file.write_all_at(&encode_holder(std::process::id(), since, &hostname()), HOLDER_AT)
+        .map_err(|e| io_error(path, e))
+}
+
+/// Per-block bookkeeping while decoding OOB records at mount.
+struct Decoded {
+    oobs: Vec<Option<Oob>>,
+    data_crc: Vec<u32>,
+    no_payload: Vec<u64>,
+    crc_known: Vec<u64>,
+    /// Unreadable records not at a block's end (their LPN is unknown).
+    unrecoverable: Vec<Ppn>,
+}
+
+impl Decoded {
+    fn new(pages: usize, crcs_known: bool) -> Self {
+        let words = pages.div_ceil(64);
+        Self {
+            oobs: vec![None; pages],
+            data_crc: vec![0; pages],
+            no_payload: vec![0; words],
+            crc_known: vec![if crcs_known { u64::MAX } else { 0 }; words],
+            unrecoverable: Vec::new(),
+        }
+    }
+}
+
+impl FileMedia {
+    /// Creates a fresh, fully erased image (a sparse file) for a resolved configuration; an
+    /// existing file at `path` is replaced, unless another process holds it.
+    pub fn create(path: &Path, r: &Resolved) -> Result<Self, StoreError> {
+        let info = identity(r);
+        let g = r.geometry;
+        let layout = Layout::of(&g, info.nvram_pages);
+        let file = open_locked(path, true)?;
+        file.set_len(0).map_err(|e| io_error(path, e))?;
+        file.set_len(layout.total).map_err(|e| io_error(path, e))?;
+        let sb = encode_superblock(&info);
+        for at in SUPERBLOCK_COPY_AT {
+            file.write_all_at(&sb, at).map_err(|e| io_error(path, e))?;
+        }
+        write_holder(&file, path)?;
+        file.sync_all().map_err(|e| io_error(path, e))?;
+        let pages = g.physical_pages() as usize;
+        let mut media =
+            Self::with(CountingMedia::new(g), Decoded::new(pages, true), file, path, layout);
+        media.nvram_cell = vec![2; info.nvram_pages as usize];
         Ok(media)
     }
 
-    /// Opens an existing image from its newest valid checkpoint (LFSS fast mount, SPEC §3):
-    /// read the checkpoint (block records and translation table) and the block headers, then
-    /// roll forward: read the OOB records of only the blocks that were free or open at the
-    /// checkpoint or have been erased since. Pages the checkpoint maps keep their mapping;
-    /// pages programmed after it win by sequence number; everything else is invalid. Without a
-    /// valid checkpoint this is `open` (a full scan).
-    pub fn open_with_checkpoint(
+    /// Opens an existing image and rebuilds the metadata: by scanning every OOB record
+    /// (`Mount::Scan`) or from the newest valid checkpoint plus the blocks written since
+    /// (`Mount::Checkpoint`). Geometry and layout must match the configuration.
+    pub fn open(
         path: &Path,
-        geometry: Geometry,
+        r: &Resolved,
+        mount: Mount,
     ) -> Result<(Self, MountReport), StoreError> {
-        let (file, layout) = Self::open_file(path, geometry)?;
-        let Some(cp) = newest_checkpoint(&file, &layout, &geometry) else {
-            drop(file);
-            let media = Self::open(path, geometry)?;
-            let report = MountReport {
-                from_checkpoint: false,
-                checkpoint_generation: 0,
-                blocks_scanned: u64::from(geometry.blocks),
-            };
-            return Ok((media, report));
+        let file = open_locked(path, false)?;
+        let (info, superblock_repaired) = read_superblock(&file, path)?;
+        let want = identity(r);
+        check_identity(path, &info, &want)?;
+        let g = r.geometry;
+        let layout = Layout::of(&g, info.nvram_pages);
+        let len = file.metadata().map_err(|e| io_error(path, e))?.len();
+        if len < layout.total {
+            return Err(damaged(
+                path,
+                format!("the file has {len} bytes; its layout needs {}: truncated", layout.total),
+            ));
+        }
+        let mut report = MountReport { superblock_repaired, ..MountReport::default() };
+        let headers = read_headers(&file, path, &layout, g.blocks, &mut report)?;
+        let erase_counts: Vec<u32> = headers.iter().map(|h| h.0).collect();
+        let cp = match mount {
+            Mount::Scan => None,
+            Mount::Checkpoint => newest_checkpoint(&file, &layout, &g, &mut report),
         };
-        let erase_counts = read_erase_counts(&file, path, &layout, geometry.blocks)?;
-        let ppb = geometry.pages_per_block as usize;
-        let pages = geometry.physical_pages() as usize;
-        let mut oobs: Vec<Option<Oob>> = vec![None; pages];
-        let mut data_crc = vec![0u32; pages];
-        let mut crc_known = vec![0u64; pages.div_ceil(64)];
-        let mut no_payload = vec![0u64; pages.div_ceil(64)];
-        let unchanged = |b: usize| {
-            let rec = &cp.blocks[b];
-            rec.state == 2 && rec.erase_count == erase_counts[b]
-        };
-        // Blocks closed at the checkpoint and not erased since hold what they held then: the
-        // pages the checkpoint maps are valid (sequence number = the checkpoint's, older than
-        // anything rolled forward); the rest are invalid. Open blocks and blocks erased since
-        // the checkpoint are read again.
-        let mut rescan = Vec::new();
-        for (b, rec) in cp.blocks.iter().enumerate() {
-            if rec.state == 0 && rec.erase_count == erase_counts[b] {
-                continue; // Free at the checkpoint: see the allocation-order walk below.
+        let pages = g.physical_pages() as usize;
+        let ppb = g.pages_per_block as usize;
+        let (decoded, generation) = match cp {
+            None => {
+                let mut d = Decoded::new(pages, true);
+                read_blocks(
+                    &file,
+                    path,
+                    &layout,
+                    g.logical_pages,
+                    0..g.blocks,
+                    &mut d,
+                    &mut report,
+                )?;
+                report.blocks_scanned = u64::from(g.blocks);
+                (d, 0)
             }
-            if !unchanged(b) {
-                rescan.push(b);
-                continue;
-            }
-            for slot in &mut oobs[b * ppb..(b + 1) * ppb] {
-                *slot = Some(Oob { lpn: GARBAGE_LPN, seq: 0, region: rec.region });
-            }
-        }
-        // Blocks free at the checkpoint are opened in `free_order` after it: the first one whose
-        // first page is still erased, and every later one, was never written since.
-        for &b in &cp.free_order {
-            let b = b as usize;
-            if cp.blocks[b].erase_count != erase_counts[b] {
-                continue; // Already queued: erased since, so written since.
-            }
-            let mut first = [0u8; OOB_BYTES];
-            file.read_exact_at(&mut first, layout.oob_at((b * ppb) as Ppn))
-                .map_err(|e| io_error(path, &e))?;
-            if decode_oob(&first).is_none() {
-                break;
-            }
-            rescan.push(b);
-        }
-        for (lpn, &ppn) in cp.l2p.iter().enumerate() {
-            let b = ppn as usize / ppb;
-            if ppn != u32::MAX && b < cp.blocks.len() && unchanged(b) {
-                let region = cp.blocks[b].region;
-                oobs[ppn as usize] = Some(Oob { lpn: lpn as Lpn, seq: cp.seq, region });
-            }
-        }
-        // Roll forward: read the changed blocks' OOB records.
-        for &b in &rescan {
-            read_oob_range(&file, path, &layout, b * ppb, ppb, |ppn, decoded, dropped| {
-                let Some((oob, crc)) = decoded else { return };
-                data_crc[ppn] = crc;
-                crc_known[ppn / 64] |= 1 << (ppn % 64);
-                if dropped {
-                    no_payload[ppn / 64] |= 1 << (ppn % 64);
+            Some(cp) => {
+                let mut d = Decoded::new(pages, false);
+                // A block is as the checkpoint saw it if its erase count is unchanged (and
+                // known) and it was closed then, or free then and not programmed since.
+                let same = |b: usize| headers[b].2 && cp.blocks[b].erase_count == headers[b].0;
+                let mut rescan = Vec::new();
+                for (b, rec) in cp.blocks.iter().enumerate() {
+                    if same(b) && rec.state == 0 && headers[b].1 & BLOCK_WRITTEN == 0 {
+                        continue;
+                    }
+                    if !(same(b) && rec.state == 2) {
+                        rescan.push(b as BlockId);
+                        continue;
+                    }
+                    for slot in &mut d.oobs[b * ppb..(b + 1) * ppb] {
+                        *slot = Some(Oob { lpn: GARBAGE_LPN, seq: 0, region: rec.region });
+                    }
                 }
-                let oob = if oob.seq > cp.seq || oob.lpn == GARBAGE_LPN {
-                    oob
-                } else if cp.l2p.get(oob.lpn as usize) == Some(&(ppn as u32)) {
-                    // Mapped at the checkpoint (a page of the then-open block).
-                    Oob { seq: cp.seq, ..oob }
-                } else {
-                    Oob { lpn: GARBAGE_LPN, ..oob }
-                };
-                oobs[ppn] = Some(oob);
-            })?;
-        }
-        let meta = CountingMedia::restore(geometry, &erase_counts, &oobs);
-        let mut media = Self::with(meta, data_crc, file, path, layout);
-        media.crc_known = crc_known;
-        media.no_payload = no_payload;
-        media.checkpoint_generation = cp.generation;
-        let report = MountReport {
-            from_checkpoint: true,
-            checkpoint_generation: cp.generation,
-            blocks_scanned: rescan.len() as u64,
+                for (lpn, &ppn) in cp.l2p.iter().enumerate() {
+                    let b = ppn as usize / ppb;
+                    if ppn != NONE && same(b) && cp.blocks[b].state == 2 {
+                        let region = cp.blocks[b].region;
+                        d.oobs[ppn as usize] = Some(Oob { lpn: lpn as Lpn, seq: cp.seq, region });
+                    }
+                }
+                // Roll forward: the changed blocks' OOB records. A page programmed before the
+                // checkpoint counts only if the checkpoint mapped it.
+                let blocks = rescan.iter().copied();
+                read_blocks(&file, path, &layout, g.logical_pages, blocks, &mut d, &mut report)?;
+                for &b in &rescan {
+                    for ppn in b as usize * ppb..(b as usize + 1) * ppb {
+                        let Some(oob) = d.oobs[ppn] else { continue };
+                        if oob.seq > cp.seq || oob.lpn == GARBAGE_LPN {
+                            continue;
+                        }
+                        d.oobs[ppn] =
+                            Some(if cp.l2p.get(oob.lpn as usize) == Some(&(ppn as u32)) {
+                                Oob { seq: cp.seq, ..oob }
+                            } else {
+                                Oob { lpn: GARBAGE_LPN, ..oob }
+                            });
+                    }
+                }
+                report.from_checkpoint = true;
+                report.checkpoint_generation = cp.generation;
+                report.blocks_scanned = rescan.len() as u64;
+                (d, cp.generation)
+            }
         };
+        if !decoded.unrecoverable.is_empty() {
+            let n = decoded.unrecoverable.len();
+            let list: Vec<String> = decoded
+                .unrecoverable
+                .iter()
+                .take(8)
+                .map(|&p| {
+                    format!("page {} of block {}", p % g.pages_per_block, p / g.pages_per_block)
+                })
+                .collect();
+            return Err(damaged(
+                path,
+                format!(
+                    "{n} OOB record(s) unreadable in both copies and followed by programmed pages \
+                     ({}{}): the LPN each described is unknown, so an older copy of it could be \
+                     served",
+                    list.join(", "),
+                    if n > 8 { ", …" } else { "" }
+                ),
+            ));
+        }
+        let meta = CountingMedia::restore(g, &erase_counts, &decoded.oobs);
+        let written: Vec<bool> = headers.iter().map(|h| h.1 & BLOCK_WRITTEN != 0).collect();
+        let mut media = Self::with(meta, decoded, file, path, layout);
+        for (b, w) in written.into_iter().enumerate() {
+            set_bit(&mut media.written, b, w);
+        }
+        media.checkpoint_generation = generation.max(newest_generation(&media.file, &layout));
+        media.read_nvram(&mut report)?;
+        write_holder(&media.file, path)?;
         Ok((media, report))
     }
 
-    fn open_file(path: &Path, geometry: Geometry) -> Result<(File, Layout), StoreError> {
-        let found = read_geometry(path)?;
-        let mismatch = |key, image, config| StoreError::GeometryMismatch {
-            path: path.to_path_buf(),
-            key,
-            image,
-            config,
-        };
-        let g = &geometry;
-        if found.page_size_bytes != g.page_size_bytes {
-            return Err(mismatch(
-                "device.page_size_bytes",
-                found.page_size_bytes,
-                g.page_size_bytes,
-            ));
-        }
-        if found.pages_per_block != g.pages_per_block {
-            let (i, c) = (found.pages_per_block.into(), g.pages_per_block.into());
-            return Err(mismatch("device.pages_per_block", i, c));
-        }
-        if found.blocks != g.blocks {
-            return Err(mismatch("device.blocks", found.blocks.into(), g.blocks.into()));
-        }
-        if found.logical_pages != g.logical_pages {
-            let image_bytes = found.logical_pages * found.page_size_bytes;
-            return Err(mismatch("device.logical_bytes", image_bytes, g.logical_bytes()));
-        }
-        let layout = Layout::of(g);
-        let file =
-            OpenOptions::new().read(true).write(true).open(path).map_err(|e| io_error(path, &e))?;
-        Ok((file, layout))
-    }
-
-    fn with(
-        meta: CountingMedia,
-        data_crc: Vec<u32>,
-        file: File,
-        path: &Path,
-        layout: Layout,
-    ) -> Self {
-        let words = data_crc.len().div_ceil(64);
+    fn with(meta: CountingMedia, d: Decoded, file: File, path: &Path, layout: Layout) -> Self {
+        let blocks = meta.geometry().blocks as usize;
+        let logical_pages = meta.geometry().logical_pages;
         Self {
             meta,
-            data_crc,
-            crc_known: vec![u64::MAX; words],
+            logical_pages,
+            data_crc: d.data_crc,
+            crc_known: d.crc_known,
             checkpoint_generation: 0,
             classifier: None,
-            no_payload: vec![0; words],
+            no_payload: d.no_payload,
+            written: vec![0; blocks.div_ceil(64)],
+            nvram_cell: vec![2; layout.nvram_pages as usize],
+            nvram_order: 1,
+            nvram_entries: Vec::new(),
             file,
             path: path.to_path_buf(),
             layout,
@@ -464,6 +513,67 @@ impl FileMedia {
             page_buf: vec![0; layout.page_size as usize],
             zero_oob_block: vec![0; layout.pages_per_block as usize * OOB_BYTES],
         }
+    }
+
+    /// Reads every NVRAM slot: the newest readable cell of each is an entry
+    /// (`take_nvram_entries`); a cell header with no readable copy fails the mount (it could be
+    /// the newest version of its page).
+    fn read_nvram(&mut self, report: &mut MountReport) -> Result<(), StoreError> {
+        let slots = self.layout.nvram_pages;
+        if slots == 0 {
+            return Ok(());
+        }
+        let mut headers = vec![0u8; 2 * slots as usize * NVRAM_HEADER_BYTES as usize];
+        self.file
+            .read_exact_at(&mut headers, self.layout.nvram_headers)
+            .map_err(|e| io_error(&self.path, e))?;
+        let mut max_order = 0;
+        for slot in 0..slots {
+            let cell = |c: u8| {
+                let at = (2 * slot as usize + c as usize) * NVRAM_HEADER_BYTES as usize;
+                decode_nvram(&headers[at..at + NVRAM_HEADER_BYTES as usize])
+            };
+            let cells = [cell(0), cell(1)];
+            let mut best: Option<(u8, Lpn, u64, u64, u32, bool)> = None;
+            for (c, decoded) in cells.iter().enumerate() {
+                match *decoded {
+                    Cell::Empty => {}
+                    Cell::Damaged => {
+                        return Err(damaged(
+                            &self.path,
+                            format!(
+                                "NVRAM slot {slot} cell {c}: header unreadable in both copies \
+                                 (it may hold a RAM-region page's newest version)"
+                            ),
+                        ));
+                    }
+                    Cell::Page { lpn, seq, order, data_crc, lost, repaired } => {
+                        report.nvram_cells_repaired += u64::from(repaired);
+                        max_order = max_order.max(order);
+                        if best.is_none_or(|b| order > b.3) {
+                            best = Some((c as u8, lpn, seq, order, data_crc, lost));
+                        }
+                    }
+                }
+            }
+            let Some((c, lpn, seq, order, data_crc, lost)) = best else { continue };
+            self.nvram_cell[slot as usize] = c;
+            let mut data = vec![0u8; self.layout.page_size as usize];
+            self.file
+                .read_exact_at(&mut data, self.layout.nvram_data_at(slot, c))
+                .map_err(|e| io_error(&self.path, e))?;
+            let bad = lost || crc32fast::hash(&data) != data_crc;
+            report.nvram_pages_damaged += u64::from(bad);
+            self.nvram_entries.push(NvramEntry {
+                lpn,
+                seq,
+                order,
+                data: (!bad).then_some(data),
+                damaged: bad,
+            });
+        }
+        self.nvram_order = max_order + 1;
+        Ok(())
     }
 
     /// Size of the image file in bytes (sparse: most of it may not be allocated).
@@ -479,29 +589,37 @@ impl FileMedia {
     }
 
     /// After a checkpoint mount a page's data CRC (and whether it has a payload) is read from
-    /// its OOB record on first use.
-    fn load_crc(&mut self, ppn: Ppn) {
-        let (w, bit) = (ppn as usize / 64, 1u64 << (ppn % 64));
-        if self.crc_known[w] & bit != 0 {
-            return;
+    /// its OOB record on first use. False (and an error recorded) if that record is unreadable.
+    fn load_crc(&mut self, ppn: Ppn) -> bool {
+        if bit(&self.crc_known, ppn as usize) {
+            return true;
         }
         let mut r = [0u8; OOB_BYTES];
-        match self.file.read_exact_at(&mut r, self.layout.oob_at(ppn)) {
-            Ok(()) => {
-                if let Some((_, crc)) = decode_oob(&r) {
-                    self.data_crc[ppn as usize] = crc;
-                }
-                if r[0] == STATE_PROGRAMMED_NO_PAYLOAD {
-                    self.no_payload[w] |= bit;
-                }
-                self.crc_known[w] |= bit;
+        if let Err(e) = self.file.read_exact_at(&mut r, self.layout.oob_at(ppn)) {
+            self.fail("OOB read", &e);
+            return false;
+        }
+        match decode_oob(&r, self.logical_pages) {
+            Record::Programmed { data_crc, has_payload, .. } => {
+                self.data_crc[ppn as usize] = data_crc;
+                set_bit(&mut self.no_payload, ppn as usize, !has_payload);
+                set_bit(&mut self.crc_known, ppn as usize, true);
+                true
             }
-            Err(e) => self.fail("OOB read", &e),
+            Record::Erased | Record::Damaged => {
+                if self.error.is_none() {
+                    self.error = Some(MediaError(format!(
+                        "{}: page {ppn}: its OOB record is unreadable in both copies",
+                        self.path.display()
+                    )));
+                }
+                false
+            }
         }
     }
 
     fn has_payload(&self, ppn: Ppn) -> bool {
-        self.no_payload[ppn as usize / 64] & (1 << (ppn % 64)) == 0
+        !bit(&self.no_payload, ppn as usize)
     }
 
     fn write_page_data(&mut self, ppn: Ppn, data: &[u8]) -> u32 {
@@ -518,26 +636,39 @@ impl FileMedia {
         }
     }
 
+    fn write_header(&mut self, block: BlockId, flags: u32) {
+        let h = encode_header(self.meta.erase_count(block), flags);
+        if let Err(e) = self.file.write_all_at(&h, self.layout.header_at(block)) {
+            self.fail("block header write", &e);
+        }
+        set_bit(&mut self.written, block as usize, flags & BLOCK_WRITTEN != 0);
+    }
+
     /// Programs a page; its payload is stored only when `keep` (metadata-only mode drops the
     /// rest: such a page reads back as zeros and costs no data-area space).
     fn program_page(&mut self, ppn: Ppn, oob: Oob, data: Option<&[u8]>, keep: bool) {
+        let block = ppn / self.layout.pages_per_block;
+        if !bit(&self.written, block as usize) {
+            // Before the block's first program since its erase: a checkpoint mount re-reads
+            // blocks so marked even if the checkpoint listed them free.
+            self.write_header(block, BLOCK_WRITTEN);
+        }
         self.meta.program(ppn, oob, None);
-        let (w, bit) = (ppn as usize / 64, 1u64 << (ppn % 64));
-        self.crc_known[w] |= bit;
+        set_bit(&mut self.crc_known, ppn as usize, true);
         if !keep {
-            self.no_payload[w] |= bit;
+            set_bit(&mut self.no_payload, ppn as usize, true);
             self.data_crc[ppn as usize] = 0;
             self.write_oob(ppn, &oob, 0);
             return;
         }
-        self.no_payload[w] &= !bit;
+        set_bit(&mut self.no_payload, ppn as usize, false);
         let crc = match data {
             Some(d) => {
                 assert_eq!(d.len() as u64, self.layout.page_size, "page payload of wrong size");
                 self.write_page_data(ppn, d)
             }
             None => {
-                // No payload (simulation-only writes): the page reads back as zeros.
+                // No payload (simulation-only writes, sealing pages): the page reads as zeros.
                 let mut z = std::mem::take(&mut self.page_buf);
                 z.fill(0);
                 let crc = self.write_page_data(ppn, &z);
@@ -561,6 +692,39 @@ impl FileMedia {
         use std::os::unix::fs::MetadataExt;
         self.file.metadata().map(|m| m.blocks() * 512).unwrap_or(0)
     }
+
+    /// Writes NVRAM cell `1 - current` of `slot`: page first, header last.
+    fn write_nvram_cell(&mut self, slot: u32, lpn: Lpn, seq: u64, data: Option<&[u8]>, lost: bool) {
+        assert!(slot < self.layout.nvram_pages, "NVRAM slot {slot} past the NVRAM area");
+        let cell = if self.nvram_cell[slot as usize] == 0 { 1 } else { 0 };
+        let crc = match data {
+            Some(d) => {
+                assert_eq!(d.len() as u64, self.layout.page_size, "NVRAM page of wrong size");
+                if let Err(e) = self.file.write_all_at(d, self.layout.nvram_data_at(slot, cell)) {
+                    self.fail("NVRAM page write", &e);
+                }
+                crc32fast::hash(d)
+            }
+            None if lost => 0,
+            None => {
+                let z = std::mem::take(&mut self.page_buf);
+                let mut z = z;
+                z.fill(0);
+                if let Err(e) = self.file.write_all_at(&z, self.layout.nvram_data_at(slot, cell)) {
+                    self.fail("NVRAM page write", &e);
+                }
+                let crc = crc32fast::hash(&z);
+                self.page_buf = z;
+                crc
+            }
+        };
+        let h = encode_nvram(lpn, seq, self.nvram_order, crc, lost);
+        self.nvram_order += 1;
+        if let Err(e) = self.file.write_all_at(&h, self.layout.nvram_header_at(slot, cell)) {
+            self.fail("NVRAM header write", &e);
+        }
+        self.nvram_cell[slot as usize] = cell;
+    }
 }
 
 impl Media for FileMedia {
@@ -582,7 +746,10 @@ impl Media for FileMedia {
     fn read(&mut self, ppn: Ppn, data: Option<&mut [u8]>) -> Oob {
         let oob = self.meta.read(ppn, None);
         let Some(buf) = data else { return oob };
-        self.load_crc(ppn);
+        if !self.load_crc(ppn) {
+            buf.fill(0);
+            return oob;
+        }
         if !self.has_payload(ppn) {
             buf.fill(0);
             return oob;
@@ -625,14 +792,7 @@ impl Media for FileMedia {
 
     fn erase(&mut self, block: BlockId) {
         self.meta.erase(block);
-        let count = self.meta.erase_count(block);
-        let mut h = [0u8; BLOCK_HEADER_BYTES as usize];
-        h[..4].copy_from_slice(&count.to_le_bytes());
-        let crc = crc32fast::hash(&h[..4]);
-        h[4..].copy_from_slice(&crc.to_le_bytes());
-        if let Err(e) = self.file.write_all_at(&h, self.layout.header_at(block)) {
-            self.fail("block header write", &e);
-        }
+        self.write_header(block, 0);
         let first = block * self.layout.pages_per_block;
         if let Err(e) = self.file.write_all_at(&self.zero_oob_block, self.layout.oob_at(first)) {
             self.fail("erase", &e);
@@ -650,7 +810,7 @@ impl Media for FileMedia {
     fn memory_bytes(&self) -> u64 {
         self.meta.memory_bytes()
             + self.data_crc.len() as u64 * 4
-            + (self.crc_known.len() + self.no_payload.len()) as u64 * 8
+            + (self.crc_known.len() + self.no_payload.len() + self.written.len()) as u64 * 8
     }
 
     fn write_checkpoint(&mut self, cp: &Checkpoint<'_>) -> Result<(), MediaError> {
@@ -681,53 +841,134 @@ impl Media for FileMedia {
     fn take_error(&mut self) -> Option<MediaError> {
         self.error.take()
     }
+
+    fn report_error(&mut self, error: MediaError) {
+        if self.error.is_none() {
+            self.error = Some(error);
+        }
+    }
+
+    fn nvram_pages(&self) -> u32 {
+        self.layout.nvram_pages
+    }
+
+    fn nvram_write(&mut self, slot: u32, lpn: Lpn, seq: u64, data: Option<&[u8]>) {
+        self.write_nvram_cell(slot, lpn, seq, data, false);
+    }
+
+    fn nvram_poison(&mut self, slot: u32, lpn: Lpn, seq: u64) {
+        self.write_nvram_cell(slot, lpn, seq, None, true);
+    }
+
+    fn take_nvram_entries(&mut self) -> Vec<NvramEntry> {
+        std::mem::take(&mut self.nvram_entries)
+    }
 }
 
-fn read_erase_counts(
+/// Reads every block header: `(erase count, flags, known)` per block. A header with no readable
+/// copy gets the largest known count (wear statistics only; `known = false` makes a checkpoint
+/// mount re-read the block); an implausible count fails the mount.
+fn read_headers(
     file: &File,
     path: &Path,
     layout: &Layout,
     blocks: u32,
-) -> Result<Vec<u32>, StoreError> {
-    let mut headers = vec![0u8; blocks as usize * BLOCK_HEADER_BYTES as usize];
-    file.read_exact_at(&mut headers, layout.headers).map_err(|e| io_error(path, &e))?;
-    Ok(headers
-        .chunks(BLOCK_HEADER_BYTES as usize)
-        .map(|h| {
-            let count = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
-            let crc = u32::from_le_bytes([h[4], h[5], h[6], h[7]]);
-            // A torn header write keeps the count it had; all-zero is a fresh block.
-            if crc == crc32fast::hash(&h[..4]) {
-                count
-            } else {
-                0
+    report: &mut MountReport,
+) -> Result<Vec<(u32, u32, bool)>, StoreError> {
+    let mut raw = vec![0u8; blocks as usize * BLOCK_HEADER_BYTES as usize];
+    file.read_exact_at(&mut raw, layout.headers).map_err(|e| io_error(path, e))?;
+    let mut out = Vec::with_capacity(blocks as usize);
+    let mut lost = Vec::new();
+    for (b, h) in raw.chunks(BLOCK_HEADER_BYTES as usize).enumerate() {
+        match decode_header(h) {
+            Header::Valid { erase_count, flags, repaired } => {
+                report.block_headers_repaired += u64::from(repaired);
+                out.push((erase_count, flags, true));
             }
-        })
-        .collect())
+            Header::Lost => {
+                lost.push(b);
+                // Flags unknown: "written", so a checkpoint mount reads the block.
+                out.push((0, BLOCK_WRITTEN, false));
+            }
+            Header::Implausible { erase_count } => {
+                return Err(damaged(
+                    path,
+                    format!(
+                        "block {b}'s header records {erase_count} erases (at most \
+                         {MAX_PLAUSIBLE_ERASE_COUNT} is plausible)"
+                    ),
+                ));
+            }
+        }
+    }
+    let max = out.iter().map(|h| h.0).max().unwrap_or(0);
+    for b in lost {
+        out[b].0 = max;
+        report.block_headers_lost += 1;
+    }
+    Ok(out)
 }
 
-/// Reads the OOB records of pages `first..first + count` in 1 MiB chunks and hands each
-/// decoded record (`None` = erased) to `f` with its physical page number.
-fn read_oob_range(
+/// Reads and decodes the OOB records of `blocks` into `d`, 1 MiB at a time. An unreadable
+/// record followed by no programmed page in its block is a torn write (garbage); one followed
+/// by programmed pages is recorded as unrecoverable.
+fn read_blocks(
     file: &File,
     path: &Path,
     layout: &Layout,
-    first: usize,
-    count: usize,
-    mut f: impl FnMut(usize, Option<(Oob, u32)>, bool),
+    logical_pages: u64,
+    blocks: impl Iterator<Item = BlockId>,
+    d: &mut Decoded,
+    report: &mut MountReport,
 ) -> Result<(), StoreError> {
-    let per_chunk = (1 << 20) / OOB_BYTES;
-    let mut buf = vec![0u8; per_chunk.min(count) * OOB_BYTES];
-    let mut done = 0usize;
-    while done < count {
-        let n = per_chunk.min(count - done);
-        let bytes = &mut buf[..n * OOB_BYTES];
-        file.read_exact_at(bytes, layout.oob + ((first + done) * OOB_BYTES) as u64)
-            .map_err(|e| io_error(path, &e))?;
-        for (i, r) in bytes.chunks(OOB_BYTES).enumerate() {
-            f(first + done + i, decode_oob(r), r[0] == STATE_PROGRAMMED_NO_PAYLOAD);
+    let ppb = layout.pages_per_block as usize;
+    let per_chunk_blocks = ((1usize << 20) / (ppb * OOB_BYTES)).max(1);
+    let mut buf = vec![0u8; per_chunk_blocks * ppb * OOB_BYTES];
+    let blocks: Vec<BlockId> = blocks.collect();
+    // Runs of consecutive blocks are read with one call.
+    let mut i = 0;
+    while i < blocks.len() {
+        let first = blocks[i];
+        let mut n = 1;
+        while i + n < blocks.len() && blocks[i + n] == first + n as u32 && n < per_chunk_blocks {
+            n += 1;
         }
-        done += n;
+        let bytes = &mut buf[..n * ppb * OOB_BYTES];
+        file.read_exact_at(bytes, layout.oob_at(first * layout.pages_per_block))
+            .map_err(|e| io_error(path, e))?;
+        for (k, block_records) in bytes.chunks(ppb * OOB_BYTES).enumerate() {
+            let base = (first as usize + k) * ppb;
+            let mut last_damaged: Option<usize> = None;
+            for (o, r) in block_records.chunks(OOB_BYTES).enumerate() {
+                let ppn = base + o;
+                match decode_oob(r, logical_pages) {
+                    Record::Erased => d.oobs[ppn] = None,
+                    Record::Programmed { oob, data_crc, has_payload, repaired } => {
+                        if let Some(p) = last_damaged.take() {
+                            d.unrecoverable.push(p as Ppn);
+                        }
+                        report.oob_records_repaired += u64::from(repaired);
+                        d.oobs[ppn] = Some(oob);
+                        d.data_crc[ppn] = data_crc;
+                        set_bit(&mut d.no_payload, ppn, !has_payload);
+                        set_bit(&mut d.crc_known, ppn, true);
+                    }
+                    Record::Damaged => {
+                        if let Some(p) = last_damaged.replace(ppn) {
+                            d.unrecoverable.push(p as Ppn);
+                        }
+                        d.oobs[ppn] = None;
+                    }
+                }
+            }
+            if let Some(p) = last_damaged {
+                // The block's last non-erased record: a program a crash cut short.
+                report.torn_pages += 1;
+                d.oobs[p] = Some(Oob { lpn: GARBAGE_LPN, seq: 0, region: 0 });
+                set_bit(&mut d.crc_known, p, true);
+            }
+        }
+        i += n;
     }
     Ok(())
 }
@@ -738,7 +979,6 @@ struct StoredCheckpoint {
     seq: u64,
     blocks: Vec<BlockRecord>,
     l2p: Vec<u32>,
-    free_order: Vec<u32>,
 }
 
 /// Checkpoint node header: magic, version, generation, sequence number, update time, blocks,
@@ -782,8 +1022,30 @@ fn encode_checkpoint_payload(cp: &Checkpoint<'_>) -> Vec<u8> {
     p
 }
 
-/// The newest checkpoint whose header and payload CRCs verify, if any.
-fn newest_checkpoint(file: &File, layout: &Layout, g: &Geometry) -> Option<StoredCheckpoint> {
+/// The generation of the newest checkpoint header whose CRC verifies (0 = none), so that new
+/// checkpoints never overwrite the newest valid one.
+fn newest_generation(file: &File, layout: &Layout) -> u64 {
+    (0..2u64)
+        .filter_map(|slot| {
+            let mut h = [0u8; 64];
+            file.read_exact_at(&mut h, layout.checkpoints + slot * layout.checkpoint_slot).ok()?;
+            let ok = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) == CHECKPOINT_MAGIC
+                && crc32fast::hash(&h[..60]) == u32::from_le_bytes([h[60], h[61], h[62], h[63]]);
+            ok.then(|| u64::from_le_bytes(h[8..16].try_into().expect("8 bytes")))
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// The newest checkpoint whose header and payload CRCs verify and whose content is plausible
+/// (block records within the geometry, every mapped page inside the flash and in a used
+/// block), if any. A slot that verifies but is implausible is counted and ignored.
+fn newest_checkpoint(
+    file: &File,
+    layout: &Layout,
+    g: &Geometry,
+    report: &mut MountReport,
+) -> Option<StoredCheckpoint> {
     let mut best: Option<StoredCheckpoint> = None;
     for slot in 0..2u64 {
         let at = layout.checkpoints + slot * layout.checkpoint_slot;
@@ -792,11 +1054,7 @@ fn newest_checkpoint(file: &File, layout: &Layout, g: &Geometry) -> Option<Store
             continue;
         }
         let u32_at = |i: usize| u32::from_le_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]);
-        let u64_at = |i: usize| {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(&h[i..i + 8]);
-            u64::from_le_bytes(b)
-        };
+        let u64_at = |i: usize| u64::from_le_bytes(h[i..i + 8].try_into().expect("8 bytes"));
         if u32_at(0) != CHECKPOINT_MAGIC || crc32fast::hash(&h[..60]) != u32_at(60) {
             continue;
         }
@@ -815,17 +1073,8 @@ fn newest_checkpoint(file: &File, layout: &Layout, g: &Geometry) -> Option<Store
             continue;
         }
         let (records, rest) = payload.split_at(blocks as usize * CHECKPOINT_BLOCK_BYTES);
-        let (map, free) = rest.split_at(logical as usize * 4);
-        let words = |bytes: &[u8]| -> Vec<u32> {
-            bytes.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
-        };
-        let free_order = words(&free[4..]);
-        if free_order.len() != u32::from_le_bytes([free[0], free[1], free[2], free[3]]) as usize
-            || free_order.iter().any(|&b| b >= g.blocks)
-        {
-            continue;
-        }
-        let blocks = records
+        let (map, _free) = rest.split_at(logical as usize * 4);
+        let blocks: Vec<BlockRecord> = records
             .chunks(CHECKPOINT_BLOCK_BYTES)
             .map(|r| BlockRecord {
                 erase_count: u32::from_le_bytes([r[0], r[1], r[2], r[3]]),
@@ -835,8 +1084,24 @@ fn newest_checkpoint(file: &File, layout: &Layout, g: &Geometry) -> Option<Store
                 valid_pages: u32::from_le_bytes([r[12], r[13], r[14], r[15]]),
             })
             .collect();
-        let l2p = words(map);
-        best = Some(StoredCheckpoint { generation, seq, blocks, l2p, free_order });
+        let l2p: Vec<u32> =
+            map.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let ppb = g.pages_per_block;
+        let blocks_ok = blocks.iter().all(|b| {
+            b.state <= 2
+                && b.write_pointer <= ppb
+                && b.valid_pages <= b.write_pointer
+                && b.erase_count <= MAX_PLAUSIBLE_ERASE_COUNT
+        });
+        let map_ok = l2p.iter().all(|&p| {
+            p == NONE
+                || (u64::from(p) < g.physical_pages() && blocks[(p / ppb) as usize].state != 0)
+        });
+        if !(blocks_ok && map_ok) {
+            report.checkpoints_rejected += 1;
+            continue;
+        }
+        best = Some(StoredCheckpoint { generation, seq, blocks, l2p });
     }
     best
 }

@@ -311,7 +311,10 @@ impl Classifier {
             let inode = le32(b, off);
             let rec_len = le16(b, off + 4) as usize;
             let name_len = b[off + 6] as usize;
-            if rec_len < 8 || rec_len % 4 != 0 || off + rec_len > b.len() || name_len + 8 > rec_len
+            if rec_len < 8
+                || !rec_len.is_multiple_of(4)
+                || off + rec_len > b.len()
+                || name_len + 8 > rec_len
             {
                 return false;
             }

@@ -5,7 +5,7 @@
 //! compared with a reference model (a plain byte array); reopen the image and compare again.
 
 use nandlab_core::{Config, Device, Io, Request};
-use nandlab_store::FileMedia;
+use nandlab_store::{FileMedia, Mount};
 
 fn resolved(extra: &[&str]) -> nandlab_core::Resolved {
     let mut o = vec![
@@ -84,7 +84,7 @@ fn data_survives_restart() {
     let mut reference = vec![0u8; cap as usize];
     let mut rng = Lcg(7);
     {
-        let media = FileMedia::create(&path, r.geometry).unwrap();
+        let media = FileMedia::create(&path, &r).unwrap();
         let mut d = Device::with_media(&r, Box::new(media), None).unwrap();
         scribble(&mut d, &mut reference, &mut rng, 3000);
         assert!(d.metrics().erases > 0, "the cleaner must have run");
@@ -92,7 +92,7 @@ fn data_survives_restart() {
         assert!(read_all(&mut d, cap) == reference, "live read-back differs");
         d.sync().unwrap();
     }
-    let media = FileMedia::open(&path, r.geometry).unwrap();
+    let media = FileMedia::open(&path, &r, Mount::Scan).unwrap().0;
     let mut d = Device::recover(&r, Box::new(media), 1_000_000_000_000).unwrap();
     d.check();
     assert!(read_all(&mut d, cap) == reference, "read-back after restart differs");
@@ -102,43 +102,105 @@ fn data_survives_restart() {
     assert!(read_all(&mut d, cap) == reference);
 }
 
-#[test]
-fn torn_oob_record_serves_the_previous_version() {
-    let r = resolved(&["ftl.placement=none", "ftl.cleaning=greedy"]);
-    let path = image("torn.img");
-    let page = r.geometry.page_size_bytes;
-    {
-        let media = FileMedia::create(&path, r.geometry).unwrap();
-        let mut d = Device::with_media(&r, Box::new(media), None).unwrap();
-        d.submit_io(&Request::write(0, page), Io::Write(&vec![0x11; page as usize])).unwrap();
-        d.submit_io(&Request::write(0, page), Io::Write(&vec![0x22; page as usize])).unwrap();
-    }
-    // The second version went to physical page 1: damage its OOB record's CRC.
-    let g = r.geometry;
-    let oob_area = (4096 + u64::from(g.blocks) * 8).next_multiple_of(4096);
+/// Byte offset of the OOB area (format 2: 32-byte block headers, 64-byte OOB records).
+fn oob_area(g: &nandlab_core::Geometry) -> u64 {
+    (4096 + u64::from(g.blocks) * 32).next_multiple_of(4096)
+}
+
+fn poke(path: &std::path::Path, at: u64, bytes: &[u8]) {
     use std::os::unix::fs::FileExt;
-    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-    f.write_all_at(&[0xEE], oob_area + 24 + 21).unwrap();
-    drop(f);
-    let media = FileMedia::open(&path, r.geometry).unwrap();
-    let mut d = Device::recover(&r, Box::new(media), 1).unwrap();
-    d.check();
-    let mut buf = vec![0u8; page as usize];
-    d.submit_io(&Request::read(0, page), Io::Read(&mut buf)).unwrap();
-    assert!(buf.iter().all(|&b| b == 0x11), "expected the previous version");
+    let f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    f.write_all_at(bytes, at).unwrap();
+}
+
+/// Two versions of page 0 (physical pages 0 and 1). Damage to one copy of the newer OOB record
+/// is repaired (the newer version is served); both copies unreadable at the end of the block's
+/// programmed pages is a write a crash cut short (the older version is served); both copies
+/// unreadable with a programmed page after it cannot be a torn write: the mount is refused,
+/// naming the page, rather than risking the older version.
+#[test]
+fn damaged_oob_records_are_repaired_torn_or_refused() {
+    let r = resolved(&["ftl.placement=none", "ftl.cleaning=greedy"]);
+    let page = r.geometry.page_size_bytes;
+    let read0 = |path: &std::path::Path| {
+        let (media, report) = FileMedia::open(path, &r, Mount::Scan)?;
+        let mut d = Device::recover(&r, Box::new(media), 1).unwrap();
+        d.check();
+        let mut buf = vec![0u8; page as usize];
+        d.submit_io(&Request::read(0, page), Io::Read(&mut buf)).unwrap();
+        Ok::<_, nandlab_store::StoreError>((buf[0], report))
+    };
+    let make = |name: &str, versions: u8| {
+        let path = image(name);
+        let media = FileMedia::create(&path, &r).unwrap();
+        let mut d = Device::with_media(&r, Box::new(media), None).unwrap();
+        for v in 1..=versions {
+            d.submit_io(&Request::write(0, page), Io::Write(&vec![0x11 * v; page as usize]))
+                .unwrap();
+        }
+        path
+    };
+    let oob = oob_area(&r.geometry);
+    let path = make("repaired.img", 2);
+    poke(&path, oob + 64 + 21, &[0xEE]); // a CRC byte of the first copy
+    let (byte, report) = read0(&path).unwrap();
+    assert_eq!((byte, report.oob_records_repaired, report.torn_pages), (0x22, 1, 0));
+    let path = make("torn.img", 2);
+    poke(&path, oob + 64, &[0x00]);
+    poke(&path, oob + 64 + 32, &[0x00]); // both state bytes
+    let (byte, report) = read0(&path).unwrap();
+    assert_eq!((byte, report.torn_pages), (0x11, 1));
+    let path = make("refused.img", 3);
+    poke(&path, oob + 64, &[0x00]);
+    poke(&path, oob + 64 + 32, &[0x00]);
+    let e = read0(&path).err().unwrap().to_string();
+    assert!(e.contains("page 1 of block 0") && e.contains("older copy"), "{e}");
 }
 
 #[test]
-fn geometry_mismatch_names_the_key() {
+fn geometry_and_layout_mismatches_name_the_key() {
     let r = resolved(&[]);
     let path = image("mismatch.img");
-    FileMedia::create(&path, r.geometry).unwrap();
-    let other = resolved(&["device.blocks=128"]);
-    let e = FileMedia::open(&path, other.geometry).err().unwrap();
-    assert!(e.to_string().contains("device.blocks"), "{e}");
+    drop(FileMedia::create(&path, &r).unwrap());
+    for (set, key) in [
+        ("device.blocks=128", "device.blocks"),
+        ("ftl.placement=none", "ftl.placement"),
+        ("ftl.regions=3", "ftl.regions"),
+        ("ftl.kind=fast", "ftl.kind"),
+    ] {
+        let other = if set == "ftl.kind=fast" {
+            let bytes = format!("device.logical_bytes={}", r.geometry.logical_bytes());
+            let o = ["device.blocks=64", "device.pages_per_block=16", &bytes, set];
+            Config::from_overrides(&o).unwrap().resolve().unwrap()
+        } else {
+            resolved(&[set])
+        };
+        let e = FileMedia::open(&path, &other, Mount::Scan).err().unwrap();
+        assert!(e.to_string().contains(key), "{set}: {e}");
+    }
     std::fs::write(&path, b"not an image").unwrap();
-    let e = FileMedia::open(&path, r.geometry).err().unwrap();
+    let e = FileMedia::open(&path, &r, Mount::Scan).err().unwrap();
     assert!(e.to_string().contains("not a nandlab image"), "{e}");
+}
+
+/// One server at a time: a second opener is refused while the first holds the image, and
+/// the message names the holder; once the first closes it, the image opens again.
+#[test]
+fn an_open_image_is_locked() {
+    let r = resolved(&[]);
+    let path = image("locked.img");
+    let first = FileMedia::create(&path, &r).unwrap();
+    let e = FileMedia::open(&path, &r, Mount::Scan).err().unwrap();
+    let msg = e.to_string();
+    assert!(matches!(e, nandlab_store::StoreError::Locked { .. }), "{msg}");
+    assert!(msg.contains(&format!("process {}", std::process::id())), "{msg}");
+    // Creating over it is refused too (it would truncate the holder's image).
+    assert!(matches!(
+        FileMedia::create(&path, &r).err().unwrap(),
+        nandlab_store::StoreError::Locked { .. }
+    ));
+    drop(first);
+    FileMedia::open(&path, &r, Mount::Scan).unwrap();
 }
 
 /// LFSS fast mount: a checkpoint, then more writes (cleaning included), then a "crash" (no
@@ -152,7 +214,7 @@ fn checkpoint_mount_rolls_forward_to_the_same_state() {
     let mut reference = vec![0u8; cap as usize];
     let mut rng = Lcg(11);
     {
-        let media = FileMedia::create(&path, r.geometry).unwrap();
+        let media = FileMedia::create(&path, &r).unwrap();
         let mut d = Device::with_media(&r, Box::new(media), None).unwrap();
         scribble(&mut d, &mut reference, &mut rng, 2000);
         d.checkpoint().unwrap();
@@ -162,7 +224,7 @@ fn checkpoint_mount_rolls_forward_to_the_same_state() {
         d.checkpoint().unwrap();
         scribble(&mut d, &mut reference, &mut rng, 300);
     }
-    let (media, report) = FileMedia::open_with_checkpoint(&path, r.geometry).unwrap();
+    let (media, report) = FileMedia::open(&path, &r, Mount::Checkpoint).unwrap();
     assert!(report.from_checkpoint);
     assert_eq!(report.checkpoint_generation, 2);
     assert!(report.blocks_scanned < u64::from(r.geometry.blocks), "{report:?}");
@@ -178,14 +240,10 @@ fn checkpoint_mount_rolls_forward_to_the_same_state() {
     // recorded only by generation 2 is then forgotten (a trim leaves nothing on flash), so the
     // first 8 KiB may hold older data; everything else must match.
     let g = r.geometry;
-    let data = (4096 + u64::from(g.blocks) * 8).next_multiple_of(4096);
-    let data = (data + g.physical_pages() * 24).next_multiple_of(4096);
+    let data = (oob_area(&g) + g.physical_pages() * 64).next_multiple_of(4096);
     let checkpoints = data + g.physical_pages() * g.page_size_bytes;
-    use std::os::unix::fs::FileExt;
-    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-    f.write_all_at(&[0xAB], checkpoints + 8).unwrap();
-    drop(f);
-    let (media, report) = FileMedia::open_with_checkpoint(&path, r.geometry).unwrap();
+    poke(&path, checkpoints + 8, &[0xAB]);
+    let (media, report) = FileMedia::open(&path, &r, Mount::Checkpoint).unwrap();
     assert_eq!((report.from_checkpoint, report.checkpoint_generation), (true, 1));
     let mut d = Device::recover(&r, Box::new(media), 2_000_000_000_000).unwrap();
     d.check();
@@ -213,7 +271,7 @@ fn hybrid_ftls_read_back_the_newest_copy() {
         let cap = r.geometry.logical_bytes();
         let mut reference = vec![0u8; cap as usize];
         let mut rng = Lcg(11 + i as u64);
-        let media = FileMedia::create(&path, r.geometry).unwrap();
+        let media = FileMedia::create(&path, &r).unwrap();
         let mut d = Device::with_media(&r, Box::new(media), None).unwrap();
         // A small hot region rewritten often (migrations), then random writes everywhere.
         for _ in 0..400 {
@@ -255,7 +313,7 @@ fn buffers_return_the_last_written_data() {
             let page = r.geometry.page_size_bytes;
             let mut reference = vec![0u8; cap as usize];
             let mut rng = Lcg(101 + i as u64);
-            let media = FileMedia::create(&path, r.geometry).unwrap();
+            let media = FileMedia::create(&path, &r).unwrap();
             let mut d = Device::with_media(&r, Box::new(media), None).unwrap();
             for step in 0..4000 {
                 match rng.next() % 10 {
@@ -316,7 +374,7 @@ fn ram_regions_return_the_last_written_data_and_survive_shutdown() {
         let mut trimmed = vec![false; (cap / page) as usize];
         let mut rng = Lcg(31 + i as u64);
         {
-            let media = FileMedia::create(&path, r.geometry).unwrap();
+            let media = FileMedia::create(&path, &r).unwrap();
             let mut d = Device::with_media(&r, Box::new(media), None).unwrap();
             for step in 0..3000 {
                 match rng.next() % 8 {
@@ -336,12 +394,28 @@ fn ram_regions_return_the_last_written_data_and_survive_shutdown() {
             let ram = d.metrics().ram_region.unwrap();
             assert!(ram.counters.read_pages > 0 && ram.counters.write_back_pages > 0, "{ram:?}");
             assert!(ram.used_pages > 0);
+        }
+        // A crash (no shutdown): the RAM region comes back from NVRAM.
+        let media = FileMedia::open(&path, &r, Mount::Scan).unwrap().0;
+        let mut d = Device::recover(&r, Box::new(media), 1_000_000_000_000).unwrap();
+        d.check();
+        let restored = d.recovery().nvram_pages_restored;
+        assert!(restored > 0, "{extra:?}: {:?}", d.recovery());
+        assert_eq!(d.metrics().ram_region.unwrap().used_pages, restored, "{extra:?}");
+        let back = read_all(&mut d, cap);
+        let p = page as usize;
+        for (n, _) in trimmed.iter().enumerate().filter(|(_, t)| !**t) {
+            let (a, b) = (n * p, (n + 1) * p);
+            assert!(back[a..b] == reference[a..b], "{extra:?}: page {n} differs after a crash");
+        }
+        {
             d.shutdown().unwrap();
             let ram = d.metrics().ram_region.unwrap();
             assert_eq!(ram.used_pages, 0);
             assert!(ram.counters.shutdown_write_back_pages > 0);
         }
-        let media = FileMedia::open(&path, r.geometry).unwrap();
+        drop(d);
+        let media = FileMedia::open(&path, &r, Mount::Scan).unwrap().0;
         let mut d = Device::recover(&r, Box::new(media), 1_000_000_000_000).unwrap();
         d.check();
         let back = read_all(&mut d, cap);

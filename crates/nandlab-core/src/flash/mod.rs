@@ -75,7 +75,48 @@ pub trait Media: Send {
     fn take_error(&mut self) -> Option<crate::error::MediaError> {
         None
     }
+    /// Records a failure found above the media (e.g. a RAM-region page whose NVRAM copy was
+    /// damaged), reported like the media's own through `take_error`.
+    fn report_error(&mut self, _error: crate::error::MediaError) {}
+    /// Pages of battery-backed RAM (NVRAM) this media persists for a RAM region (DEB's EBR,
+    /// DAC's RAM region); 0 when it keeps none (the simulation's media: RAM is not persisted).
+    fn nvram_pages(&self) -> u32 {
+        0
+    }
+    /// Persists RAM-region slot `slot` now holding `lpn` (`seq`: the FTL's program sequence
+    /// number at the write, so that a restart can tell it from older and newer flash copies).
+    /// Called on every write into the region (write-through, as battery-backed RAM survives a
+    /// power cut the moment it is written); `data` is the page, `None` without payloads.
+    fn nvram_write(&mut self, _slot: u32, _lpn: Lpn, _seq: u64, _data: Option<&[u8]>) {}
+    /// Marks slot `slot` as holding `lpn` whose content is lost (a damaged NVRAM page kept
+    /// so that the page keeps reading as an error after another restart).
+    fn nvram_poison(&mut self, _slot: u32, _lpn: Lpn, _seq: u64) {}
+    /// The newest entry of every NVRAM slot found when the media was opened (taken once).
+    fn take_nvram_entries(&mut self) -> Vec<NvramEntry> {
+        Vec::new()
+    }
 }
+
+/// A RAM-region page found in a media's NVRAM at start-up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NvramEntry {
+    pub lpn: Lpn,
+    /// The FTL's program sequence number when it was written: the entry is newer than a flash
+    /// copy of the same LPN with a sequence number ≤ this.
+    pub seq: u64,
+    /// Global write order of NVRAM entries (the newest of two entries of one LPN wins).
+    pub order: u64,
+    /// The page (`None`: no payload kept, or damaged).
+    pub data: Option<Vec<u8>>,
+    /// The entry's header is intact but its data failed its CRC (or it was marked lost): the
+    /// LPN must read as an error, never as an older version.
+    pub damaged: bool,
+}
+
+/// Largest erase count recovery accepts from flash metadata: far above any rated endurance
+/// (10^5–10^6 cycles), so a larger value is damage, not wear (and would make per-count tables
+/// absurdly large).
+pub const MAX_PLAUSIBLE_ERASE_COUNT: u32 = 1 << 22;
 
 /// One erase block's state in a checkpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

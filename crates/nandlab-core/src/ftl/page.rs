@@ -24,8 +24,8 @@ use std::collections::VecDeque;
 use super::block_table::{BlockState, BlockTable};
 use super::ram_region::{RamRegion, RamRegionInfo, RamWriteBack};
 use super::{Ftl, FtlCounters, FtlRecovery};
-use crate::error::RecoveryError;
 use crate::config::Geometry;
+use crate::error::RecoveryError;
 use crate::flash::{BlockId, BlockRecord, Checkpoint, Flash, Lpn, Oob, Ppn, Source, NONE};
 use crate::gc::VictimPolicy;
 use crate::placement::{PageState, Placement};
@@ -70,6 +70,9 @@ pub struct PageFtl {
     /// Region index of the RAM region (= the number of flash regions).
     ram_index: u8,
     ram_page_ns: u64,
+    /// Every RAM-region write is persisted through the media's NVRAM (a served drive's image:
+    /// battery-backed RAM survives a crash, so the process crash must not lose it either).
+    nvram: bool,
     /// Open blocks by wear: hotter regions take the least worn free block of a window.
     wear_aware: bool,
 }
@@ -123,6 +126,7 @@ impl PageFtl {
             ram: None,
             ram_index: flash_regions as u8,
             ram_page_ns: 0,
+            nvram: false,
             wear_aware: false,
         }
     }
@@ -135,6 +139,18 @@ impl PageFtl {
         self.ram =
             Some(RamRegion::new(capacity_pages, threshold, base, self.geometry.page_size_bytes));
         self.ram_page_ns = ram_page_ns;
+        // A media with NVRAM for the whole region persists it (a served image); the
+        // simulation's media has none and pays nothing.
+        self.nvram = self.flash.media().nvram_pages() >= capacity_pages;
+    }
+
+    /// Writes a RAM slot through to the media's NVRAM (see `nvram`).
+    #[inline]
+    fn persist_ram(&mut self, ppn: Ppn, lpn: Lpn, data: Option<&[u8]>) {
+        if self.nvram {
+            let slot = self.ram.as_ref().expect("a RAM region").slot_of(ppn);
+            self.flash.media_mut().nvram_write(slot, lpn, self.seq, data);
+        }
     }
 
     /// Wear-aware block allocation (DEB): see the module doc.
@@ -158,6 +174,7 @@ impl PageFtl {
         if old_ppn != NONE && ram.holds(old_ppn) {
             ram.update(old_ppn, data, ns);
             self.flash.charge_ram(ns);
+            self.persist_ram(old_ppn, lpn, data);
             return;
         }
         if ram.over_threshold_after_insert() {
@@ -170,6 +187,7 @@ impl PageFtl {
         let ram = self.ram.as_mut().expect("checked");
         let ppn = ram.insert(lpn, data, ns);
         self.flash.charge_ram(ns);
+        self.persist_ram(ppn, lpn, data);
         self.l2p[lpn as usize] = ppn;
         self.set_region_entry(lpn, old, self.ram_index, now_ns);
         if old_ppn != NONE {
@@ -293,10 +311,19 @@ impl PageFtl {
     /// current one. Erase counts and write pointers come from the media; a partly programmed
     /// block is its region's active block.
     ///
+    /// What the flash holds is checked, never trusted blindly: an implausible erase count or a
+    /// block of a region the placement does not have is `RecoveryError::Damaged` (an image of
+    /// another layout is refused before this by the store's identity check). More than one
+    /// partly programmed block in a region (a damaged last record of a full block; a block of a
+    /// crashed erase) cannot all stay open: the one written last stays active and the others
+    /// are sealed — their unprogrammed pages are programmed as garbage so they become ordinary
+    /// closed blocks the cleaner reclaims (`FtlRecovery::sealed_blocks`).
+    ///
     /// Limits, documented: a TRIM leaves no trace on flash here, so a trimmed page whose old
-    /// copy was not yet erased comes back after recovery (the NBD store adds trim records);
-    /// last-modification times restart at `now_ns` (cleaning ages restart); DAC region entry
-    /// times restart at `now_ns` too.
+    /// copy was not yet erased comes back after recovery (NBD allows any content after a
+    /// trim); last-modification times restart at `now_ns` (cleaning ages restart); DAC region
+    /// entry times restart at `now_ns` too. RAM-region pages persisted in NVRAM are restored
+    /// afterwards by `restore_nvram` (once the RAM region is configured).
     pub fn recover(
         flash: Flash,
         victim: Box<dyn VictimPolicy>,
@@ -305,27 +332,62 @@ impl PageFtl {
         now_ns: u64,
     ) -> Result<(Self, FtlRecovery), RecoveryError> {
         let mut ftl = Self::new(flash, victim, placement, gc_free_blocks_min);
+        let mut report = FtlRecovery::default();
         let ppb = ftl.pages_per_block;
+        let flash_regions = ftl.active.len();
         let mut newest_seq = vec![0u64; ftl.l2p.len()];
+        // Per block: the largest sequence number it holds (which partly programmed block of a
+        // region was written last).
+        let mut block_seq = vec![0u64; ftl.geometry.blocks as usize];
         ftl.free.clear();
         for block in 0..ftl.geometry.blocks {
-            let programmed = ftl.flash.media().programmed_pages(block);
             let b = block as usize;
-            ftl.blocks.restore_erase_count(block, ftl.flash.erase_count(block));
+            let erases = ftl.flash.erase_count(block);
+            if erases > crate::flash::MAX_PLAUSIBLE_ERASE_COUNT {
+                return Err(RecoveryError::Damaged {
+                    what: format!(
+                        "block {block} records {erases} erases (more than {}: not wear but \
+                         damage)",
+                        crate::flash::MAX_PLAUSIBLE_ERASE_COUNT
+                    ),
+                });
+            }
+            ftl.blocks.restore_erase_count(block, erases);
+            let programmed = ftl.flash.media().programmed_pages(block);
             if programmed == 0 {
                 ftl.free.push_back(block);
                 continue;
             }
-            let region = ftl.flash.oob(block * ppb).expect("programmed page has OOB").region;
+            let oobs = (0..programmed).map(|o| ftl.flash.oob(block * ppb + o));
+            let holds_data =
+                oobs.clone().flatten().any(|o| u64::from(o.lpn) < ftl.geometry.logical_pages);
+            let mut region = ftl.flash.oob(block * ppb).map_or(0, |o| o.region);
+            if usize::from(region) >= flash_regions {
+                if holds_data {
+                    return Err(RecoveryError::Damaged {
+                        what: format!(
+                            "block {block} holds pages of flash region {region}, but the \
+                             placement has {flash_regions} flash region(s)"
+                        ),
+                    });
+                }
+                // Only garbage: its region does not matter, it is cleaned like any other.
+                region = 0;
+            }
             ftl.blocks.open(block, region, now_ns);
             for offset in 0..programmed {
                 let ppn = block * ppb + offset;
-                let oob = ftl.flash.oob(ppn).expect("page below the write pointer is programmed");
+                let Some(oob) = ftl.flash.oob(ppn) else {
+                    return Err(RecoveryError::Damaged {
+                        what: format!("page {ppn} below block {block}'s write pointer is erased"),
+                    });
+                };
                 ftl.blocks.program(block, now_ns);
                 ftl.seq = ftl.seq.max(oob.seq);
+                block_seq[b] = block_seq[b].max(oob.seq);
                 if u64::from(oob.lpn) >= ftl.geometry.logical_pages {
-                    // A torn page (`GARBAGE_LPN`) or a page of a larger device: it holds no
-                    // data we can serve; it stays programmed and invalid until erased.
+                    // A torn page (`GARBAGE_LPN`): it holds no data we can serve; it stays
+                    // programmed and invalid until erased.
                     ftl.mark_valid(ppn);
                     ftl.invalidate(ppn, now_ns);
                     continue;
@@ -347,26 +409,135 @@ impl PageFtl {
             }
             debug_assert_eq!(ftl.blocks.write_pointer[b], programmed);
         }
-        // Close full blocks only now, so the victim indexes see final valid counts; a partly
-        // programmed block becomes its region's active block.
+        // The partly programmed block of each region written last stays active; any other is
+        // sealed. Full blocks are closed only now, so the victim indexes see final valid counts.
+        let mut open_by_region: Vec<Vec<BlockId>> = vec![Vec::new(); flash_regions];
         for block in 0..ftl.geometry.blocks {
-            let b = block as usize;
-            if ftl.blocks.state[b] != BlockState::Open {
-                continue;
+            if ftl.blocks.state[block as usize] == BlockState::Open && !ftl.blocks.is_full(block) {
+                open_by_region[ftl.blocks.region[block as usize] as usize].push(block);
             }
-            if ftl.blocks.is_full(block) {
+        }
+        for (r, blocks) in open_by_region.iter().enumerate() {
+            let keep = blocks.iter().copied().max_by_key(|&b| (block_seq[b as usize], b));
+            for &block in blocks {
+                if Some(block) == keep {
+                    ftl.active[r] = block;
+                    continue;
+                }
+                let region = r as u8;
+                while !ftl.blocks.is_full(block) {
+                    let ppn = block * ppb + ftl.blocks.program(block, now_ns);
+                    ftl.seq += 1;
+                    let oob = Oob { lpn: crate::flash::GARBAGE_LPN, seq: ftl.seq, region };
+                    ftl.flash.program(ppn, oob, Source::Cleaner, None);
+                    ftl.mark_valid(ppn);
+                    ftl.invalidate(ppn, now_ns);
+                    report.sealing_pages += 1;
+                }
+                report.sealed_blocks += 1;
+            }
+        }
+        for block in 0..ftl.geometry.blocks {
+            if ftl.blocks.state[block as usize] == BlockState::Open && ftl.blocks.is_full(block) {
                 ftl.blocks.close(block);
-            } else {
-                let r = ftl.blocks.region[b] as usize;
-                assert!(r < ftl.active.len(), "block {block} names region {r}: placement mismatch");
-                assert_eq!(ftl.active[r], NONE, "two partly programmed blocks in region {r}");
-                ftl.active[r] = block;
             }
         }
         if !ftl.entered_ns.is_empty() {
             ftl.entered_ns.fill(now_ns);
         }
-        Ok((ftl, FtlRecovery::default()))
+        // A crash can interrupt a cleaning step, never before it started with a free block to
+        // copy into: an image with none left was not written by this FTL.
+        if ftl.free.is_empty() {
+            return Err(RecoveryError::NoSpace {
+                what: "no erased block on the flash: the page FTL always keeps one for the \
+                       cleaner"
+                    .into(),
+            });
+        }
+        Ok((ftl, report))
+    }
+
+    /// Restores the RAM region from the media's NVRAM after `recover` (and `set_ram_region`):
+    /// an NVRAM entry newer than every flash copy of its LPN (sequence number ≥ the newest
+    /// flash copy's; of two entries of one LPN the later written) is the page's current copy.
+    /// Entries go back in write order, so the region's update order survives; they are written
+    /// through again, since slots are assigned afresh. A damaged entry keeps its LPN mapped to
+    /// RAM and reading as an error (never the older flash copy). Without a RAM region in the
+    /// configuration the winning entries are written to flash through the normal write path.
+    /// With `battery_failed` every entry is dropped (`nvram_pages_lost`): the older flash copy,
+    /// if any, is what the host reads — data loss modelled on request.
+    pub fn restore_nvram(
+        &mut self,
+        battery_failed: bool,
+        now_ns: u64,
+        report: &mut FtlRecovery,
+    ) -> Result<(), RecoveryError> {
+        let mut entries = self.flash.media_mut().take_nvram_entries();
+        if entries.is_empty() {
+            return Ok(());
+        }
+        // Later programs must be newer than every entry.
+        self.seq = self.seq.max(entries.iter().map(|e| e.seq).max().unwrap_or(0));
+        // Newest entry per LPN, in write order.
+        entries.retain(|e| u64::from(e.lpn) < self.geometry.logical_pages);
+        entries.sort_unstable_by_key(|e| (e.lpn, std::cmp::Reverse(e.order)));
+        entries.dedup_by_key(|e| e.lpn);
+        entries.retain(|e| {
+            let ppn = self.l2p[e.lpn as usize];
+            ppn == NONE || self.flash.oob(ppn).is_none_or(|o| e.seq >= o.seq)
+        });
+        entries.sort_unstable_by_key(|e| e.order);
+        if battery_failed {
+            report.nvram_pages_lost += entries.len() as u32;
+            return Ok(());
+        }
+        for e in entries {
+            report.nvram_pages_restored += 1;
+            if self.ram.is_none() {
+                if e.damaged {
+                    return Err(RecoveryError::Damaged {
+                        what: format!(
+                            "LPN {}'s newest copy is a damaged NVRAM page and this configuration \
+                             has no RAM region to keep it as lost",
+                            e.lpn
+                        ),
+                    });
+                }
+                self.write_page(e.lpn, now_ns, e.data.as_deref());
+                continue;
+            }
+            let lpn = e.lpn;
+            let ram = self.ram.as_mut().expect("checked");
+            if ram.over_threshold_after_insert() {
+                let n = ram.write_back_count();
+                ram.counters.write_backs += 1;
+                self.write_back_oldest(n, RamWriteBack::Threshold, now_ns);
+            }
+            let old_ppn = self.l2p[lpn as usize];
+            let old = (old_ppn != NONE).then(|| self.page_state(lpn, old_ppn));
+            let ram = self.ram.as_mut().expect("checked");
+            let ppn = ram.insert(lpn, e.data.as_deref(), 0);
+            // Restoring is not a host write.
+            ram.counters.host_write_pages -= 1;
+            self.l2p[lpn as usize] = ppn;
+            self.set_region_entry(lpn, old, self.ram_index, now_ns);
+            if old_ppn != NONE {
+                self.invalidate(old_ppn, now_ns);
+            }
+            let seq = e.seq;
+            if e.damaged {
+                let ram = self.ram.as_mut().expect("checked");
+                ram.poison(ppn);
+                let slot = ram.slot_of(ppn);
+                if self.nvram {
+                    self.flash.media_mut().nvram_poison(slot, lpn, seq);
+                }
+            } else if self.nvram {
+                let slot = self.ram.as_ref().expect("checked").slot_of(ppn);
+                self.flash.media_mut().nvram_write(slot, lpn, seq, e.data.as_deref());
+            }
+        }
+        Ok(())
     }
 
     /// Gives back the flash (for recovery tests and for handing a media to a new FTL).
@@ -668,8 +839,14 @@ impl Ftl for PageFtl {
             return false;
         }
         if let Some(ram) = self.ram.as_mut().filter(|r| r.holds(ppn)) {
+            let lost = ram.is_poisoned(ppn);
             ram.read(ppn, data, self.ram_page_ns);
             self.flash.charge_ram(self.ram_page_ns);
+            if lost {
+                self.flash.media_mut().report_error(crate::error::MediaError(format!(
+                    "LPN {lpn}: its RAM region copy was damaged in NVRAM (lost at start-up)"
+                )));
+            }
             return true;
         }
         let oob = self.flash.read(ppn, Source::Host, data);

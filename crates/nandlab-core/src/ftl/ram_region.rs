@@ -93,6 +93,9 @@ pub struct RamRegion {
     free: Vec<u32>,
     /// Page payloads, allocated on the first write that carries data (served drives).
     data: Vec<u8>,
+    /// Slots whose content was lost (a damaged NVRAM page found at start-up): reading them is
+    /// an error until the page is written again. Empty unless some slot is poisoned.
+    poisoned: Vec<bool>,
     pub counters: RamRegionCounters,
 }
 
@@ -118,6 +121,7 @@ impl RamRegion {
             // Popped from the back: slot 0 first.
             free: (0..capacity_pages).rev().collect(),
             data: Vec::new(),
+            poisoned: Vec::new(),
             counters: RamRegionCounters::default(),
         }
     }
@@ -204,6 +208,9 @@ impl RamRegion {
     }
 
     fn store(&mut self, s: u32, data: Option<&[u8]>) {
+        if let Some(p) = self.poisoned.get_mut(s as usize) {
+            *p = false;
+        }
         if let Some(d) = data {
             let p = self.page_size_bytes;
             if self.data.is_empty() {
@@ -236,6 +243,27 @@ impl RamRegion {
         self.counters.ram_ns += ram_page_ns;
     }
 
+    /// Marks a slot's content as lost (see `poisoned`).
+    pub fn poison(&mut self, ppn: Ppn) {
+        let s = self.slot(ppn) as usize;
+        if self.poisoned.is_empty() {
+            self.poisoned = vec![false; self.capacity_pages as usize];
+        }
+        self.poisoned[s] = true;
+    }
+
+    /// Whether a slot's content was lost.
+    #[must_use]
+    pub fn is_poisoned(&self, ppn: Ppn) -> bool {
+        self.poisoned.get(self.slot(ppn) as usize).copied().unwrap_or(false)
+    }
+
+    /// The slot index of a RAM pseudo page number (the NVRAM slot that persists it).
+    #[must_use]
+    pub fn slot_of(&self, ppn: Ppn) -> u32 {
+        self.slot(ppn)
+    }
+
     /// Serves a read from RAM.
     pub fn read(&mut self, ppn: Ppn, out: Option<&mut [u8]>, ram_page_ns: u64) {
         let s = self.slot(ppn) as usize;
@@ -262,6 +290,9 @@ impl RamRegion {
     /// Frees the slot of a page that left RAM (written back or trimmed).
     pub fn remove(&mut self, ppn: Ppn) {
         let s = self.slot(ppn);
+        if let Some(p) = self.poisoned.get_mut(s as usize) {
+            *p = false;
+        }
         self.unlink(s);
         self.free.push(s);
     }

@@ -34,8 +34,8 @@
 //! Not supported (typed errors at construction): recovery from flash and checkpoints, so these
 //! kinds cannot be served as a virtual drive yet.
 
-pub mod recycling;
 mod recover;
+pub mod recycling;
 
 pub use recover::recover_from_config;
 
