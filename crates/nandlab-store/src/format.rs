@@ -69,6 +69,9 @@ fn mirror(copy: &[u8; COPY_BYTES]) -> [u8; 2 * COPY_BYTES] {
 /// Which copy of a mirrored record to believe.
 enum Mirrored<'a> {
     Erased,
+    /// Erased, but one byte is not zero: damage to an erased record (a programmed record has
+    /// two full copies, so no single byte of damage can leave one byte of it).
+    ErasedRepaired,
     /// The copy to use; `repaired` when the other one was unreadable.
     Valid {
         copy: &'a [u8],
@@ -87,6 +90,7 @@ fn pick(r: &[u8], valid: impl Fn(&[u8]) -> bool) -> Mirrored<'_> {
         (true, false) => Mirrored::Valid { copy: a, repaired: true },
         (false, true) => Mirrored::Valid { copy: b, repaired: true },
         (false, false) if r.iter().all(|&x| x == 0) => Mirrored::Erased,
+        (false, false) if r.iter().filter(|&&x| x != 0).count() == 1 => Mirrored::ErasedRepaired,
         (false, false) => Mirrored::Damaged,
     }
 }
@@ -355,6 +359,8 @@ pub(crate) fn encode_oob(oob: &Oob, data_crc: u32, has_payload: bool) -> [u8; OO
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Record {
     Erased,
+    /// Erased, with one damaged byte repaired.
+    ErasedRepaired,
     Programmed {
         oob: Oob,
         data_crc: u32,
@@ -375,6 +381,7 @@ pub(crate) fn decode_oob(r: &[u8], logical_pages: u64) -> Record {
     };
     match pick(r, valid) {
         Mirrored::Erased => Record::Erased,
+        Mirrored::ErasedRepaired => Record::ErasedRepaired,
         Mirrored::Damaged => Record::Damaged,
         Mirrored::Valid { copy, repaired } => {
             let oob = Oob { lpn: le_u32(copy, 4), seq: le_u64(copy, 8), region: copy[1] };
@@ -416,6 +423,8 @@ pub(crate) fn encode_nvram(
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Cell {
     Empty,
+    /// Empty, with one damaged byte repaired.
+    EmptyRepaired,
     Page { lpn: Lpn, seq: u64, order: u64, data_crc: u32, lost: bool, repaired: bool },
     Damaged,
 }
@@ -426,6 +435,7 @@ pub(crate) fn decode_nvram(r: &[u8]) -> Cell {
     };
     match pick(r, valid) {
         Mirrored::Erased => Cell::Empty,
+        Mirrored::ErasedRepaired => Cell::EmptyRepaired,
         Mirrored::Damaged => Cell::Damaged,
         Mirrored::Valid { copy, repaired } => Cell::Page {
             lpn: le_u32(copy, 4),
@@ -472,6 +482,9 @@ mod tests {
         d[32] = 0;
         assert_eq!(decode_oob(&d, 100), Record::Damaged);
         assert_eq!(decode_oob(&[0u8; 64], 100), Record::Erased);
+        let mut one = [0u8; 64];
+        one[17] = 0x40;
+        assert_eq!(decode_oob(&one, 100), Record::ErasedRepaired);
         // A readable copy naming a page past the device is tampering, not data.
         let big = encode_oob(&Oob { lpn: 500, seq: 1, region: 0 }, 1, true);
         assert_eq!(decode_oob(&big, 100), Record::Damaged);

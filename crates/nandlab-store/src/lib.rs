@@ -225,7 +225,8 @@ pub struct MountReport {
     /// Unreadable OOB records at the end of a block's programmed pages: writes a crash cut
     /// short (never acknowledged); their pages are garbage.
     pub torn_pages: u64,
-    /// Checkpoint slots whose CRCs held but whose content was implausible (ignored).
+    /// Checkpoint slots that failed their CRCs (torn or damaged) or whose content was
+    /// implausible: ignored (the other slot's older checkpoint, or a full scan, was used).
     pub checkpoints_rejected: u64,
     /// NVRAM cell headers with one unreadable copy (repaired).
     pub nvram_cells_repaired: u64,
@@ -538,6 +539,7 @@ impl FileMedia {
             for (c, decoded) in cells.iter().enumerate() {
                 match *decoded {
                     Cell::Empty => {}
+                    Cell::EmptyRepaired => report.nvram_cells_repaired += 1,
                     Cell::Damaged => {
                         return Err(damaged(
                             &self.path,
@@ -606,7 +608,7 @@ impl FileMedia {
                 set_bit(&mut self.crc_known, ppn as usize, true);
                 true
             }
-            Record::Erased | Record::Damaged => {
+            Record::Erased | Record::ErasedRepaired | Record::Damaged => {
                 if self.error.is_none() {
                     self.error = Some(MediaError(format!(
                         "{}: page {ppn}: its OOB record is unreadable in both copies",
@@ -943,6 +945,10 @@ fn read_blocks(
                 let ppn = base + o;
                 match decode_oob(r, logical_pages) {
                     Record::Erased => d.oobs[ppn] = None,
+                    Record::ErasedRepaired => {
+                        report.oob_records_repaired += 1;
+                        d.oobs[ppn] = None;
+                    }
                     Record::Programmed { oob, data_crc, has_payload, repaired } => {
                         if let Some(p) = last_damaged.take() {
                             d.unrecoverable.push(p as Ppn);
@@ -1055,7 +1061,11 @@ fn newest_checkpoint(
         }
         let u32_at = |i: usize| u32::from_le_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]);
         let u64_at = |i: usize| u64::from_le_bytes(h[i..i + 8].try_into().expect("8 bytes"));
+        if h.iter().all(|&b| b == 0) {
+            continue; // never written
+        }
         if u32_at(0) != CHECKPOINT_MAGIC || crc32fast::hash(&h[..60]) != u32_at(60) {
+            report.checkpoints_rejected += 1;
             continue;
         }
         let (generation, seq, blocks, logical) = (u64_at(8), u64_at(16), u32_at(32), u64_at(40));
@@ -1070,6 +1080,7 @@ fn newest_checkpoint(
         if file.read_exact_at(&mut payload, at + CHECKPOINT_HEADER_BYTES).is_err()
             || crc32fast::hash(&payload) != payload_crc
         {
+            report.checkpoints_rejected += 1;
             continue;
         }
         let (records, rest) = payload.split_at(blocks as usize * CHECKPOINT_BLOCK_BYTES);
