@@ -425,7 +425,14 @@ pub(crate) enum Cell {
     Empty,
     /// Empty, with one damaged byte repaired.
     EmptyRepaired,
-    Page { lpn: Lpn, seq: u64, order: u64, data_crc: u32, lost: bool, repaired: bool },
+    Page {
+        lpn: Lpn,
+        seq: u64,
+        order: u64,
+        data_crc: u32,
+        lost: bool,
+        repaired: bool,
+    },
     Damaged,
 }
 

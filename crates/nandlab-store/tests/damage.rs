@@ -111,8 +111,7 @@ fn classify(r: &Resolved, path: &Path, mount: Mount, expected: &[u64], c: &mut C
                 Ok(_) => wrong += 1,
             }
         }
-        let touched = report != report_baseline(&report)
-            || d.recovery().sealed_blocks > 0;
+        let touched = report != report_baseline(&report) || d.recovery().sealed_blocks > 0;
         match (wrong, eio, touched) {
             (0, 0, false) => "unaffected",
             (0, 0, true) => "repaired",
@@ -227,7 +226,12 @@ fn print(table: &[(String, Counts)]) -> Counts {
     }
     eprintln!(
         "{:<28} {:>10} {:>9} {:>8} {:>6} {:>6} {:>6}",
-        "total", total.unaffected, total.repaired, total.refused, total.eio, total.wrong,
+        "total",
+        total.unaffected,
+        total.repaired,
+        total.refused,
+        total.eio,
+        total.wrong,
         total.panic
     );
     total
@@ -294,4 +298,44 @@ fn crafted_damage_is_refused_with_a_reason() {
         f.write_all_at(&copy, oob + 32).unwrap();
     });
     assert!(e.contains("page 0 of block 0") || e.contains("unreadable"), "{e}");
+}
+
+/// Plausible but extreme wear with valid CRCs (every block past its rated endurance): the mount
+/// succeeds, writes fail with the worn-out error, reads still work — no panic, no hang.
+#[test]
+fn an_image_worn_past_its_rating_refuses_writes_without_panicking() {
+    let r = resolved();
+    let dir = dir();
+    let path = dir.join("worn.img");
+    let (image, expected) = pristine(&r, &path);
+    std::fs::write(&path, &image).unwrap();
+    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    let mut copy = [0u8; 16];
+    copy[..4].copy_from_slice(&200_000u32.to_le_bytes());
+    copy[4..8].copy_from_slice(&1u32.to_le_bytes());
+    let crc = crc32fast::hash(&copy[..12]);
+    copy[12..].copy_from_slice(&crc.to_le_bytes());
+    for b in 0..u64::from(r.geometry.blocks) {
+        f.write_all_at(&copy, 4096 + b * 32).unwrap();
+        f.write_all_at(&copy, 4096 + b * 32 + 16).unwrap();
+    }
+    drop(f);
+    let (media, _) = FileMedia::open(&path, &r, Mount::Scan).unwrap();
+    let mut d = Device::recover(&r, Box::new(media), 1_000_000_000_000).unwrap();
+    let mut buf = vec![0u8; 4096];
+    for (lpn, &v) in expected.iter().enumerate().filter(|(_, &v)| v != 0) {
+        d.submit_io(&Request::read(lpn as u64 * 4096, 4096), Io::Read(&mut buf)).unwrap();
+        assert!(buf == page_of(lpn as u64, v), "LPN {lpn}");
+    }
+    let mut worn_out = 0;
+    for i in 0..3000u64 {
+        let lpn = i % r.geometry.logical_pages;
+        match d.submit_io(&Request::write(lpn * 4096, 4096), Io::Write(&page_of(lpn, 9))) {
+            Ok(_) => {}
+            Err(nandlab_core::RequestError::WornOut { .. }) => worn_out += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(worn_out > 0, "a flash past its rating must end up refusing writes");
+    let _ = std::fs::remove_file(&path);
 }
