@@ -1,0 +1,89 @@
+//! Goal: `nandlab serve` refuses, with a clear message and exit status 2 (never a panic), what
+//! would break its promises: a second server on an image already served, and an image served
+//! under a layout other than the one it was written with.
+//! Method: real `nandlab serve` processes on a Unix socket.
+
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn serve(image: &Path, sock: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_nandlab"));
+    c.args(["serve", "--image"])
+        .arg(image)
+        .arg("--unix")
+        .arg(sock)
+        .args(["--set", "device.blocks=64", "--set", "device.pages_per_block=16"])
+        .args(["--set", "serve.emulate_latency=false"])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    c
+}
+
+fn started(mut c: Command, sock: &Path) -> Child {
+    let mut child = c.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while UnixStream::connect(sock).is_err() {
+        assert!(child.try_wait().unwrap().is_none(), "server exited early");
+        assert!(Instant::now() < deadline, "server did not start");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child
+}
+
+fn stop(mut child: Child) {
+    // SIGTERM: a clean stop.
+    Command::new("kill").arg(child.id().to_string()).status().unwrap();
+    assert!(child.wait().unwrap().success());
+}
+
+fn refused(out: &Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+fn dir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("nandlab-serve-image-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn a_second_server_on_the_same_image_is_refused_naming_the_holder() {
+    let d = dir("lock");
+    let image = d.join("a.img");
+    let first = started(serve(&image, &d.join("1.sock"), &[]), &d.join("1.sock"));
+    let out = serve(&image, &d.join("2.sock"), &[]).output().unwrap();
+    let err = refused(&out);
+    assert!(err.contains(&format!("in use by process {}", first.id())), "{err}");
+    assert!(!d.join("2.sock").exists(), "the refused server must not listen");
+    stop(first);
+    // Released at exit: the image serves again.
+    stop(started(serve(&image, &d.join("2.sock"), &[]), &d.join("2.sock")));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_changed_layout_is_refused_naming_the_key() {
+    let d = dir("layout");
+    let image = d.join("a.img");
+    let sock = d.join("s.sock");
+    stop(started(serve(&image, &sock, &["--set", "ftl.placement=dac"]), &sock));
+    let out = serve(&image, &sock, &[]).output().unwrap();
+    let err = refused(&out);
+    assert!(
+        err.contains("ftl.placement = dac") && err.contains("--set ftl.placement=dac"),
+        "{err}"
+    );
+    let out = serve(&image, &sock, &["--set", "ftl.placement=dac", "--set", "ftl.regions=2"])
+        .output()
+        .unwrap();
+    assert!(refused(&out).contains("ftl.regions"));
+    // The same layout serves again.
+    stop(started(serve(&image, &sock, &["--set", "ftl.placement=dac"]), &sock));
+    let _ = std::fs::remove_dir_all(&d);
+}
