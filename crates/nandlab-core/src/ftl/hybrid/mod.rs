@@ -31,11 +31,11 @@
 //! (4 B per logical block) and a page map per log block (4 B per page) — not this simulator's
 //! per-page index, which exists only to make reads O(1).
 //!
-//! Not supported (typed errors at construction): recovery from flash and checkpoints, so these
-//! kinds cannot be served as a virtual drive yet.
+//! Restart: `recover` (module `recover`) rebuilds every table from the pages' OOB records,
+//! completing or repairing work a crash interrupted.
 
-pub mod recycling;
 mod recover;
+pub mod recycling;
 
 pub use recover::recover_from_config;
 
@@ -194,6 +194,31 @@ impl HybridFtl {
     #[must_use]
     pub fn free_blocks(&self) -> usize {
         self.free.len()
+    }
+
+    /// The data block of logical block `lbn` (`None`: never consolidated).
+    #[must_use]
+    pub fn data_block(&self, lbn: u32) -> Option<BlockId> {
+        let d = self.data[lbn as usize];
+        (d != NONE).then_some(d)
+    }
+
+    /// The log blocks in use, oldest first: `(block, owner, write pointer)`. The owner is the
+    /// group (BAST, SAST: the logical block when N = 1), FAST's sequential log's logical block,
+    /// or `None` for a FAST random log.
+    #[must_use]
+    pub fn log_blocks(&self) -> Vec<(BlockId, Option<u32>, u32)> {
+        let mut logs: Vec<Log> = self.logs.iter().flatten().copied().collect();
+        logs.sort_by_key(|l| (l.allocated, l.block));
+        logs.iter()
+            .map(|l| (l.block, (l.owner != NONE).then_some(l.owner), l.write_pointer))
+            .collect()
+    }
+
+    /// FAST: the sequential log's block, if any.
+    #[must_use]
+    pub fn sequential_log(&self) -> Option<BlockId> {
+        (self.sequential != NONE).then(|| self.log(self.sequential).block)
     }
 
     /// The recycling policy's name (`merge-only`, ...).
@@ -841,6 +866,14 @@ impl Ftl for HybridFtl {
 /// The hybrid FTL a resolved config describes (`ftl.kind` = bast, sast or fast).
 #[must_use]
 pub fn from_config(r: &crate::config::Resolved, flash: Flash) -> HybridFtl {
+    let mut ftl = build(r, flash);
+    let params = r.wear_params(ftl.logical_blocks, 0);
+    ftl.set_wear_leveler(crate::wear::by_name(&r.config.wear.kind, &params));
+    ftl
+}
+
+/// `from_config` without the wear leveler (recovery attaches it once the erase counts are known).
+fn build(r: &crate::config::Resolved, flash: Flash) -> HybridFtl {
     let f = &r.config.ftl;
     let ppb = r.geometry.pages_per_block;
     let association = match f.kind.as_str() {
@@ -860,8 +893,6 @@ pub fn from_config(r: &crate::config::Resolved, flash: Flash) -> HybridFtl {
     );
     let mut ftl = HybridFtl::new(flash, association, f.log_blocks.expect("resolved"), policy);
     ftl.set_endurance_cycles(r.config.wear.endurance_cycles.expect("resolved"));
-    let params = r.wear_params(logical_blocks, 0);
-    ftl.set_wear_leveler(crate::wear::by_name(&r.config.wear.kind, &params));
     ftl
 }
 
