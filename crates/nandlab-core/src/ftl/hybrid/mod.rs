@@ -32,7 +32,8 @@
 //! per-page index, which exists only to make reads O(1).
 //!
 //! Restart: `recover` (module `recover`) rebuilds every table from the pages' OOB records,
-//! completing or repairing work a crash interrupted.
+//! completing or repairing work a crash interrupted; `Ftl::checkpoint` writes the tables for the
+//! store's fast mount.
 
 mod recover;
 pub mod recycling;
@@ -43,7 +44,7 @@ use std::collections::VecDeque;
 
 use super::{Ftl, FtlCounters, RecycleKind};
 use crate::config::Geometry;
-use crate::flash::{BlockId, Flash, Lpn, Oob, Ppn, Source, NONE};
+use crate::flash::{BlockId, BlockRecord, Checkpoint, Flash, Lpn, Oob, Ppn, Source, NONE};
 use crate::wear::{Endurance, LifetimeState, WearHost, WearLeveler, WearLevelingStats};
 use recycling::{CostModel, RecyclingPolicy};
 
@@ -792,6 +793,41 @@ impl Ftl for HybridFtl {
 
     fn lifetime(&self) -> LifetimeState {
         self.endurance.state()
+    }
+
+    /// The newest copy of every LPN, and each block's state: 1 for a log block that may still be
+    /// programmed (the mount re-reads it), 2 for a block that will not be programmed before its
+    /// next erase (data blocks: recovery never programs one; full logs), 0 free or retired.
+    fn checkpoint(&mut self, now_ns: u64) -> Result<(), crate::error::MediaError> {
+        let mut state = vec![0u8; self.geometry.blocks as usize];
+        for &d in self.data.iter().filter(|&&d| d != NONE) {
+            state[d as usize] = 2;
+        }
+        for log in self.logs.iter().flatten() {
+            state[log.block as usize] = if log.write_pointer < self.ppb { 1 } else { 2 };
+        }
+        let media = self.flash.media();
+        let blocks: Vec<BlockRecord> = (0..self.geometry.blocks)
+            .map(|b| BlockRecord {
+                erase_count: self.erase_counts[b as usize],
+                region: 0,
+                state: state[b as usize],
+                write_pointer: media.programmed_pages(b),
+                valid_pages: self.block_valid[b as usize],
+            })
+            .collect();
+        let l2p: Vec<Ppn> = (0..self.geometry.logical_pages as Lpn)
+            .map(|l| self.newest(l).unwrap_or(NONE))
+            .collect();
+        let free_order: Vec<BlockId> = self.free.iter().copied().collect();
+        let cp = Checkpoint {
+            seq: self.seq,
+            time_ns: now_ns,
+            blocks: &blocks,
+            l2p: &l2p,
+            free_order: &free_order,
+        };
+        self.flash.media_mut().write_checkpoint(&cp)
     }
 
     fn table_memory_bytes(&self) -> u64 {
