@@ -393,8 +393,17 @@ fn verify(ftl: &HybridFtl, track: &Arc<Mutex<Track>>, last: &[Last], what: &str)
     }
 }
 
+/// What a recovery did, and the FTL it gave (after the extra writes).
+struct Outcome {
+    ftl: HybridFtl,
+    report: FtlRecovery,
+    /// Full merges among its repairs (each needed a free block).
+    full_repairs: u64,
+    /// Its own flash operations (repairs, erases), for crashing in the middle of them.
+    ops: Vec<Op>,
+}
+
 /// Recovers from `image`, checks it, verifies every LPN, keeps writing and verifies again.
-/// Returns the FTL, the recovery report and the full merges recovery ran.
 fn recover_and_use(
     r: &Resolved,
     image: &Image,
@@ -402,7 +411,7 @@ fn recover_and_use(
     seed: u64,
     more_steps: u32,
     what: &str,
-) -> (HybridFtl, (FtlRecovery, u64)) {
+) -> Outcome {
     try_recover_and_use(r, image, last, seed, more_steps, what)
         .unwrap_or_else(|e| panic!("{what}: {e}"))
 }
@@ -414,10 +423,11 @@ fn try_recover_and_use(
     seed: u64,
     more_steps: u32,
     what: &str,
-) -> Result<(HybridFtl, (FtlRecovery, u64)), RecoveryError> {
+) -> Result<Outcome, RecoveryError> {
     let (media, track) = image.media();
     let (mut ftl, report) = recover_from_config(r, Flash::new(media, r.timing))?;
-    let full = ftl.counters().recycles[RecycleKind::FullMerge as usize].count;
+    let full_repairs = ftl.counters().recycles[RecycleKind::FullMerge as usize].count;
+    let ops = track.lock().unwrap().ops.clone();
     ftl.check();
     verify(&ftl, &track, last, what);
     let mut last = last.to_vec();
@@ -425,7 +435,7 @@ fn try_recover_and_use(
     host_work(&mut ftl, &track, &mut rng, more_steps, &mut last);
     ftl.check();
     verify(&ftl, &track, &last, &format!("{what}, after more writes"));
-    Ok((ftl, (report, full)))
+    Ok(Outcome { ftl, report, full_repairs, ops })
 }
 
 // ---- clean restarts -----------------------------------------------------------------------
@@ -463,7 +473,7 @@ fn clean_restart_rebuilds_the_same_tables() {
             .filter(|&b| !holds_newest(b))
             .collect();
 
-        let (recovered, (report, _)) = recover_and_use(&r, &image, &last, 2, 0, name);
+        let Outcome { ftl: recovered, report, .. } = recover_and_use(&r, &image, &last, 2, 0, name);
         assert_eq!(report.repair_merges, 0, "{name}");
         assert_eq!(report.erased_blocks as usize, stale.len(), "{name}");
         for (lpn, &l) in last.iter().enumerate() {
@@ -494,6 +504,8 @@ struct Sweep {
     cuts: usize,
     /// Checkpoint views recovered.
     views: usize,
+    /// Crashes during a recovery's own repairs and erases.
+    during_recovery: usize,
     /// Recoveries that repaired with a merge (never more than one merge each), and those whose
     /// merge was a full merge (it needed a free block).
     repaired: usize,
@@ -506,12 +518,16 @@ struct Sweep {
 }
 
 impl Sweep {
-    fn add(&mut self, outcome: Result<(HybridFtl, (FtlRecovery, u64)), RecoveryError>, what: &str) {
-        let (report, full) = match outcome {
-            Ok((_, result)) => result,
+    /// Counts one recovery; returns its flash operations.
+    fn add(&mut self, outcome: Result<Outcome, RecoveryError>, what: &str) -> Vec<Op> {
+        let (report, full, ops) = match outcome {
+            Ok(o) => {
+                assert!(o.ops.is_empty() == (o.report == FtlRecovery::default()), "{what}");
+                (o.report, o.full_repairs, o.ops)
+            }
             Err(RecoveryError::NoSpace { .. }) if self.no_space_allowed => {
                 self.no_space += 1;
-                return;
+                return Vec::new();
             }
             Err(e) => panic!("{what}: {e}"),
         };
@@ -520,6 +536,7 @@ impl Sweep {
         self.repaired += usize::from(report.repair_merges > 0);
         self.full_repairs += full as usize;
         self.erasing += usize::from(report.erased_blocks > 0);
+        ops
     }
 }
 
@@ -566,7 +583,7 @@ fn crash_everywhere(name: &str, r: &Resolved, steps: u32, no_space_allowed: bool
                 // A restart right after the checkpoint: a steady state, nothing to repair.
                 let cp = &checkpoints[n];
                 let what = format!("{name}: checkpoint {n} view");
-                let (_, (report, _)) =
+                let Outcome { report, .. } =
                     recover_and_use(&r, &image.checkpoint_view(cp, false), &last, 0, 0, &what);
                 assert_eq!(report.repair_merges, 0, "{what}");
                 checkpoint = Some(cp);
@@ -588,8 +605,24 @@ fn crash_everywhere(name: &str, r: &Resolved, steps: u32, no_space_allowed: bool
             last[oob.lpn as usize] = Last::Written(oob.seq);
         }
         let what = format!("{name}: crash after op {k}");
-        sweep.add(try_recover_and_use(&r, &image, &last, k as u64, 30, &what), &what);
+        let repair = sweep.add(try_recover_and_use(&r, &image, &last, k as u64, 30, &what), &what);
         sweep.points += 1;
+        // A crash during recovery's own work (after each of its operations, erases also cut):
+        // the next recovery finishes it.
+        let mut during = image.clone();
+        for (j, &op) in repair.iter().enumerate() {
+            if let Op::Erase { block } = op {
+                let mut cut = during.clone();
+                cut.cut_erase(block, |i| i % 2 == 0);
+                let what = format!("{what}: recovery's erase {j} cut");
+                sweep.add(try_recover_and_use(&r, &cut, &last, j as u64, 10, &what), &what);
+                sweep.during_recovery += 1;
+            }
+            during.apply(op);
+            let what = format!("{what}: crash after recovery's op {j}");
+            sweep.add(try_recover_and_use(&r, &during, &last, j as u64, 10, &what), &what);
+            sweep.during_recovery += 1;
+        }
         if let Some(cp) = checkpoint {
             let view = image.checkpoint_view(cp, false);
             let what = format!("{name}: checkpoint view after op {k}");
@@ -942,7 +975,7 @@ fn arbitrary_layouts_are_repaired_or_refused() {
         }
         let last: Vec<Last> = newest.iter().map(|n| n.map_or(Last::Never, Last::Written)).collect();
         match try_recover_and_use(r, &image, &last, seed, 100, &format!("seed {seed}")) {
-            Ok((_, (report, _))) => {
+            Ok(Outcome { report, .. }) => {
                 ok += 1;
                 repairs += report.repair_merges;
             }
