@@ -368,15 +368,17 @@ impl HybridFtl {
     /// until it holds no valid page (then it is erased) or becomes a data block itself.
     fn repair(&mut self, u: BlockId, report: &mut FtlRecovery) -> Result<(), RecoveryError> {
         loop {
-            if self.data.contains(&u) {
-                return Ok(()); // a partial merge completed into it: it is a data block now
-            }
             let first = u * self.ppb;
             let programmed = self.flash.media().programmed_pages(u);
             let Some(ppn) = (first..first + programmed).find(|&p| self.is_valid(p)) else {
                 break;
             };
             let lbn = self.flash.lpn(ppn).expect("a valid page is programmed") / self.ppb;
+            if self.data[lbn as usize] == u {
+                // A partial merge completed into it (this repair's or an earlier one's): it is
+                // that logical block's data block now, holding nothing else.
+                return Ok(());
+            }
             self.consolidate(lbn, u)?;
             report.repair_merges += 1;
         }
@@ -453,7 +455,9 @@ impl HybridFtl {
     /// and every newest copy of `lbn` below its write pointer, so that copying the newest copies
     /// of the pages above it completes the logical block. Never a data block (see module doc).
     fn completes(&self, t: BlockId, lbn: u32) -> bool {
-        if self.data.contains(&t) {
+        // Candidates hold a log copy of `lbn` (or are the block being repaired), so none is a
+        // data block; checked anyway, it is cheap.
+        if self.data[lbn as usize] == t {
             return false;
         }
         let ppb = self.ppb;
