@@ -31,8 +31,9 @@
 //! (4 B per logical block) and a page map per log block (4 B per page) — not this simulator's
 //! per-page index, which exists only to make reads O(1).
 //!
-//! Not supported (typed errors at construction): recovery from flash and checkpoints, so these
-//! kinds cannot be served as a virtual drive yet.
+//! Restart: `recover` (module `recover`) rebuilds every table from the pages' OOB records,
+//! completing or repairing work a crash interrupted; `Ftl::checkpoint` writes the tables for the
+//! store's fast mount.
 
 mod recover;
 pub mod recycling;
@@ -43,7 +44,7 @@ use std::collections::VecDeque;
 
 use super::{Ftl, FtlCounters, RecycleKind};
 use crate::config::Geometry;
-use crate::flash::{BlockId, Flash, Lpn, Oob, Ppn, Source, NONE};
+use crate::flash::{BlockId, BlockRecord, Checkpoint, Flash, Lpn, Oob, Ppn, Source, NONE};
 use crate::wear::{Endurance, LifetimeState, WearHost, WearLeveler, WearLevelingStats};
 use recycling::{CostModel, RecyclingPolicy};
 
@@ -194,6 +195,31 @@ impl HybridFtl {
     #[must_use]
     pub fn free_blocks(&self) -> usize {
         self.free.len()
+    }
+
+    /// The data block of logical block `lbn` (`None`: never consolidated).
+    #[must_use]
+    pub fn data_block(&self, lbn: u32) -> Option<BlockId> {
+        let d = self.data[lbn as usize];
+        (d != NONE).then_some(d)
+    }
+
+    /// The log blocks in use, oldest first: `(block, owner, write pointer)`. The owner is the
+    /// group (BAST, SAST: the logical block when N = 1), FAST's sequential log's logical block,
+    /// or `None` for a FAST random log.
+    #[must_use]
+    pub fn log_blocks(&self) -> Vec<(BlockId, Option<u32>, u32)> {
+        let mut logs: Vec<Log> = self.logs.iter().flatten().copied().collect();
+        logs.sort_by_key(|l| (l.allocated, l.block));
+        logs.iter()
+            .map(|l| (l.block, (l.owner != NONE).then_some(l.owner), l.write_pointer))
+            .collect()
+    }
+
+    /// FAST: the sequential log's block, if any.
+    #[must_use]
+    pub fn sequential_log(&self) -> Option<BlockId> {
+        (self.sequential != NONE).then(|| self.log(self.sequential).block)
     }
 
     /// The recycling policy's name (`merge-only`, ...).
@@ -769,6 +795,41 @@ impl Ftl for HybridFtl {
         self.endurance.state()
     }
 
+    /// The newest copy of every LPN, and each block's state: 1 for a log block that may still be
+    /// programmed (the mount re-reads it), 2 for a block that will not be programmed before its
+    /// next erase (data blocks: recovery never programs one; full logs), 0 free or retired.
+    fn checkpoint(&mut self, now_ns: u64) -> Result<(), crate::error::MediaError> {
+        let mut state = vec![0u8; self.geometry.blocks as usize];
+        for &d in self.data.iter().filter(|&&d| d != NONE) {
+            state[d as usize] = 2;
+        }
+        for log in self.logs.iter().flatten() {
+            state[log.block as usize] = if log.write_pointer < self.ppb { 1 } else { 2 };
+        }
+        let media = self.flash.media();
+        let blocks: Vec<BlockRecord> = (0..self.geometry.blocks)
+            .map(|b| BlockRecord {
+                erase_count: self.erase_counts[b as usize],
+                region: 0,
+                state: state[b as usize],
+                write_pointer: media.programmed_pages(b),
+                valid_pages: self.block_valid[b as usize],
+            })
+            .collect();
+        let l2p: Vec<Ppn> = (0..self.geometry.logical_pages as Lpn)
+            .map(|l| self.newest(l).unwrap_or(NONE))
+            .collect();
+        let free_order: Vec<BlockId> = self.free.iter().copied().collect();
+        let cp = Checkpoint {
+            seq: self.seq,
+            time_ns: now_ns,
+            blocks: &blocks,
+            l2p: &l2p,
+            free_order: &free_order,
+        };
+        self.flash.media_mut().write_checkpoint(&cp)
+    }
+
     fn table_memory_bytes(&self) -> u64 {
         let block_map = u64::from(self.logical_blocks) * 4;
         let log_maps = u64::from(self.log_blocks_max) * u64::from(self.ppb) * 4;
@@ -841,6 +902,14 @@ impl Ftl for HybridFtl {
 /// The hybrid FTL a resolved config describes (`ftl.kind` = bast, sast or fast).
 #[must_use]
 pub fn from_config(r: &crate::config::Resolved, flash: Flash) -> HybridFtl {
+    let mut ftl = build(r, flash);
+    let params = r.wear_params(ftl.logical_blocks, 0);
+    ftl.set_wear_leveler(crate::wear::by_name(&r.config.wear.kind, &params));
+    ftl
+}
+
+/// `from_config` without the wear leveler (recovery attaches it once the erase counts are known).
+fn build(r: &crate::config::Resolved, flash: Flash) -> HybridFtl {
     let f = &r.config.ftl;
     let ppb = r.geometry.pages_per_block;
     let association = match f.kind.as_str() {
@@ -860,8 +929,6 @@ pub fn from_config(r: &crate::config::Resolved, flash: Flash) -> HybridFtl {
     );
     let mut ftl = HybridFtl::new(flash, association, f.log_blocks.expect("resolved"), policy);
     ftl.set_endurance_cycles(r.config.wear.endurance_cycles.expect("resolved"));
-    let params = r.wear_params(logical_blocks, 0);
-    ftl.set_wear_leveler(crate::wear::by_name(&r.config.wear.kind, &params));
     ftl
 }
 
