@@ -406,3 +406,26 @@ fn buffers_keep_flushed_writes_across_kill_9() {
     let configs: Vec<(&str, &[&str])> = configs.iter().map(|(n, a)| (*n, a.as_slice())).collect();
     run_matrix(&configs);
 }
+
+/// The hybrid FTLs (BAST with migration and lazy wear leveling, SAST, FAST), both recovery
+/// modes, with and without a buffer.
+#[test]
+fn hybrid_ftls_keep_flushed_writes_across_kill_9() {
+    let cp = ["--set", "serve.recovery=checkpoint", "--set", "serve.checkpoint_interval_s=0.05"];
+    let scan = ["--set", "serve.recovery=scan"];
+    let bast = ["--set", "ftl.kind=bast", "--set", "ftl.recycling=cost-based"];
+    let bast_wl = ["--set", "wear.kind=lazy", "--set", "wear.delta=2"];
+    let sast = ["--set", "ftl.kind=sast"];
+    let fast = ["--set", "ftl.kind=fast"];
+    let fab = ["--set", "buffer.kind=fab", "--set", "buffer.size_bytes=262144"];
+    let configs: Vec<(&str, Vec<&str>)> = vec![
+        ("bast-scan", [&bast[..], &bast_wl[..], &scan[..]].concat()),
+        ("bast-checkpoint-fab", [&bast[..], &cp[..], &fab[..]].concat()),
+        ("sast-scan-fab", [&sast[..], &scan[..], &fab[..]].concat()),
+        ("sast-checkpoint", [&sast[..], &cp[..]].concat()),
+        ("fast-scan", [&fast[..], &scan[..]].concat()),
+        ("fast-checkpoint-fab", [&fast[..], &cp[..], &fab[..]].concat()),
+    ];
+    let configs: Vec<(&str, &[&str])> = configs.iter().map(|(n, a)| (*n, a.as_slice())).collect();
+    run_matrix(&configs);
+}

@@ -590,6 +590,12 @@ pub struct Resolved {
     pub timing: Timing,
     pub regions: u32,
     pub gc_free_blocks_min: u32,
+    /// The device is a served drive (`nandlab serve`), which must be able to recover from a
+    /// crash at any instant: the hybrid FTLs then keep one more block spare (recovery may have
+    /// to finish a merge a crash interrupted, which needs a free block) — also against
+    /// retirement of worn blocks. Set by the serve front, never by a config key.
+    #[serde(skip)]
+    pub served: bool,
 }
 
 const UTILIZATION_DEFAULT: f64 = 0.8;
@@ -925,7 +931,14 @@ impl Config {
             validate_buffer(&mut c.buffer, &geometry)?;
             validate_ram(&mut c, &geometry)?;
             validate_wear(&mut c.wear, preset.endurance_cycles)?;
-            return Ok(Resolved { config: c, geometry, timing, regions: 1, gc_free_blocks_min: 0 });
+            return Ok(Resolved {
+                config: c,
+                geometry,
+                timing,
+                regions: 1,
+                gc_free_blocks_min: 0,
+                served: false,
+            });
         }
         for (set, key) in [
             (f.log_blocks.is_some(), "ftl.log_blocks"),
@@ -1034,7 +1047,7 @@ impl Config {
         validate_buffer(&mut c.buffer, &geometry)?;
         validate_ram(&mut c, &geometry)?;
         validate_wear(&mut c.wear, preset.endurance_cycles)?;
-        Ok(Resolved { config: c, geometry, timing, regions, gc_free_blocks_min })
+        Ok(Resolved { config: c, geometry, timing, regions, gc_free_blocks_min, served: false })
     }
 }
 

@@ -106,18 +106,27 @@ pub fn resolve(config: &Config, image: &Path) -> Result<Resolved, ServeError> {
         c.device.logical_bytes = Some(g.logical_pages * g.page_size_bytes);
         c.device.utilization = None;
     }
-    let r = c.resolve()?;
+    let mut r = c.resolve()?;
+    r.served = true;
     if r.config.ftl.kind != "page" {
-        // The virtual drive restarts by rebuilding tables from flash; only the page FTL can.
-        return Err(nandlab_core::ConfigError::new(
-            "ftl.kind",
-            format!(
-                "serve supports ftl.kind = \"page\" only: {:?} cannot yet rebuild its tables from \
-                 the image after a restart",
-                r.config.ftl.kind
-            ),
-        )
-        .into());
+        // A crash can leave one block beyond the FTL's steady state in use (a merge or a
+        // migration under way); recovery finishes it with a merge that needs one free block.
+        let g = &r.geometry;
+        let logical_blocks = g.logical_pages.div_ceil(u64::from(g.pages_per_block));
+        let logs = u64::from(r.config.ftl.log_blocks.unwrap_or(0));
+        let needed = logical_blocks + logs + 2;
+        if u64::from(g.blocks) < needed {
+            return Err(nandlab_core::ConfigError::new(
+                "ftl.log_blocks",
+                format!(
+                    "a served {} drive needs {needed} blocks ({logical_blocks} logical + {logs} \
+                     log blocks + 2 spare, one for recovery to finish an interrupted merge) but \
+                     has {}; lower ftl.log_blocks or device.utilization, or add blocks",
+                    r.config.ftl.kind, g.blocks
+                ),
+            )
+            .into());
+        }
     }
     Ok(r)
 }

@@ -187,7 +187,13 @@ impl HybridFtl {
     /// Rated program/erase cycles per block (0 = unlimited). The FTL keeps its data blocks, its
     /// log blocks and one block for a merge good; blocks beyond those may be retired.
     pub fn set_endurance_cycles(&mut self, cycles: u32) {
-        let min_good = self.logical_blocks + self.log_blocks_max + 1;
+        self.set_endurance(cycles, 0);
+    }
+
+    /// `set_endurance_cycles`, keeping `extra_spare` more good blocks (a served drive keeps one
+    /// for recovery's repair merge; see `Resolved::served`).
+    pub fn set_endurance(&mut self, cycles: u32, extra_spare: u32) {
+        let min_good = self.logical_blocks + self.log_blocks_max + 1 + extra_spare;
         self.endurance = Endurance::new(cycles, self.geometry.blocks, min_good);
     }
 
@@ -928,7 +934,7 @@ fn build(r: &crate::config::Resolved, flash: Flash) -> HybridFtl {
         f.migration_period.unwrap_or(ppb / 2),
     );
     let mut ftl = HybridFtl::new(flash, association, f.log_blocks.expect("resolved"), policy);
-    ftl.set_endurance_cycles(r.config.wear.endurance_cycles.expect("resolved"));
+    ftl.set_endurance(r.config.wear.endurance_cycles.expect("resolved"), u32::from(r.served));
     ftl
 }
 
