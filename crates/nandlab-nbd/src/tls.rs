@@ -238,7 +238,7 @@ fn parse_psk_file(path: &Path) -> Result<HashMap<Vec<u8>, Vec<u8>>, TlsError> {
             return Err(err("empty username".into()));
         }
         let key = decode_hex(hex.trim()).ok_or_else(|| {
-            err(format!("key of `{user}` is not an even number of hexadecimal digits"))
+            err(format!("key of `{user}` must be an even number of hexadecimal digits"))
         })?;
         if key.is_empty() || key.len() > MAX_PSK_BYTES {
             return Err(err(format!(
@@ -452,8 +452,8 @@ mod tests {
         assert_eq!(keys[b"bob".as_slice()], vec![0xab, 0xcd, 0xef, 0x01, 0x23]);
         for (tag, text, line, needle) in [
             ("nocolon", "alice:00\nbob\n", 2, "expected `username:hexkey`"),
-            ("odd", "alice:abc\n", 1, "not an even number"),
-            ("nonhex", "alice:zz\n", 1, "not an even number"),
+            ("odd", "alice:abc\n", 1, "an even number of hexadecimal"),
+            ("nonhex", "alice:zz\n", 1, "an even number of hexadecimal"),
             ("emptykey", "alice:\n", 1, "must be 1 to"),
             ("dup", "a:00\na:01\n", 2, "appears twice"),
             ("nouser", ":00\n", 1, "empty username"),
