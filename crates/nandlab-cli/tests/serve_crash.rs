@@ -233,7 +233,7 @@ fn crash_cycles(name: &str, extra: &[&str]) {
         }
         // A burst of random writes with periodic flushes, then a kill at a random point.
         // Sometimes idle long enough for a checkpoint before the burst.
-        if rng.next() % 3 == 0 {
+        if rng.next().is_multiple_of(3) {
             std::thread::sleep(Duration::from_millis(rng.next() % 150));
         }
         let ops = 20 + rng.next() % 400;
@@ -242,13 +242,13 @@ fn crash_cycles(name: &str, extra: &[&str]) {
             version += 1;
             let data = content(b, version);
             pending[b as usize].push(version);
-            if op + 1 == ops && rng.next() % 2 == 0 {
+            if op + 1 == ops && rng.next().is_multiple_of(2) {
                 // Kill with this write in flight.
                 c.send(1, b * BLOCK as u64, BLOCK as u32, &data);
                 break;
             }
             c.write(b * BLOCK as u64, &data);
-            if rng.next() % 16 == 0 {
+            if rng.next().is_multiple_of(16) {
                 c.flush();
                 for (d, p) in durable.iter_mut().zip(pending.iter_mut()) {
                     if let Some(&last) = p.last() {
