@@ -58,9 +58,9 @@ pub const DEFAULT_PORT: u16 = 10809;
 /// use 1-16), few enough that refused clients say so instead of the server running out of
 /// threads or memory.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
-/// Default [`ServeOptions::connection_budget_bytes`]: 8 MiB keeps fio QD32 4 KiB (128 KiB),
-/// nbdcopy (64 × 256 KiB requests... throttled to 32) and qemu (2 MiB requests, 4 in flight)
-/// streaming, while a client that never reads its replies pins only this much.
+/// Default [`ServeOptions::connection_budget_bytes`]: 8 MiB holds fio's QD32 of 4 KiB (128 KiB),
+/// 32 of nbdcopy's 256 KiB requests and 4 of qemu's 2 MiB ones, enough to keep each streaming,
+/// while a client that never reads its replies pins only this much.
 pub const DEFAULT_CONNECTION_BUDGET_BYTES: usize = 8 << 20;
 /// Default [`ServeOptions::total_budget_bytes`]: 16 busy connections' worth.
 pub const DEFAULT_TOTAL_BUDGET_BYTES: usize = 128 << 20;
