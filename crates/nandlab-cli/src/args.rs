@@ -30,6 +30,20 @@ pub struct Args {
     pub listen: Option<String>,
     pub unix: Option<PathBuf>,
     pub stats_json: Option<PathBuf>,
+    /// `serve --read-only`.
+    pub read_only: bool,
+    /// `serve --max-connections N`.
+    pub max_connections: Option<usize>,
+    /// `serve --tls off|on|require` (checked to be one of those).
+    pub tls: Option<String>,
+    /// `serve --tls-certificates DIR`.
+    pub tls_certificates: Option<PathBuf>,
+    /// `serve --tls-psk FILE`.
+    pub tls_psk: Option<PathBuf>,
+    /// `serve --tls-verify-peer`.
+    pub tls_verify_peer: bool,
+    /// `serve --allow-insecure-listen`.
+    pub allow_insecure_listen: bool,
 }
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {
@@ -47,6 +61,13 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         listen: None,
         unix: None,
         stats_json: None,
+        read_only: false,
+        max_connections: None,
+        tls: None,
+        tls_certificates: None,
+        tls_psk: None,
+        tls_verify_peer: false,
+        allow_insecure_listen: false,
     };
     let Some(first) = argv.first() else { return Ok(args) };
     args.command = match first.as_str() {
@@ -88,6 +109,29 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
             "--listen" => args.listen = Some(value(a)?),
             "--unix" => args.unix = Some(PathBuf::from(value(a)?)),
             "--stats-json" => args.stats_json = Some(PathBuf::from(value(a)?)),
+            "--read-only" => args.read_only = true,
+            "--max-connections" => {
+                let v = value(a)?;
+                match v.parse::<usize>() {
+                    Ok(n) if n >= 1 => args.max_connections = Some(n),
+                    _ => {
+                        return Err(format!(
+                            "--max-connections needs a whole number >= 1, not {v:?}"
+                        ))
+                    }
+                }
+            }
+            "--tls" => {
+                let v = value(a)?;
+                if !["off", "on", "require"].contains(&v.as_str()) {
+                    return Err(format!("--tls takes off, on or require, not {v:?}"));
+                }
+                args.tls = Some(v);
+            }
+            "--tls-certificates" => args.tls_certificates = Some(PathBuf::from(value(a)?)),
+            "--tls-psk" => args.tls_psk = Some(PathBuf::from(value(a)?)),
+            "--tls-verify-peer" => args.tls_verify_peer = true,
+            "--allow-insecure-listen" => args.allow_insecure_listen = true,
             "--help" | "-h" => args.command = Command::Help,
             s if s.starts_with("--set=") => args.overrides.push(s["--set=".len()..].to_string()),
             s if s.starts_with('-') => return Err(format!("unknown option {s:?}")),
@@ -107,8 +151,21 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         if args.listen.is_some() && args.unix.is_some() {
             return Err("give --listen or --unix, not both".into());
         }
-    } else if args.image.is_some() || args.listen.is_some() || args.unix.is_some() {
-        return Err("--image, --listen and --unix belong to `nandlab serve`".into());
+    } else if args.image.is_some()
+        || args.listen.is_some()
+        || args.unix.is_some()
+        || args.stats_json.is_some()
+        || args.read_only
+        || args.max_connections.is_some()
+        || args.tls.is_some()
+        || args.tls_certificates.is_some()
+        || args.tls_psk.is_some()
+        || args.tls_verify_peer
+        || args.allow_insecure_listen
+    {
+        return Err("--image, --listen, --unix, --stats-json, --read-only, --max-connections, \
+                    --tls*, --allow-insecure-listen belong to `nandlab serve`"
+            .into());
     }
     if !takes_config && (args.config.is_some() || !args.overrides.is_empty()) {
         return Err("this command takes no config file or --set".into());

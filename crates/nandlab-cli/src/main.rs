@@ -29,6 +29,9 @@ Usage:
   nandlab bench [--blocks N] [--passes P] [--only page|hybrid|buffer]
   nandlab serve [CONFIG.toml] [--set key=value]... --image PATH
                 [--listen 127.0.0.1:10809 | --unix PATH] [--stats-json PATH]
+                [--read-only] [--max-connections N (64)]
+                [--tls off|on|require] [--tls-certificates DIR [--tls-verify-peer]]
+                [--tls-psk FILE] [--allow-insecure-listen]
   nandlab --version | --help
 
 Every config key has a default; `nandlab print-config` shows them all, resolved.

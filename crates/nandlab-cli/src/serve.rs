@@ -1,11 +1,93 @@
-//! `nandlab serve`: open or create the image, then serve it over NBD until SIGTERM/SIGINT.
+//! `nandlab serve`: check the serving options (TLS credentials, the listening policy, the stats
+//! file), bind, open or create the image, then serve it over NBD until SIGTERM/SIGINT.
+//!
+//! Security defaults: loopback only; a non-loopback TCP address needs `--tls require` (or the
+//! explicit `--allow-insecure-listen`), because anyone who reaches the port can read and
+//! overwrite the drive and, with `--tls on`, a client (or a man in the middle) can skip TLS.
 
 use std::net::SocketAddr;
+use std::path::Path;
 
+use nandlab_nbd::{Listen, ServeOptions, TlsConfig, TlsCredentials, TlsMode};
 use nandlab_run::load_config;
-use nandlab_serve::{resolve, Listen, ServeOptions, SimEngine, DEFAULT_PORT};
+use nandlab_serve::{resolve, SimEngine, DEFAULT_PORT};
 
 use crate::args::Args;
+
+/// The TLS set-up the flags ask for: `None` is `--tls off`.
+fn tls_config(args: &Args) -> Result<Option<TlsConfig>, String> {
+    let creds_given = args.tls_certificates.is_some() || args.tls_psk.is_some();
+    // Credentials without --tls mean TLS is wanted; `require` is the mode a downgrade cannot
+    // defeat (nbdkit would pick `on` here).
+    let mode = match args.tls.as_deref() {
+        None if creds_given => TlsMode::Require,
+        None => TlsMode::Off,
+        Some(s) => TlsMode::parse(s).ok_or_else(|| format!("--tls {s:?}: off, on or require"))?,
+    };
+    if args.tls_verify_peer && args.tls_certificates.is_none() {
+        return Err(
+            "--tls-verify-peer checks client certificates: it needs --tls-certificates DIR \
+                    (with DIR/ca-cert.pem)"
+                .into(),
+        );
+    }
+    let credentials = match (&args.tls_certificates, &args.tls_psk) {
+        (Some(_), Some(_)) => {
+            return Err("give --tls-certificates DIR or --tls-psk FILE, not both".into());
+        }
+        (Some(dir), None) => {
+            TlsCredentials::Certificates { dir: dir.clone(), verify_peer: args.tls_verify_peer }
+        }
+        (None, Some(file)) => TlsCredentials::Psk { file: file.clone() },
+        (None, None) if mode == TlsMode::Off => return Ok(None),
+        (None, None) => {
+            return Err(format!(
+                "--tls {} needs credentials: --tls-certificates DIR (server-cert.pem, \
+                 server-key.pem) or --tls-psk FILE (username:hexkey lines)",
+                args.tls.as_deref().unwrap_or("on")
+            ));
+        }
+    };
+    if mode == TlsMode::Off {
+        return Err("--tls off contradicts --tls-certificates/--tls-psk; drop one of them".into());
+    }
+    TlsConfig::load(mode, credentials).map(Some).map_err(|e| e.to_string())
+}
+
+/// Refuses a non-loopback TCP address unless TLS is required or the user opted in.
+pub fn check_listen_policy(
+    listen: &Listen,
+    tls: TlsMode,
+    allow_insecure: bool,
+) -> Result<(), String> {
+    let Listen::Tcp(addr) = listen else { return Ok(()) };
+    if addr.ip().is_loopback() || tls == TlsMode::Require || allow_insecure {
+        return Ok(());
+    }
+    let why = match tls {
+        TlsMode::On => "--tls on still lets clients connect in plaintext",
+        _ => "without TLS anyone who can reach it can read and overwrite the drive",
+    };
+    Err(format!(
+        "refusing to listen on {addr}, which is not a loopback address: {why}. Either use \
+         --tls require with --tls-certificates DIR or --tls-psk FILE, or pass \
+         --allow-insecure-listen to serve this address in plaintext anyway"
+    ))
+}
+
+/// Checks at start-up that the stats file can be written the way the engine writes it (a
+/// sibling `PATH.json.tmp` renamed over `PATH`), so a typo is an error now, not silence later.
+pub fn check_stats_path(path: &Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err(format!("--stats-json {}: is a directory", path.display()));
+    }
+    let tmp = path.with_extension("json.tmp");
+    std::fs::OpenOptions::new().write(true).create(true).truncate(true).open(&tmp).map_err(
+        |e| format!("--stats-json {}: cannot write {}: {e}", path.display(), tmp.display()),
+    )?;
+    let _ = std::fs::remove_file(&tmp);
+    Ok(())
+}
 
 pub fn serve(args: &Args) -> Result<(), String> {
     let image = args.image.as_deref().expect("args checked --image");
@@ -19,6 +101,26 @@ pub fn serve(args: &Args) -> Result<(), String> {
         ),
         (None, None) => Listen::Tcp(SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT))),
     };
+    let tls = tls_config(args)?;
+    let tls_mode = tls.as_ref().map_or(TlsMode::Off, TlsConfig::mode);
+    check_listen_policy(&listen, tls_mode, args.allow_insecure_listen)?;
+    if let Some(p) = &args.stats_json {
+        check_stats_path(p)?;
+    }
+    let options = ServeOptions {
+        listen,
+        tick: std::time::Duration::from_millis(100),
+        handle_signals: true,
+        read_only: args.read_only,
+        max_connections: args.max_connections.unwrap_or(nandlab_nbd::DEFAULT_MAX_CONNECTIONS),
+        tls,
+        ..ServeOptions::default()
+    };
+    let max_connections = options.max_connections;
+    // Bind before the (possibly slow) mount: an address in use fails at once, and the address
+    // printed below is the one really bound.
+    let bound = nandlab_nbd::bind(options).map_err(|e| e.to_string())?;
+
     let g = resolved.geometry;
     let emulate = resolved.config.serve.emulate_latency;
     let engine =
@@ -44,17 +146,69 @@ pub fn serve(args: &Args) -> Result<(), String> {
         engine.mount_seconds(),
         if emulate { "on" } else { "off" }
     );
-    let where_ = match &listen {
-        Listen::Tcp(a) => format!("nbd://{a}"),
-        Listen::Unix(p) => format!("nbd+unix:///?socket={}", p.display()),
+    let uri = bound.address().uri();
+    let uri = match tls_mode {
+        TlsMode::Off => uri,
+        _ => uri.replacen("nbd", "nbds", 1),
     };
-    eprintln!("nandlab serve: listening on {where_} (SIGTERM or Ctrl-C stops cleanly)");
-    let options =
-        ServeOptions { listen, tick: std::time::Duration::from_millis(100), handle_signals: true };
-    let report = nandlab_serve::serve(Box::new(engine), options).map_err(|e| e.to_string())?;
     eprintln!(
-        "nandlab serve: stopped after {} connections, {} requests, {} protocol errors",
-        report.connections, report.requests, report.protocol_errors
+        "nandlab serve: listening on {uri} (TLS {}, {}at most {max_connections} connections; \
+         SIGTERM or Ctrl-C stops cleanly)",
+        match tls_mode {
+            TlsMode::Off => "off",
+            TlsMode::On => "on, optional",
+            TlsMode::Require => "required",
+        },
+        if args.read_only { "read-only, " } else { "" }
     );
+    let report = bound.serve(Box::new(engine)).map_err(|e| e.to_string())?;
+    eprintln!(
+        "nandlab serve: stopped after {} connections ({} refused), {} requests, {} protocol errors",
+        report.connections, report.refused_connections, report.requests, report.protocol_errors
+    );
+    if report.engine_failed {
+        return Err("the simulator panicked while serving (see above); it was not shut down \
+                    cleanly, so no final checkpoint or stats were written — the image recovers \
+                    on the next start like after a crash"
+            .into());
+    }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listen_policy() {
+        let tcp = |s: &str| Listen::Tcp(s.parse().unwrap());
+        for ok in ["127.0.0.1:10809", "[::1]:10809", "127.3.4.5:1"] {
+            assert!(check_listen_policy(&tcp(ok), TlsMode::Off, false).is_ok(), "{ok}");
+        }
+        assert!(
+            check_listen_policy(&Listen::Unix("/tmp/x.sock".into()), TlsMode::Off, false).is_ok()
+        );
+        let e = check_listen_policy(&tcp("0.0.0.0:10809"), TlsMode::Off, false).unwrap_err();
+        assert!(
+            e.contains("0.0.0.0:10809")
+                && e.contains("--tls require")
+                && e.contains("--allow-insecure-listen"),
+            "{e}"
+        );
+        let e = check_listen_policy(&tcp("10.0.0.1:10809"), TlsMode::On, false).unwrap_err();
+        assert!(e.contains("--tls on still lets clients connect in plaintext"), "{e}");
+        assert!(check_listen_policy(&tcp("0.0.0.0:1"), TlsMode::Require, false).is_ok());
+        assert!(check_listen_policy(&tcp("0.0.0.0:1"), TlsMode::Off, true).is_ok());
+    }
+
+    #[test]
+    fn stats_path_must_be_writable() {
+        let dir = std::env::temp_dir();
+        assert!(check_stats_path(&dir.join("nandlab-stats-ok.json")).is_ok());
+        assert!(!dir.join("nandlab-stats-ok.json.tmp").exists(), "probe file left behind");
+        let e = check_stats_path(Path::new("/nonexistent-dir/stats.json")).unwrap_err();
+        assert!(e.contains("/nonexistent-dir/stats.json") && e.contains("cannot write"), "{e}");
+        let e = check_stats_path(&dir).unwrap_err();
+        assert!(e.contains("is a directory"), "{e}");
+    }
 }

@@ -24,7 +24,12 @@ fn main() -> std::io::Result<()> {
     eprintln!("memserver: serving {size_mib} MiB on {addr} (latency {latency_us} us)");
     let report = serve(
         Box::new(engine),
-        ServeOptions { listen, tick: Duration::from_secs(1), handle_signals: true },
+        ServeOptions {
+            listen,
+            tick: Duration::from_secs(1),
+            handle_signals: true,
+            ..ServeOptions::default()
+        },
     )?;
     eprintln!("memserver: {report:?}");
     let done = probe.completions();

@@ -12,22 +12,33 @@
 //! After writing, the writer queues the achieved latency for the engine
 //! (delivered by the next holder of the engine lock).
 //!
-//! A connection holds at most [`MAX_INFLIGHT`] requests or
-//! [`MAX_INFLIGHT_BYTES`] of payload between reading and replying; the
-//! reader waits for the writer before reading more, so a client that does
-//! not read its replies cannot make the server buffer without bound.
+//! Payload in flight (write data read, read data not yet sent) is bounded per connection and
+//! server-wide by the budgets of [`crate::budget`]; the reader waits for the writer before
+//! reading more, so a client that does not read its replies cannot make the server buffer
+//! without bound.
+//!
+//! With TLS (`NBD_OPT_STARTTLS`) the rest of the negotiation and the transmission phase run
+//! over the session of [`crate::tls`], whose reader and writer halves are shared by the same
+//! two threads.
+//!
+//! Engine calls are wrapped in `catch_unwind`: a panicking engine fails its request with `EIO`
+//! and is marked failed; every later request is answered `EIO` without calling it.
 
+use crate::budget::{Budgets, ConnBudget};
 use crate::proto::{self, be_u16, be_u32, be_u64};
 use crate::server::Registry;
 use crate::stream::Conn;
-use crate::{CommandKind, Engine, Errno, ExportInfo, IoRequest, ServeReport};
+use crate::tls::{self, TlsConfig, TlsMode, TlsReader, TlsWriter};
+use crate::{CommandKind, Engine, Errno, ExportInfo, IoOutcome, IoRequest, ServeReport};
+use std::any::Any;
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::BinaryHeap;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::net::Shutdown;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender, TryRecvError};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -37,10 +48,9 @@ pub(crate) const MAX_OPTION_LEN: u32 = 64 * 1024;
 /// request is invalid), as the protocol asks; larger ones than both this
 /// and the export's maximum block size close the connection.
 pub(crate) const WRITE_DOS_LIMIT: u64 = 32 << 20;
-/// Most requests in flight on one connection.
+/// Most requests in flight on one connection (requests without payload cost no budget bytes,
+/// so this bounds their memory).
 pub(crate) const MAX_INFLIGHT: usize = 1024;
-/// Most payload bytes (write data read, read data to send) in flight on one connection.
-pub(crate) const MAX_INFLIGHT_BYTES: usize = 256 << 20;
 /// The writer sleeps until at least this long before a reply's release
 /// instant, then spins. The window widens to the observed oversleep of
 /// timed waits on this machine plus [`SPIN_MARGIN`], up to [`SPIN_WINDOW_MAX`].
@@ -56,16 +66,21 @@ const MAX_CHUNK_DATA: usize = (u32::MAX - 8) as usize;
 #[derive(Default)]
 pub(crate) struct Stats {
     pub(crate) connections: AtomicU64,
+    pub(crate) refused_connections: AtomicU64,
     pub(crate) requests: AtomicU64,
     pub(crate) protocol_errors: AtomicU64,
+    pub(crate) engine_failed: AtomicBool,
 }
 
 impl Stats {
-    pub(crate) fn report(&self) -> ServeReport {
+    pub(crate) fn report(&self, peak_inflight_bytes: u64) -> ServeReport {
         ServeReport {
             connections: self.connections.load(Ordering::Relaxed),
+            refused_connections: self.refused_connections.load(Ordering::Relaxed),
             requests: self.requests.load(Ordering::Relaxed),
             protocol_errors: self.protocol_errors.load(Ordering::Relaxed),
+            peak_inflight_bytes,
+            engine_failed: self.engine_failed.load(Ordering::Relaxed),
         }
     }
 }
@@ -82,6 +97,10 @@ pub(crate) struct Shared {
     pub(crate) stats: Stats,
     /// Set when the server shuts down (end-of-file is then not a protocol error).
     pub(crate) stopping: AtomicBool,
+    /// In-flight payload budgets.
+    pub(crate) budgets: Arc<Budgets>,
+    /// `None`: TLS off (`STARTTLS` refused).
+    pub(crate) tls: Option<TlsConfig>,
 }
 
 /// The engine and whether it has been shut down. Requests run on the connection threads that
@@ -90,16 +109,67 @@ pub(crate) struct Shared {
 pub(crate) struct EngineSlot {
     pub(crate) engine: Box<dyn Engine>,
     pub(crate) shut_down: bool,
+    /// The engine panicked: its state may be inconsistent, so it is never called again (not
+    /// even `shutdown`) and every request is answered `EIO`.
+    pub(crate) failed: bool,
+}
+
+/// The text of a panic payload (`panic!` gives a `&str` or a `String`).
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(a panic payload that is not a string)".to_string()
+    }
 }
 
 impl EngineSlot {
+    pub(crate) fn new(engine: Box<dyn Engine>) -> EngineSlot {
+        EngineSlot { engine, shut_down: false, failed: false }
+    }
+
+    /// Runs `f` on the engine unless it has failed; a panic inside marks it failed (one line on
+    /// stderr naming `what` and the panic message) and gives `None`, as does a failed engine.
+    /// The panic is caught here, inside the engine lock, so the lock is never poisoned.
+    pub(crate) fn call<R>(
+        &mut self,
+        shared: &Shared,
+        what: &dyn Fn() -> String,
+        f: impl FnOnce(&mut dyn Engine) -> R,
+    ) -> Option<R> {
+        if self.failed {
+            return None;
+        }
+        match catch_unwind(AssertUnwindSafe(|| f(self.engine.as_mut()))) {
+            Ok(r) => Some(r),
+            Err(payload) => {
+                self.failed = true;
+                shared.stats.engine_failed.store(true, Ordering::SeqCst);
+                eprintln!(
+                    "nandlab-nbd: the engine panicked in {}: {}; it is marked failed: every later \
+                     request is answered EIO and Engine::shutdown will not be called",
+                    what(),
+                    panic_message(payload.as_ref())
+                );
+                None
+            }
+        }
+    }
+
     /// Delivers queued completion reports; called by every holder of the lock.
     pub(crate) fn deliver(&mut self, shared: &Shared) {
         let batch =
             std::mem::take(&mut *shared.completions.lock().unwrap_or_else(PoisonError::into_inner));
-        for c in batch {
-            self.engine.completed(c.kind, c.received, c.replied, c.release_at);
+        if batch.is_empty() {
+            return;
         }
+        self.call(shared, &|| "Engine::completed".to_string(), |e| {
+            for c in batch {
+                e.completed(c.kind, c.received, c.replied, c.release_at);
+            }
+        });
     }
 }
 
@@ -156,12 +226,28 @@ impl Ord for Pending {
     }
 }
 
-/// Runs one job (under the engine lock) and hands the reply to the connection's writer.
-pub(crate) fn serve_job(engine: &mut dyn Engine, job: Job) {
+/// Runs one job (under the engine lock) and hands the reply to the connection's writer. A failed
+/// (or now panicking) engine answers `EIO` at once and reports no completion.
+pub(crate) fn serve_job(slot: &mut EngineSlot, shared: &Shared, job: Job) {
     let Job { req, handle, cost, reply_tx } = job;
     let (kind, offset, length, received) =
         (req.kind, req.offset_bytes, req.length_bytes, req.received);
-    let out = engine.submit(req);
+    let what = || format!("Engine::submit ({kind:?}, offset {offset}, {length} bytes)");
+    let Some(out) = slot.call(shared, &what, |e| e.submit(req)) else {
+        let _ = reply_tx.send(Pending {
+            release_at: Instant::now(),
+            seq: 0,
+            handle,
+            body: Body::Error {
+                errno: Errno::Io,
+                message: "the simulated device failed (engine panic; see the server's log)",
+            },
+            completion: None,
+            cost,
+        });
+        return;
+    };
+    let out: IoOutcome = out;
     let body = match out.error {
         Some(errno) => Body::Error { errno, message: "the device reported an error" },
         None if kind == CommandKind::Read => {
@@ -203,7 +289,7 @@ pub(crate) fn refuse_job(job: Job) {
 enum ConnError {
     /// The client broke the protocol (counted in `protocol_errors`).
     Protocol(&'static str),
-    /// Socket error or the server is going away.
+    /// Socket error, failed TLS handshake, or the server is going away.
     Io(io::Error),
 }
 
@@ -215,8 +301,8 @@ impl From<io::Error> for ConnError {
 
 /// Thread body for one accepted connection.
 pub(crate) fn handle(conn: Conn, id: u64, shared: Arc<Shared>, registry: Registry) {
-    let result = match negotiate(conn, &shared) {
-        Ok(Some((conn, session))) => transmission(conn, session, &shared),
+    let result = match negotiate(Link::Plain(conn), &shared) {
+        Ok(Some((link, session))) => transmission(link, session, &shared),
         Ok(None) => Ok(()),
         Err(e) => Err(e),
     };
@@ -271,6 +357,134 @@ struct Session {
     structured: bool,
 }
 
+/// The connection's byte stream: plain, or a TLS session after `STARTTLS` (with the socket
+/// kept for shutting it down).
+enum Link {
+    Plain(Conn),
+    Tls { reader: TlsReader, writer: TlsWriter, socket: Conn },
+}
+
+impl Read for Link {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Link::Plain(c) => c.read(buf),
+            Link::Tls { reader, .. } => reader.read(buf),
+        }
+    }
+}
+
+impl Write for Link {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Link::Plain(c) => c.write(buf),
+            Link::Tls { writer, .. } => writer.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The transmission phase's halves: the reader thread's and the writer thread's.
+enum ReadHalf {
+    Plain(Conn),
+    Tls(TlsReader),
+}
+
+enum WriteHalf {
+    Plain(Conn),
+    Tls(TlsWriter),
+}
+
+impl Read for ReadHalf {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            ReadHalf::Plain(c) => c.read(buf),
+            ReadHalf::Tls(r) => r.read(buf),
+        }
+    }
+}
+
+impl Write for WriteHalf {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            WriteHalf::Plain(c) => c.write(buf),
+            WriteHalf::Tls(w) => w.write(buf),
+        }
+    }
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            WriteHalf::Plain(c) => c.write_vectored(bufs),
+            WriteHalf::Tls(w) => w.write_vectored(bufs),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Link {
+    /// Splits into (reader half, writer half, socket to shut down on a write failure).
+    fn split(self) -> io::Result<(ReadHalf, WriteHalf, Conn)> {
+        Ok(match self {
+            Link::Plain(c) => {
+                let (w, closer) = (c.try_clone()?, c.try_clone()?);
+                (ReadHalf::Plain(c), WriteHalf::Plain(w), closer)
+            }
+            Link::Tls { reader, writer, socket } => {
+                (ReadHalf::Tls(reader), WriteHalf::Tls(writer), socket)
+            }
+        })
+    }
+}
+
+/// Answers a connection beyond `--max-connections`: the greeting, then `NBD_REP_ERR_POLICY`
+/// with `message` to every option (clients print it: "server has reached its limit"), until
+/// the client gives up, sends `ABORT`, or a few options or seconds have passed. An
+/// `NBD_OPT_EXPORT_NAME` (which cannot fail) just closes. Never enters transmission.
+pub(crate) fn refuse(mut conn: Conn, message: &str) {
+    const MAX_OPTIONS: usize = 8;
+    conn.set_read_timeout(Some(Duration::from_secs(10)));
+    let mut hello = Vec::with_capacity(18);
+    hello.extend_from_slice(&proto::NBDMAGIC.to_be_bytes());
+    hello.extend_from_slice(&proto::IHAVEOPT.to_be_bytes());
+    hello.extend_from_slice(&(proto::FLAG_FIXED_NEWSTYLE | proto::FLAG_NO_ZEROES).to_be_bytes());
+    if conn.write_all(&hello).is_err() {
+        return;
+    }
+    let mut cf = [0u8; 4];
+    if !matches!(read_full(&mut conn, &mut cf), Ok(true)) {
+        return;
+    }
+    for _ in 0..MAX_OPTIONS {
+        let mut hdr = [0u8; 16];
+        if !matches!(read_full(&mut conn, &mut hdr), Ok(true))
+            || be_u64(&hdr[0..8]) != proto::IHAVEOPT
+        {
+            return;
+        }
+        let option = be_u32(&hdr[8..12]);
+        let len = be_u32(&hdr[12..16]);
+        if len > MAX_OPTION_LEN || option == proto::OPT_EXPORT_NAME {
+            return;
+        }
+        let mut data = vec![0u8; len as usize];
+        if read_msg(&mut conn, &mut data).is_err() {
+            return;
+        }
+        let mut out = Vec::new();
+        if option == proto::OPT_ABORT {
+            proto::put_option_reply(&mut out, option, proto::REP_ACK, &[]);
+            let _ = conn.write_all(&out);
+            return;
+        }
+        proto::put_option_reply(&mut out, option, proto::REP_ERR_POLICY, message.as_bytes());
+        if conn.write_all(&out).is_err() {
+            return;
+        }
+    }
+}
+
 /// Transmission flags for this export and session.
 fn transmission_flags(export: &ExportInfo, structured: bool) -> u16 {
     let mut f = proto::FLAG_HAS_FLAGS
@@ -295,10 +509,12 @@ fn name_matches(export: &ExportInfo, name: &[u8]) -> bool {
     name.is_empty() || name == export.name.as_bytes()
 }
 
-/// Fixed newstyle negotiation. `Ok(None)`: the client left (abort, end of
-/// file, or an `NBD_OPT_EXPORT_NAME` we cannot satisfy).
-fn negotiate(mut conn: Conn, shared: &Shared) -> Result<Option<(Conn, Session)>, ConnError> {
+/// Fixed newstyle negotiation, upgrading to TLS on `NBD_OPT_STARTTLS`. `Ok(None)`: the client
+/// left (abort, end of file, or an `NBD_OPT_EXPORT_NAME` we cannot satisfy or that arrives
+/// before TLS under `--tls require`).
+fn negotiate(mut conn: Link, shared: &Shared) -> Result<Option<(Link, Session)>, ConnError> {
     let export = &shared.export;
+    let tls_mode = shared.tls.as_ref().map_or(TlsMode::Off, TlsConfig::mode);
     let mut hello = Vec::with_capacity(18);
     hello.extend_from_slice(&proto::NBDMAGIC.to_be_bytes());
     hello.extend_from_slice(&proto::IHAVEOPT.to_be_bytes());
@@ -338,6 +554,24 @@ fn negotiate(mut conn: Conn, shared: &Shared) -> Result<Option<(Conn, Session)>,
         let mut out = Vec::new();
         let reply =
             |out: &mut Vec<u8>, t: u32, d: &[u8]| proto::put_option_reply(out, option, t, d);
+        let tls_active = matches!(conn, Link::Tls { .. });
+        if tls_mode == TlsMode::Require
+            && !tls_active
+            && option != proto::OPT_STARTTLS
+            && option != proto::OPT_ABORT
+        {
+            if option == proto::OPT_EXPORT_NAME {
+                // It cannot be answered with an error: the protocol says to end the session.
+                return Ok(None);
+            }
+            reply(
+                &mut out,
+                proto::REP_ERR_TLS_REQD,
+                b"TLS is required by this server: negotiate NBD_OPT_STARTTLS first",
+            );
+            conn.write_all(&out)?;
+            continue;
+        }
         match option {
             proto::OPT_EXPORT_NAME => {
                 if !name_matches(export, &data) {
@@ -369,13 +603,26 @@ fn negotiate(mut conn: Conn, shared: &Shared) -> Result<Option<(Conn, Session)>,
                     reply(&mut out, proto::REP_ACK, &[]);
                 }
             }
-            proto::OPT_STARTTLS => {
-                if len != 0 {
-                    reply(&mut out, proto::REP_ERR_INVALID, b"NBD_OPT_STARTTLS takes no data");
-                } else {
-                    reply(&mut out, proto::REP_ERR_POLICY, b"TLS is not supported by this server");
+            proto::OPT_STARTTLS => match (&shared.tls, &mut conn) {
+                _ if len != 0 => {
+                    reply(&mut out, proto::REP_ERR_INVALID, b"NBD_OPT_STARTTLS takes no data")
                 }
-            }
+                (_, Link::Tls { .. }) => {
+                    reply(&mut out, proto::REP_ERR_INVALID, b"TLS is already negotiated")
+                }
+                (Some(cfg), Link::Plain(socket)) if cfg.mode() != TlsMode::Off => {
+                    reply(&mut out, proto::REP_ACK, &[]);
+                    socket.write_all(&out)?;
+                    let (reader, writer) = tls::accept(cfg, socket)?;
+                    let socket = socket.try_clone()?;
+                    conn = Link::Tls { reader, writer, socket };
+                    // Nothing negotiated in plaintext carries over into the TLS session (a
+                    // man in the middle could have injected it).
+                    structured = false;
+                    continue;
+                }
+                _ => reply(&mut out, proto::REP_ERR_POLICY, b"TLS is not enabled on this server"),
+            },
             proto::OPT_INFO | proto::OPT_GO => match parse_info_request(&data) {
                 None => {
                     reply(&mut out, proto::REP_ERR_INVALID, b"malformed NBD_OPT_INFO/NBD_OPT_GO")
@@ -484,53 +731,6 @@ fn meta_context_request_valid(data: &[u8]) -> bool {
     pos == data.len()
 }
 
-/// Per-connection in-flight limit shared by reader and writer.
-struct Budget {
-    state: Mutex<BudgetState>,
-    cv: Condvar,
-}
-
-struct BudgetState {
-    count: usize,
-    bytes: usize,
-    closed: bool,
-}
-
-impl Budget {
-    fn new() -> Budget {
-        Budget {
-            state: Mutex::new(BudgetState { count: 0, bytes: 0, closed: false }),
-            cv: Condvar::new(),
-        }
-    }
-    /// Waits for room for one request of `cost` bytes; false once the writer is gone.
-    fn acquire(&self, cost: usize) -> bool {
-        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        while !s.closed
-            && s.count > 0
-            && (s.count >= MAX_INFLIGHT || s.bytes + cost > MAX_INFLIGHT_BYTES)
-        {
-            s = self.cv.wait(s).unwrap_or_else(PoisonError::into_inner);
-        }
-        if s.closed {
-            return false;
-        }
-        s.count += 1;
-        s.bytes += cost;
-        true
-    }
-    fn release(&self, cost: usize) {
-        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        s.count = s.count.saturating_sub(1);
-        s.bytes = s.bytes.saturating_sub(cost);
-        self.cv.notify_all();
-    }
-    fn close(&self) {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner).closed = true;
-        self.cv.notify_all();
-    }
-}
-
 /// What to do with a parsed request.
 enum Action {
     /// Answer now without the engine.
@@ -579,7 +779,7 @@ fn validate(
         return err(Errno::Perm, "export is read-only");
     }
     let min = u64::from(export.min_block_bytes);
-    if offset % min != 0 || u64::from(length) % min != 0 {
+    if !offset.is_multiple_of(min) || !u64::from(length).is_multiple_of(min) {
         return err(Errno::Inval, "offset or length not a multiple of the minimum block size");
     }
     // The maximum block size limits payload-carrying commands (read, write) and cache; the
@@ -613,27 +813,27 @@ fn validate(
 }
 
 /// The transmission phase: this thread reads, a writer thread replies.
-fn transmission(conn: Conn, session: Session, shared: &Arc<Shared>) -> Result<(), ConnError> {
-    let write_half = conn.try_clone()?;
+fn transmission(link: Link, session: Session, shared: &Arc<Shared>) -> Result<(), ConnError> {
+    let (read_half, write_half, closer) = link.split()?;
     let (tx, rx) = mpsc::channel::<Pending>();
-    let budget = Arc::new(Budget::new());
+    let budget = Arc::new(shared.budgets.connection());
     let writer = {
         let (budget, shared) = (Arc::clone(&budget), Arc::clone(shared));
         let structured = session.structured;
         thread::Builder::new()
             .name("nbd-writer".into())
-            .spawn(move || writer_loop(write_half, rx, structured, &budget, &shared))?
+            .spawn(move || writer_loop(write_half, closer, rx, structured, &budget, &shared))?
     };
-    let result = reader_loop(conn, tx, &session, &budget, shared);
+    let result = reader_loop(read_half, tx, &session, &budget, shared);
     let _ = writer.join();
     result
 }
 
 fn reader_loop(
-    conn: Conn,
+    conn: ReadHalf,
     tx: Sender<Pending>,
     session: &Session,
-    budget: &Budget,
+    budget: &ConnBudget,
     shared: &Shared,
 ) -> Result<(), ConnError> {
     let export = &shared.export;
@@ -715,7 +915,7 @@ fn reader_loop(
                     refuse_job(job);
                 } else {
                     slot.deliver(shared);
-                    serve_job(slot.engine.as_mut(), job);
+                    serve_job(&mut slot, shared, job);
                 }
             }
         }
@@ -850,13 +1050,13 @@ impl SpinWindow {
 /// reports completions. Ends when the reader and every engine job of this
 /// connection are done and all replies are out, or on a socket error.
 fn writer_loop(
-    conn: Conn,
+    conn: WriteHalf,
+    closer: Conn,
     rx: mpsc::Receiver<Pending>,
     structured: bool,
-    budget: &Budget,
+    budget: &ConnBudget,
     shared: &Shared,
 ) {
-    let closer = conn.try_clone().ok();
     let mut w = BufWriter::with_capacity(256 * 1024, conn);
     let mut heap: BinaryHeap<Pending> = BinaryHeap::new();
     let mut seq: u64 = 0;
@@ -935,8 +1135,6 @@ fn writer_loop(
     if failed {
         // Unblock the reader; otherwise the connection thread closes the
         // socket once the reader is done too.
-        if let Some(c) = closer {
-            c.shutdown(Shutdown::Both);
-        }
+        closer.shutdown(Shutdown::Both);
     }
 }

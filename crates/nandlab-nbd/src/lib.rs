@@ -26,19 +26,22 @@
 //! let report = serve(
 //!     Box::new(engine),
 //!     ServeOptions { listen: Listen::Tcp("127.0.0.1:10809".parse().unwrap()),
-//!                    tick: Duration::from_secs(1), handle_signals: true },
+//!                    handle_signals: true, ..ServeOptions::default() },
 //! ).unwrap();
 //! println!("{} connections, {} requests", report.connections, report.requests);
 //! ```
 //!
 //! See the crate's `README.md` for the supported protocol subset, the error
-//! mapping, the concurrency model and how latency emulation releases replies.
+//! mapping, the concurrency model, how latency emulation releases replies,
+//! TLS, memory budgets and connection limits.
 
+mod budget;
 mod conn;
 mod mem;
 pub mod proto;
 mod server;
 mod stream;
+mod tls;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -47,9 +50,20 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use mem::{Completion, MemoryEngine, MemoryProbe};
+pub use tls::{TlsConfig, TlsCredentials, TlsError, TlsMode};
 
 /// The IANA port for NBD.
 pub const DEFAULT_PORT: u16 = 10809;
+/// Default [`ServeOptions::max_connections`]: far more than any client opens (nbdcopy and qemu
+/// use 1-16), few enough that refused clients say so instead of the server running out of
+/// threads or memory.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
+/// Default [`ServeOptions::connection_budget_bytes`]: 8 MiB holds fio's QD32 of 4 KiB (128 KiB),
+/// 32 of nbdcopy's 256 KiB requests and 4 of qemu's 2 MiB ones, enough to keep each streaming,
+/// while a client that never reads its replies pins only this much.
+pub const DEFAULT_CONNECTION_BUDGET_BYTES: usize = 8 << 20;
+/// Default [`ServeOptions::total_budget_bytes`]: 16 busy connections' worth.
+pub const DEFAULT_TOTAL_BUDGET_BYTES: usize = 128 << 20;
 
 /// What the server tells clients about the one export it serves.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -162,6 +176,10 @@ impl Errno {
 ///
 /// Methods are called under one lock, never concurrently, from whichever connection thread
 /// read the request (or the tick thread): the engine sees one request at a time.
+///
+/// A panic in any method is caught: the request being served is answered `EIO`, one line on
+/// stderr names the panic, and the engine is marked failed: it is never called again, and every
+/// later request is answered `EIO`.
 pub trait Engine: Send + 'static {
     /// The export description; called once when the server starts.
     fn export(&self) -> ExportInfo;
@@ -188,7 +206,8 @@ pub trait Engine: Send + 'static {
     }
     /// Clean shutdown (SIGTERM/SIGINT or [`ShutdownHandle::shutdown`]): flush,
     /// checkpoint, final stats. Called once, under the engine lock, after
-    /// in-flight requests are answered.
+    /// in-flight requests are answered. **Not** called on an engine that panicked in any of
+    /// its methods: its state may be inconsistent (see [`ServeReport::engine_failed`]).
     fn shutdown(&mut self);
 }
 
@@ -211,15 +230,35 @@ pub struct ServeOptions {
     pub tick: Duration,
     /// Turn SIGTERM/SIGINT into a clean shutdown (a second SIGINT exits at once).
     pub handle_signals: bool,
+    /// Serve the export read-only whatever the engine's [`ExportInfo::read_only`] says:
+    /// `NBD_FLAG_READ_ONLY` is advertised and writes, trims and write-zeroes fail with `EPERM`
+    /// before reaching the engine.
+    pub read_only: bool,
+    /// Most connections served at once (at least 1); further ones are refused during the
+    /// handshake with `NBD_REP_ERR_POLICY` and a message saying so.
+    pub max_connections: usize,
+    /// Payload bytes (write data read, read data not yet sent) one connection may hold in
+    /// flight; beyond it the server stops reading that connection's requests until replies
+    /// are written. An idle connection may always start one request, however large.
+    pub connection_budget_bytes: usize,
+    /// The same, summed over all connections (each connection's one guaranteed request aside).
+    pub total_budget_bytes: usize,
+    /// TLS (`NBD_OPT_STARTTLS`); `None` is `--tls off`: `STARTTLS` is refused.
+    pub tls: Option<TlsConfig>,
 }
 
 impl Default for ServeOptions {
-    /// TCP 127.0.0.1:10809, 1 s ticks, no signal handling.
+    /// TCP 127.0.0.1:10809, 1 s ticks, no signal handling, writable, the default limits, no TLS.
     fn default() -> Self {
         ServeOptions {
             listen: Listen::Tcp(SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT))),
             tick: Duration::from_secs(1),
             handle_signals: false,
+            read_only: false,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            connection_budget_bytes: DEFAULT_CONNECTION_BUDGET_BYTES,
+            total_budget_bytes: DEFAULT_TOTAL_BUDGET_BYTES,
+            tls: None,
         }
     }
 }
@@ -246,19 +285,26 @@ impl BoundAddress {
 /// Counters returned when the server stops.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ServeReport {
-    /// Accepted connections.
+    /// Accepted and served connections.
     pub connections: u64,
+    /// Connections refused because `max_connections` were already open.
+    pub refused_connections: u64,
     /// Transmission-phase requests received (including rejected ones, excluding `NBD_CMD_DISC`).
     pub requests: u64,
     /// Connections closed because of a malformed message (bad magic,
     /// truncated message, absurd length, bad client flags).
     pub protocol_errors: u64,
+    /// Most payload bytes in flight at once, all connections together.
+    pub peak_inflight_bytes: u64,
+    /// The engine panicked; it was not shut down (see [`Engine::shutdown`]).
+    pub engine_failed: bool,
 }
 
-/// Asks a running server to stop cleanly.
+/// Asks a running server to stop cleanly, and reads its live in-flight figures.
 #[derive(Clone, Debug, Default)]
 pub struct ShutdownHandle {
     flag: Arc<AtomicBool>,
+    gauge: Arc<budget::Gauge>,
 }
 
 impl ShutdownHandle {
@@ -271,15 +317,79 @@ impl ShutdownHandle {
     pub fn is_shutdown(&self) -> bool {
         self.flag.load(Ordering::SeqCst)
     }
+    /// Payload bytes in flight now (write data read but not yet answered, read data not yet
+    /// sent), all connections together.
+    pub fn inflight_bytes(&self) -> u64 {
+        self.gauge.bytes.load(Ordering::Relaxed)
+    }
+    /// The most [`ShutdownHandle::inflight_bytes`] has been so far.
+    pub fn peak_inflight_bytes(&self) -> u64 {
+        self.gauge.peak_bytes.load(Ordering::Relaxed)
+    }
+}
+
+/// A bound listener waiting for its engine: bind first (so an address in use is reported
+/// before anything slow happens, and the real address can be printed), then serve.
+pub struct BoundServer {
+    listener: stream::Listener,
+    bound: BoundAddress,
+    options: ServeOptions,
+    handle: ShutdownHandle,
+}
+
+impl std::fmt::Debug for BoundServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoundServer").field("bound", &self.bound).finish_non_exhaustive()
+    }
+}
+
+/// Binds `options.listen` (port 0 picks a free port). Dropping the result without serving
+/// closes the listener (and removes a Unix socket file).
+pub fn bind(options: ServeOptions) -> std::io::Result<BoundServer> {
+    let (listener, bound) = server::bind(&options.listen)?;
+    Ok(BoundServer { listener, bound, options, handle: ShutdownHandle::default() })
+}
+
+impl BoundServer {
+    /// The address actually bound.
+    pub fn address(&self) -> &BoundAddress {
+        &self.bound
+    }
+
+    /// A handle to stop the server once it serves (and to read its in-flight figures).
+    pub fn handle(&self) -> ShutdownHandle {
+        self.handle.clone()
+    }
+
+    /// Serves `engine` on this thread until shutdown (a handle, or a signal with
+    /// `handle_signals: true`).
+    pub fn serve(mut self, engine: Box<dyn Engine>) -> std::io::Result<ServeReport> {
+        let signals = signals_for(&self.options, &self.handle, &mut self.listener)?;
+        let BoundServer { listener, options, handle, .. } = self;
+        server::run(engine, options, listener, handle, signals)
+    }
+
+    /// Serves on a new thread; signal handlers, if asked for, are in place when this returns.
+    pub fn spawn(
+        mut self,
+        engine: Box<dyn Engine>,
+    ) -> std::io::Result<(ShutdownHandle, std::thread::JoinHandle<std::io::Result<ServeReport>>)>
+    {
+        let signals = signals_for(&self.options, &self.handle, &mut self.listener)?;
+        let BoundServer { listener, options, handle, .. } = self;
+        let h = handle.clone();
+        let join = std::thread::Builder::new()
+            .name("nbd-server".into())
+            .spawn(move || server::run(engine, options, listener, h, signals))?;
+        Ok((handle, join))
+    }
 }
 
 /// Serve `engine` until shutdown. Blocks. Only a signal can stop it
-/// (`handle_signals: true`); use [`spawn`] to get a [`ShutdownHandle`].
+/// (`handle_signals: true`); use [`spawn`] to get a [`ShutdownHandle`], or [`bind`] to learn
+/// the address before serving.
 pub fn serve(engine: Box<dyn Engine>, options: ServeOptions) -> std::io::Result<ServeReport> {
-    let handle = ShutdownHandle::default();
-    let (listener, _bound) = server::bind(&options.listen)?;
-    let signals = signals_for(&options, &handle, &listener)?;
-    server::run(engine, options, listener, handle, signals)
+    bind(options)?.serve(engine)
 }
 
 /// Bind now and serve on a new thread. Returns the shutdown handle, the
@@ -294,20 +404,16 @@ pub fn spawn(
     std::thread::JoinHandle<std::io::Result<ServeReport>>,
     BoundAddress,
 )> {
-    let handle = ShutdownHandle::default();
-    let (listener, bound) = server::bind(&options.listen)?;
-    let signals = signals_for(&options, &handle, &listener)?;
-    let h = handle.clone();
-    let join = std::thread::Builder::new()
-        .name("nbd-server".into())
-        .spawn(move || server::run(engine, options, listener, h, signals))?;
-    Ok((handle, join, bound))
+    let bound = bind(options)?;
+    let address = bound.address().clone();
+    let (handle, join) = bound.spawn(engine)?;
+    Ok((handle, join, address))
 }
 
 fn signals_for(
     options: &ServeOptions,
     handle: &ShutdownHandle,
-    listener: &stream::Listener,
+    listener: &mut stream::Listener,
 ) -> std::io::Result<server::SignalGuard> {
     if !options.handle_signals {
         return Ok(server::SignalGuard::none());

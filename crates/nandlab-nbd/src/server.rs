@@ -6,14 +6,20 @@
 //! then request parsing, running the [`Engine`] under one lock) and a writer
 //! thread; a tick thread calls [`Engine::tick`] periodically.
 //!
+//! Connections beyond `ServeOptions::max_connections` are refused during the handshake
+//! (`NBD_REP_ERR_POLICY` with a message, see `conn::refuse`) on a short-lived thread; at most
+//! [`MAX_REFUSERS`] of those run at once, beyond which a refused connection is just closed.
+//!
 //! Shutdown: stop accepting and remove a Unix socket file; half-close every
 //! connection for reading so readers see end-of-file; wait (up to a grace
 //! period) until writers have sent every in-flight reply; force-close what
 //! is left; then stop the tick thread, deliver the completion reports still
 //! queued and call [`Engine::shutdown`].
 
-use crate::conn::{self, EngineSlot, Shared, Stats};
+use crate::budget::Budgets;
+use crate::conn::{self, EngineSlot, Shared, Stats, MAX_INFLIGHT};
 use crate::stream::{bind_unix, Conn, Listener};
+use crate::tls::TlsMode;
 use crate::{BoundAddress, Engine, ExportInfo, Listen, ServeOptions, ServeReport, ShutdownHandle};
 use signal_hook::consts::{SIGINT, SIGTERM};
 use std::collections::HashMap;
@@ -30,23 +36,33 @@ const ACCEPT_POLL: Duration = Duration::from_millis(5);
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// Smallest tick period.
 const MIN_TICK: Duration = Duration::from_millis(1);
+/// Most threads answering refused connections at once (a flood of connections beyond the
+/// limit must not turn into a flood of threads).
+const MAX_REFUSERS: usize = 16;
 
 /// Open connections by id: a clone of each stream, so shutdown can close them.
 pub(crate) type Registry = Arc<Mutex<HashMap<u64, Conn>>>;
 
-/// Binds the listener (non-blocking) and reports the real address.
+/// Binds the listener (non-blocking) and reports the real address. Errors name the address.
 pub(crate) fn bind(listen: &Listen) -> io::Result<(Listener, BoundAddress)> {
+    let named = |what: String, e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"));
     match listen {
         Listen::Tcp(addr) => {
-            let l = TcpListener::bind(addr)?;
-            l.set_nonblocking(true)?;
-            let bound = BoundAddress::Tcp(l.local_addr()?);
+            let what = || format!("cannot listen on {addr}");
+            let l = TcpListener::bind(addr).map_err(|e| named(what(), e))?;
+            l.set_nonblocking(true).map_err(|e| named(what(), e))?;
+            let bound = BoundAddress::Tcp(l.local_addr().map_err(|e| named(what(), e))?);
             Ok((Listener::Tcp(l), bound))
         }
         Listen::Unix(path) => {
-            let l = bind_unix(path)?;
-            l.set_nonblocking(true)?;
-            Ok((Listener::Unix(l, path.clone()), BoundAddress::Unix(path.clone())))
+            let what = || format!("cannot listen on Unix socket {}", path.display());
+            let l = bind_unix(path).map_err(|e| named(what(), e))?;
+            // Owned by a `Listener` at once, so an error below still removes the socket file.
+            let listener = Listener::Unix(l, Some(path.clone()));
+            if let Listener::Unix(l, _) = &listener {
+                l.set_nonblocking(true).map_err(|e| named(what(), e))?;
+            }
+            Ok((listener, BoundAddress::Unix(path.clone())))
         }
     }
 }
@@ -129,22 +145,32 @@ impl Drop for SignalGuard {
 pub(crate) fn run(
     engine: Box<dyn Engine>,
     options: ServeOptions,
-    listener: Listener,
+    mut listener: Listener,
     handle: ShutdownHandle,
     signals: SignalGuard,
 ) -> io::Result<ServeReport> {
-    let export = engine.export();
+    let mut export = engine.export();
     if let Err(e) = validate_export(&export) {
         listener.cleanup();
         return Err(e);
     }
-
+    // A server-side override: the engine need not know it is served read-only.
+    export.read_only |= options.read_only;
+    let tls = options.tls.clone().filter(|t| t.mode() != TlsMode::Off);
+    let budgets = Budgets::new(
+        options.connection_budget_bytes,
+        options.total_budget_bytes,
+        MAX_INFLIGHT,
+        Arc::clone(&handle.gauge),
+    );
     let shared = Arc::new(Shared {
         export,
-        engine: Mutex::new(EngineSlot { engine, shut_down: false }),
+        engine: Mutex::new(EngineSlot::new(engine)),
         completions: Mutex::new(Vec::new()),
         stats: Stats::default(),
         stopping: AtomicBool::new(false),
+        budgets,
+        tls,
     });
     let tick = options.tick.max(MIN_TICK);
     // Periodic engine work (stats file, checkpoints) and completion delivery when idle.
@@ -159,7 +185,7 @@ pub(crate) fn run(
                 break;
             }
             slot.deliver(&ticker_shared);
-            slot.engine.tick();
+            slot.call(&ticker_shared, &|| "Engine::tick".to_string(), |e| e.tick());
         }
     }) {
         Ok(t) => t,
@@ -171,6 +197,12 @@ pub(crate) fn run(
 
     let registry: Registry = Arc::new(Mutex::new(HashMap::new()));
     let mut threads: Vec<JoinHandle<()>> = Vec::new();
+    let mut refusers: Vec<JoinHandle<()>> = Vec::new();
+    let max_connections = options.max_connections.max(1);
+    let refusal = format!(
+        "too many connections: this server serves at most {max_connections} at a time; \
+         try again later"
+    );
     let mut failure: Option<io::Error> = None;
     let mut next_id: u64 = 0;
     while !handle.is_shutdown() {
@@ -182,6 +214,21 @@ pub(crate) fn run(
         }
         match listener.accept() {
             Ok(Some(c)) => {
+                threads.retain(|t| !t.is_finished());
+                if threads.len() >= max_connections {
+                    shared.stats.refused_connections.fetch_add(1, Ordering::Relaxed);
+                    refusers.retain(|t| !t.is_finished());
+                    if refusers.len() < MAX_REFUSERS {
+                        let msg = refusal.clone();
+                        if let Ok(t) = thread::Builder::new()
+                            .name("nbd-refuse".into())
+                            .spawn(move || conn::refuse(c, &msg))
+                        {
+                            refusers.push(t);
+                        }
+                    }
+                    continue;
+                }
                 shared.stats.connections.fetch_add(1, Ordering::Relaxed);
                 let id = next_id;
                 next_id += 1;
@@ -228,6 +275,8 @@ pub(crate) fn run(
     for t in threads {
         let _ = t.join();
     }
+    // Refusing threads end on their own within their read timeout; they hold no engine state.
+    drop(refusers);
 
     ticker_stop.store(true, Ordering::SeqCst);
     if ticker.join().is_err() && failure.is_none() {
@@ -238,12 +287,15 @@ pub(crate) fn run(
         if !slot.shut_down {
             slot.deliver(&shared);
             slot.shut_down = true;
-            slot.engine.shutdown();
+            // A failed engine is not shut down: its state may be inconsistent, and writing a
+            // checkpoint of it could make a damaged image look clean.
+            slot.call(&shared, &|| "Engine::shutdown".to_string(), |e| e.shutdown());
         }
     }
     drop(signals);
+    let peak = handle.gauge.peak_bytes.load(Ordering::Relaxed);
     match failure {
         Some(e) => Err(e),
-        None => Ok(shared.stats.report()),
+        None => Ok(shared.stats.report(peak)),
     }
 }

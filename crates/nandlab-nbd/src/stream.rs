@@ -1,4 +1,5 @@
-//! TCP / Unix-domain listener and stream behind one type each.
+//! TCP / Unix-domain listener and stream behind one type each: what a client connection is,
+//! below the NBD protocol and below TLS.
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -6,10 +7,17 @@ use std::os::unix::fs::FileTypeExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 
-/// A bound, non-blocking listener.
+/// A bound, non-blocking listener. A Unix listener removes its socket file when cleaned up or
+/// dropped (once).
 pub(crate) enum Listener {
     Tcp(TcpListener),
-    Unix(UnixListener, PathBuf),
+    Unix(UnixListener, Option<PathBuf>),
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        self.cleanup();
+    }
 }
 
 impl Listener {
@@ -39,10 +47,12 @@ impl Listener {
         }
     }
 
-    /// Removes the socket file of a Unix listener.
-    pub(crate) fn cleanup(&self) {
+    /// Removes the socket file of a Unix listener (the first time only).
+    pub(crate) fn cleanup(&mut self) {
         if let Listener::Unix(_, path) = self {
-            let _ = std::fs::remove_file(path);
+            if let Some(p) = path.take() {
+                let _ = std::fs::remove_file(p);
+            }
         }
     }
 }
@@ -78,6 +88,15 @@ impl Conn {
             Conn::Tcp(s) => Conn::Tcp(s.try_clone()?),
             Conn::Unix(s) => Conn::Unix(s.try_clone()?),
         })
+    }
+
+    /// Sets a read timeout (refused connections must not hold their thread for long); errors
+    /// are ignored (the connection then just waits for the client).
+    pub(crate) fn set_read_timeout(&self, t: Option<std::time::Duration>) {
+        let _ = match self {
+            Conn::Tcp(s) => s.set_read_timeout(t),
+            Conn::Unix(s) => s.set_read_timeout(t),
+        };
     }
 
     /// Shuts down one or both directions; errors (already closed) are ignored.

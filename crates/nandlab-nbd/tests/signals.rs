@@ -16,6 +16,7 @@ fn sigterm_shuts_down_cleanly() {
         listen: Listen::Tcp("127.0.0.1:0".parse().unwrap()),
         tick: Duration::from_millis(10),
         handle_signals: true,
+        ..ServeOptions::default()
     };
     let (handle, join, bound) = spawn(Box::new(eng), opts).unwrap();
     let srv = Server { handle, join: Some(join), bound };

@@ -31,6 +31,7 @@ fn unix_socket_raw_protocol_and_cleanup() {
             listen: Listen::Unix(path.clone()),
             tick: Duration::from_secs(1),
             handle_signals: false,
+            ..ServeOptions::default()
         },
     );
     assert_eq!(again.err().map(|e| e.kind()), Some(std::io::ErrorKind::AddrInUse));
@@ -68,6 +69,7 @@ fn regular_file_is_not_clobbered() {
             listen: Listen::Unix(path.clone()),
             tick: Duration::from_secs(1),
             handle_signals: false,
+            ..ServeOptions::default()
         },
     );
     assert!(r.is_err());

@@ -41,6 +41,7 @@ fn start(
         listen: Listen::Tcp("127.0.0.1:0".parse().unwrap()),
         tick: Duration::from_millis(50),
         handle_signals: false,
+        ..ServeOptions::default()
     };
     let (handle, join, bound) = spawn(Box::new(engine), options).unwrap();
     (handle, join, bound.uri())

@@ -71,7 +71,18 @@ impl Server {
         Server::start_on(engine, Listen::Tcp("127.0.0.1:0".parse().unwrap()))
     }
     pub fn start_on(engine: impl Engine, listen: Listen) -> Server {
-        let opts = ServeOptions { listen, tick: Duration::from_millis(5), handle_signals: false };
+        Server::start_with(engine, ServeOptions { listen, ..Server::options() })
+    }
+    /// Test defaults: an ephemeral loopback port, 5 ms ticks, no signals.
+    pub fn options() -> ServeOptions {
+        ServeOptions {
+            listen: Listen::Tcp("127.0.0.1:0".parse().unwrap()),
+            tick: Duration::from_millis(5),
+            handle_signals: false,
+            ..ServeOptions::default()
+        }
+    }
+    pub fn start_with(engine: impl Engine, opts: ServeOptions) -> Server {
         let (handle, join, bound) = spawn(Box::new(engine), opts).expect("server starts");
         Server { handle, join: Some(join), bound }
     }
