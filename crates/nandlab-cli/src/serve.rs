@@ -146,6 +146,9 @@ pub fn serve(args: &Args) -> Result<(), String> {
         engine.mount_seconds(),
         if emulate { "on" } else { "off" }
     );
+    if let Some(repairs) = engine.repairs_summary() {
+        eprintln!("nandlab serve: start-up repaired or completed: {repairs}");
+    }
     let uri = bound.address().uri();
     let uri = match tls_mode {
         TlsMode::Off => uri,

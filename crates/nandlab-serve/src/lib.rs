@@ -311,6 +311,31 @@ impl SimEngine {
         self.recovered
     }
 
+    /// What the start-up repaired or completed, in words (`None`: nothing, a clean image).
+    #[must_use]
+    pub fn repairs_summary(&self) -> Option<String> {
+        let m = &self.mount;
+        let f = self.device.recovery();
+        let items = [
+            (u64::from(m.superblock_repaired), "superblock copy repaired"),
+            (m.block_headers_repaired, "block header(s) repaired"),
+            (m.block_headers_lost, "block header(s) lost (erase count estimated)"),
+            (m.oob_records_repaired, "OOB record(s) repaired from their mirror"),
+            (m.torn_pages, "torn page(s) of an interrupted write ignored"),
+            (m.checkpoints_rejected, "checkpoint slot(s) rejected"),
+            (m.nvram_cells_repaired, "NVRAM header(s) repaired"),
+            (m.nvram_pages_damaged, "NVRAM page(s) damaged: their LPNs read as errors"),
+            (u64::from(f.erased_blocks), "block(s) of an interrupted release erased"),
+            (u64::from(f.sealed_blocks), "partly programmed block(s) sealed"),
+            (u64::from(f.repair_merges), "interrupted merge(s) completed"),
+            (u64::from(f.nvram_pages_restored), "RAM-region page(s) restored from NVRAM"),
+            (u64::from(f.nvram_pages_lost), "RAM-region page(s) lost to the failed battery"),
+        ];
+        let said: Vec<String> =
+            items.iter().filter(|(n, _)| *n > 0).map(|(n, what)| format!("{n} {what}")).collect();
+        (!said.is_empty()).then(|| said.join(", "))
+    }
+
     /// How the image was mounted.
     #[must_use]
     pub fn mount_report(&self) -> nandlab_store::MountReport {
