@@ -42,6 +42,9 @@ pub struct FtlRecovery {
     pub sealed_blocks: u32,
     /// Pages programmed to seal those blocks.
     pub sealing_pages: u32,
+    /// Page FTL: a cleaning step a crash interrupted (its victim partly copied, no block left
+    /// free) was finished: the victim's remaining valid pages copied, the victim erased.
+    pub cleanings_completed: u32,
     /// Merges run to restore the hybrid FTLs' invariants (a merge or migration a crash
     /// interrupted, more log blocks than the pool allows, a group over its log limit).
     pub repair_merges: u32,

@@ -445,16 +445,48 @@ impl PageFtl {
         if !ftl.entered_ns.is_empty() {
             ftl.entered_ns.fill(now_ns);
         }
-        // A crash can interrupt a cleaning step, never before it started with a free block to
-        // copy into: an image with none left was not written by this FTL.
+        // A crash inside a cleaning step can leave every block used: the step had opened the
+        // blocks its copies needed and would have freed its victim at the end. Finish it: the
+        // victim is the block holding the previous copy of the page programmed last (that
+        // program was one of the step's copies). Its remaining valid pages fit in the room the
+        // step opened. Without a free block and without such a victim the image was not
+        // written by this FTL. Between requests the FTL keeps at least `gc_free_blocks_min - 1`
+        // blocks free (a write may open one after the cleaner restored the minimum), so fewer
+        // means a cleaning step was under way.
+        if (ftl.free.len() as u32) + 1 < ftl.gc_free_blocks_min {
+            if let Some(victim) = ftl.interrupted_victim() {
+                ftl.empty_block(victim, Source::Cleaner, now_ns);
+                ftl.flash.erase(victim, Source::Cleaner);
+                ftl.return_erased(victim);
+                ftl.counters.gc_victims += 1;
+                report.cleanings_completed += 1;
+            }
+        }
         if ftl.free.is_empty() {
             return Err(RecoveryError::NoSpace {
-                what: "no erased block on the flash: the page FTL always keeps one for the \
-                       cleaner"
+                what: "no erased block on the flash and no interrupted cleaning step to finish"
                     .into(),
             });
         }
         Ok((ftl, report))
+    }
+
+    /// The victim of a cleaning step a crash interrupted, if the last page programmed was a
+    /// cleaner copy: the closed block, with valid pages left, that holds the previous copy of
+    /// that page's LPN. (After recovery every copy's sequence number is on flash: O(pages).)
+    fn interrupted_victim(&self) -> Option<BlockId> {
+        let pages = self.geometry.blocks * self.pages_per_block;
+        let logical = self.geometry.logical_pages;
+        let flash = &self.flash;
+        let last = (0..pages)
+            .filter_map(|p| flash.oob(p).filter(|o| u64::from(o.lpn) < logical))
+            .max_by_key(|o| o.seq)?;
+        let previous = (0..pages)
+            .filter(|&p| flash.oob(p).is_some_and(|o| o.lpn == last.lpn && o.seq < last.seq))
+            .max_by_key(|&p| flash.oob(p).map_or(0, |o| o.seq))?;
+        let block = previous / self.pages_per_block;
+        let b = block as usize;
+        (self.blocks.state[b] == BlockState::Closed && self.blocks.valid[b] > 0).then_some(block)
     }
 
     /// Restores the RAM region from the media's NVRAM after `recover` (and `set_ram_region`):
