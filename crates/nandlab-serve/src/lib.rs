@@ -108,6 +108,15 @@ pub fn resolve(config: &Config, image: &Path) -> Result<Resolved, ServeError> {
     }
     let mut r = c.resolve()?;
     r.served = true;
+    if r.config.ftl.placement == "oracle" {
+        return Err(nandlab_core::ConfigError::new(
+            "ftl.placement",
+            "the oracle placement cannot be served: it places each page by when it will next \
+             be written, which a live drive cannot know (it exists to bound what placement \
+             can gain in `nandlab run`); serve none, dac or deb",
+        )
+        .into());
+    }
     if r.config.ftl.kind != "page" {
         // A crash can leave one block beyond the FTL's steady state in use (a merge or a
         // migration under way); recovery finishes it with a merge that needs one free block.
