@@ -146,6 +146,7 @@ impl Tracked {
             current[slot] = c;
             max_order = max_order.max(cells.iter().flatten().map(|v| v.order).max().unwrap_or(0));
             entries.push(NvramEntry {
+                slot: slot as u32,
                 lpn: v.lpn,
                 seq: v.seq,
                 order: v.order,
