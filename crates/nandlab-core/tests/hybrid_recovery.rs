@@ -3,265 +3,26 @@
 //! (and no older version of it is served), the tables pass `check()`, and the FTL keeps working.
 //! Damaged layouts give a repaired FTL or a typed `RecoveryError`, never a panic.
 //!
-//! Method: the FTL runs over `Tracked`, a metadata-only media that logs every program, copy and
-//! erase and follows each physical page's *origin* (the seq of the host write whose data it
-//! holds: a copy inherits its source's). A crash after operation k is the flash state replayed
+//! Method: the FTL runs over `Tracked` (`common/tracked.rs`), a metadata-only media that logs
+//! every program, copy and erase and follows each physical page's *origin* (the seq of the host
+//! write whose data it holds: a copy inherits its source's). A crash after operation k is the flash state replayed
 //! up to k (an erase may also be cut: its block header counts it but only some pages' OOB are
 //! cleared), rebuilt with `CountingMedia::restore` as a served drive's image scan would. After
 //! recovery, the newest copy of every LPN must hold the data of its last host write before the
 //! crash (origin equality: stronger than comparing seqs). Hand-worked layouts check exact
 //! outcomes of the repairs.
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 
-use nandlab_core::config::{Geometry, Resolved};
-use nandlab_core::error::MediaError;
-use nandlab_core::flash::{
-    BlockId, BlockRecord, Checkpoint, CountingMedia, Flash, Media, Oob, Ppn, GARBAGE_LPN, NONE,
-};
+use common::tracked::{Image, Last, Op, SavedCheckpoint, Track, Tracked};
+use nandlab_core::config::Resolved;
+use nandlab_core::flash::{CountingMedia, Flash, Oob, GARBAGE_LPN, NONE};
 use nandlab_core::ftl::hybrid::{self, recover_from_config};
 use nandlab_core::ftl::{Ftl, FtlRecovery, HybridFtl, RecycleKind};
 use nandlab_core::rng::Prng;
 use nandlab_core::{Config, RecoveryError};
-
-// ---- the tracking media -------------------------------------------------------------------
-
-/// A checkpoint as the store would persist it.
-#[derive(Clone, Debug)]
-struct SavedCheckpoint {
-    seq: u64,
-    blocks: Vec<BlockRecord>,
-    l2p: Vec<Ppn>,
-    free_order: Vec<BlockId>,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Op {
-    Program {
-        ppn: Ppn,
-        oob: Oob,
-    },
-    Copy {
-        from: Ppn,
-        to: Ppn,
-        oob: Oob,
-    },
-    Erase {
-        block: BlockId,
-    },
-    /// Not a flash operation: the host trimmed `lpn` here.
-    Trim {
-        lpn: u32,
-    },
-    /// Not a flash operation: checkpoint number `n` was written here.
-    Checkpoint {
-        n: usize,
-    },
-}
-
-#[derive(Default)]
-struct Track {
-    ops: Vec<Op>,
-    /// Per physical page: the seq of the host write whose data it holds.
-    origin: Vec<u64>,
-    checkpoints: Vec<SavedCheckpoint>,
-}
-
-struct Tracked {
-    inner: CountingMedia,
-    track: Arc<Mutex<Track>>,
-}
-
-impl Tracked {
-    fn new(inner: CountingMedia, origin: Vec<u64>) -> (Self, Arc<Mutex<Track>>) {
-        assert_eq!(origin.len() as u64, inner.geometry().physical_pages());
-        let track = Arc::new(Mutex::new(Track { origin, ..Track::default() }));
-        (Self { inner, track: Arc::clone(&track) }, track)
-    }
-}
-
-impl Media for Tracked {
-    fn geometry(&self) -> &Geometry {
-        self.inner.geometry()
-    }
-    fn program(&mut self, ppn: Ppn, oob: Oob, data: Option<&[u8]>) {
-        self.inner.program(ppn, oob, data);
-        let mut t = self.track.lock().unwrap();
-        t.ops.push(Op::Program { ppn, oob });
-        t.origin[ppn as usize] = oob.seq;
-    }
-    fn read(&mut self, ppn: Ppn, data: Option<&mut [u8]>) -> Oob {
-        self.inner.read(ppn, data)
-    }
-    fn copy(&mut self, from: Ppn, to: Ppn, oob: Oob) {
-        self.inner.copy(from, to, oob);
-        let mut t = self.track.lock().unwrap();
-        t.ops.push(Op::Copy { from, to, oob });
-        t.origin[to as usize] = t.origin[from as usize];
-    }
-    fn oob(&self, ppn: Ppn) -> Option<Oob> {
-        self.inner.oob(ppn)
-    }
-    fn erase(&mut self, block: BlockId) {
-        self.inner.erase(block);
-        self.track.lock().unwrap().ops.push(Op::Erase { block });
-    }
-    fn erase_count(&self, block: BlockId) -> u32 {
-        self.inner.erase_count(block)
-    }
-    fn programmed_pages(&self, block: BlockId) -> u32 {
-        self.inner.programmed_pages(block)
-    }
-    fn memory_bytes(&self) -> u64 {
-        self.inner.memory_bytes()
-    }
-    fn write_checkpoint(&mut self, cp: &Checkpoint<'_>) -> Result<(), MediaError> {
-        let mut t = self.track.lock().unwrap();
-        let n = t.checkpoints.len();
-        t.checkpoints.push(SavedCheckpoint {
-            seq: cp.seq,
-            blocks: cp.blocks.to_vec(),
-            l2p: cp.l2p.to_vec(),
-            free_order: cp.free_order.to_vec(),
-        });
-        t.ops.push(Op::Checkpoint { n });
-        Ok(())
-    }
-}
-
-/// What the flash holds at one instant: the image a restart scans.
-#[derive(Clone)]
-struct Image {
-    geometry: Geometry,
-    pages: Vec<Option<Oob>>,
-    erase_counts: Vec<u32>,
-    origin: Vec<u64>,
-}
-
-impl Image {
-    fn empty(geometry: Geometry) -> Self {
-        let pages = geometry.physical_pages() as usize;
-        Self {
-            geometry,
-            pages: vec![None; pages],
-            erase_counts: vec![0; geometry.blocks as usize],
-            origin: vec![0; pages],
-        }
-    }
-
-    /// The image of a live FTL's flash.
-    fn of(ftl: &HybridFtl, track: &Arc<Mutex<Track>>) -> Self {
-        let geometry = *ftl.geometry();
-        let media = ftl.flash().media();
-        Self {
-            geometry,
-            pages: (0..geometry.physical_pages() as Ppn).map(|p| media.oob(p)).collect(),
-            erase_counts: (0..geometry.blocks).map(|b| media.erase_count(b)).collect(),
-            origin: track.lock().unwrap().origin.clone(),
-        }
-    }
-
-    fn apply(&mut self, op: Op) {
-        let ppb = self.geometry.pages_per_block as usize;
-        match op {
-            Op::Program { ppn, oob } => {
-                self.pages[ppn as usize] = Some(oob);
-                self.origin[ppn as usize] = oob.seq;
-            }
-            Op::Copy { from, to, oob } => {
-                self.pages[to as usize] = Some(oob);
-                self.origin[to as usize] = self.origin[from as usize];
-            }
-            Op::Erase { block } => {
-                let b = block as usize;
-                self.pages[b * ppb..(b + 1) * ppb].fill(None);
-                self.erase_counts[b] += 1;
-            }
-            Op::Trim { .. } | Op::Checkpoint { .. } => {}
-        }
-    }
-
-    /// An erase of `block` cut short: the header counts it, only the pages `cleared` picks lose
-    /// their OOB.
-    fn cut_erase(&mut self, block: BlockId, cleared: impl Fn(u32) -> bool) {
-        let ppb = self.geometry.pages_per_block;
-        for i in 0..ppb {
-            if cleared(i) {
-                self.pages[(block * ppb + i) as usize] = None;
-            }
-        }
-        self.erase_counts[block as usize] += 1;
-    }
-
-    /// The media a restart scans (`Tracked`, keeping the origins), and its track.
-    fn media(&self) -> (Box<dyn Media>, Arc<Mutex<Track>>) {
-        let inner = CountingMedia::restore(self.geometry, &self.erase_counts, &self.pages);
-        let (media, track) = Tracked::new(inner, self.origin.clone());
-        (Box::new(media), track)
-    }
-
-    /// The OOB view the store's checkpoint mount builds (`FileMedia::open_with_checkpoint`):
-    /// closed blocks unchanged since `cp` keep only the pages it maps (seq = the checkpoint's),
-    /// the rest read again; pages older than the checkpoint that it does not map are garbage.
-    /// `first_page_walk`: blocks free at the checkpoint are rolled forward in `free_order` until
-    /// the first whose first page is erased (the store's rule); otherwise every one with any
-    /// programmed page is read.
-    fn checkpoint_view(&self, cp: &SavedCheckpoint, first_page_walk: bool) -> Self {
-        let ppb = self.geometry.pages_per_block as usize;
-        let mut view = self.clone();
-        view.pages.fill(None);
-        let unchanged =
-            |b: usize| cp.blocks[b].state == 2 && cp.blocks[b].erase_count == self.erase_counts[b];
-        let mut rescan = Vec::new();
-        for (b, rec) in cp.blocks.iter().enumerate() {
-            if rec.state == 0 && rec.erase_count == self.erase_counts[b] {
-                continue;
-            }
-            if !unchanged(b) {
-                rescan.push(b);
-                continue;
-            }
-            for slot in &mut view.pages[b * ppb..(b + 1) * ppb] {
-                *slot = Some(Oob { lpn: GARBAGE_LPN, seq: 0, region: rec.region });
-            }
-        }
-        for &b in &cp.free_order {
-            let b = b as usize;
-            if cp.blocks[b].erase_count != self.erase_counts[b] {
-                continue;
-            }
-            let written = if first_page_walk {
-                self.pages[b * ppb].is_some()
-            } else {
-                self.pages[b * ppb..(b + 1) * ppb].iter().any(Option::is_some)
-            };
-            if written {
-                rescan.push(b);
-            } else if first_page_walk {
-                break;
-            }
-        }
-        for (lpn, &ppn) in cp.l2p.iter().enumerate() {
-            let b = ppn as usize / ppb;
-            if ppn != NONE && unchanged(b) {
-                view.pages[ppn as usize] = Some(Oob { lpn: lpn as u32, seq: cp.seq, region: 0 });
-            }
-        }
-        for &b in &rescan {
-            for ppn in b * ppb..(b + 1) * ppb {
-                let Some(oob) = self.pages[ppn] else { continue };
-                view.pages[ppn] = Some(if oob.seq > cp.seq || oob.lpn == GARBAGE_LPN {
-                    oob
-                } else if cp.l2p.get(oob.lpn as usize) == Some(&(ppn as Ppn)) {
-                    Oob { seq: cp.seq, ..oob }
-                } else {
-                    Oob { lpn: GARBAGE_LPN, ..oob }
-                });
-            }
-        }
-        view
-    }
-}
 
 // ---- configurations and workloads ---------------------------------------------------------
 
@@ -314,15 +75,6 @@ const CONFIGS: &[(&str, &[&str])] = &[
     ("fast", &["ftl.kind=fast"]),
     ("fast lazy", &["ftl.kind=fast", "wear.kind=lazy", "wear.delta=1"]),
 ];
-
-/// What the host last did to each LPN.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Last {
-    Never,
-    /// Written by the host write with this seq.
-    Written(u64),
-    Trimmed,
-}
 
 /// A fresh FTL over a tracking media.
 fn fresh(r: &Resolved) -> (HybridFtl, Arc<Mutex<Track>>) {
@@ -599,6 +351,7 @@ fn crash_everywhere(name: &str, r: &Resolved, steps: u32, no_space_allowed: bool
                 sweep.cuts += 1;
             }
             Op::Program { .. } | Op::Copy { .. } => {}
+            Op::Nvram { .. } => unreachable!("hybrid FTLs keep no RAM region"),
         }
         image.apply(op);
         if let Op::Program { oob, .. } = op {

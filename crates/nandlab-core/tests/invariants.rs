@@ -38,7 +38,7 @@ fn run(overrides: &[&str]) -> nandlab_core::Metrics {
     let items = Synthetic::new(&r).flat_map(move |i| {
         n += 1;
         let mut v = vec![i];
-        if n % 50 == 0 && r.config.ftl.placement != "oracle" {
+        if n.is_multiple_of(50) && r.config.ftl.placement != "oracle" {
             v.push(WorkItem::Request(Request::trim((n * 7919 % lp) * 4096, 4096)));
         }
         v

@@ -567,6 +567,7 @@ impl FileMedia {
             let bad = lost || crc32fast::hash(&data) != data_crc;
             report.nvram_pages_damaged += u64::from(bad);
             self.nvram_entries.push(NvramEntry {
+                slot,
                 lpn,
                 seq,
                 order,

@@ -100,6 +100,9 @@ pub trait Media: Send {
 /// A RAM-region page found in a media's NVRAM at start-up.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NvramEntry {
+    /// The slot it was found in: the RAM region slot it goes back into, so that restoring it
+    /// writes nothing (a rewrite into another slot would hide that slot's own entry).
+    pub slot: u32,
     pub lpn: Lpn,
     /// The FTL's program sequence number when it was written: the entry is newer than a flash
     /// copy of the same LPN with a sequence number ≤ this.

@@ -26,7 +26,9 @@ use super::ram_region::{RamRegion, RamRegionInfo, RamWriteBack};
 use super::{Ftl, FtlCounters, FtlRecovery};
 use crate::config::Geometry;
 use crate::error::RecoveryError;
-use crate::flash::{BlockId, BlockRecord, Checkpoint, Flash, Lpn, Oob, Ppn, Source, NONE};
+use crate::flash::{
+    BlockId, BlockRecord, Checkpoint, Flash, Lpn, NvramEntry, Oob, Ppn, Source, NONE,
+};
 use crate::gc::VictimPolicy;
 use crate::placement::{PageState, Placement};
 use crate::wear::{Endurance, LifetimeState, WearHost, WearLeveler, WearLevelingStats};
@@ -75,6 +77,8 @@ pub struct PageFtl {
     nvram: bool,
     /// Open blocks by wear: hotter regions take the least worn free block of a window.
     wear_aware: bool,
+    /// The media's NVRAM entries, read by `recover` and restored by `restore_nvram`.
+    nvram_entries: Vec<NvramEntry>,
 }
 
 /// Free blocks a wear-aware allocation looks at (the free queue's oldest ones): bounded so an
@@ -128,6 +132,7 @@ impl PageFtl {
             ram_page_ns: 0,
             nvram: false,
             wear_aware: false,
+            nvram_entries: Vec::new(),
         }
     }
 
@@ -453,8 +458,54 @@ impl PageFtl {
         // written by this FTL. Between requests the FTL keeps at least `gc_free_blocks_min - 1`
         // blocks free (a write may open one after the cleaner restored the minimum), so fewer
         // means a cleaning step was under way.
+        //
+        // The NVRAM's entries are read now (`restore_nvram` takes them from here). While a
+        // cleaning step is being repaired, a flash copy that an entry supersedes is no page's
+        // current copy: it must neither keep a block from being erased nor be copied by the
+        // step's completion — the copy's new sequence number would beat the entry, and the
+        // stale flash copy would be served after the restore and after any later restart
+        // (tests/page_recovery.rs `crash_at_every_operation`,
+        // `cleaning_cut_with_a_page_superseded_in_nvram`).
+        ftl.nvram_entries = ftl.flash.media_mut().take_nvram_entries();
         if (ftl.free.len() as u32) + 1 < ftl.gc_free_blocks_min {
-            if let Some(victim) = ftl.interrupted_victim() {
+            ftl.unmap_superseded_by_nvram(now_ns);
+        }
+        // A step cut after its last copy, or during its erase (a cut erase leaves the victim's
+        // surviving records below its write pointer as garbage: the block may even be partly
+        // programmed and have become its region's active block), leaves the victim with no
+        // valid page, and the page programmed last no longer points at a victim with pages to
+        // copy: erase such blocks first — the step's own next operation — before looking for a
+        // victim to finish (they hold no page a read can reach).
+        // (tests/page_recovery.rs: `crash_at_every_operation`, `cleaning_cut_before_its_erase`.)
+        for block in 0..ftl.geometry.blocks {
+            if (ftl.free.len() as u32) + 1 >= ftl.gc_free_blocks_min {
+                break;
+            }
+            let b = block as usize;
+            if ftl.blocks.valid[b] > 0 {
+                continue;
+            }
+            match ftl.blocks.state[b] {
+                BlockState::Closed => ftl.blocks.take_victim(block),
+                BlockState::Open => {
+                    let r = usize::from(ftl.blocks.region[b]);
+                    if ftl.active[r] == block {
+                        ftl.active[r] = NONE;
+                    }
+                }
+                BlockState::Free | BlockState::Retired => continue,
+            }
+            ftl.flash.erase(block, Source::Cleaner);
+            ftl.return_erased(block);
+            report.erased_blocks += 1;
+        }
+        if (ftl.free.len() as u32) + 1 < ftl.gc_free_blocks_min {
+            // Pages a trim had left behind are current again after a restart (a trim leaves no
+            // record) and may need more room than the step opened: then the step cannot be
+            // finished here — refused below rather than running out of blocks mid-copy
+            // (tests/page_recovery.rs `crash_at_every_operation`, `Sweep::trim_cuts`).
+            let victim = ftl.interrupted_victim().filter(|&v| ftl.completion_fits(v, now_ns));
+            if let Some(victim) = victim {
                 ftl.empty_block(victim, Source::Cleaner, now_ns);
                 ftl.flash.erase(victim, Source::Cleaner);
                 ftl.return_erased(victim);
@@ -489,11 +540,59 @@ impl PageFtl {
         (self.blocks.state[b] == BlockState::Closed && self.blocks.valid[b] > 0).then_some(block)
     }
 
+    /// Whether the valid pages of `victim` fit where the placement sends them: the pages left
+    /// in each region's active block, then whole free blocks. (The placements' `cleaner_copy`
+    /// is a pure function of the page's state: asking it here changes nothing.)
+    fn completion_fits(&mut self, victim: BlockId, now_ns: u64) -> bool {
+        let ppb = self.pages_per_block;
+        let mut need = vec![0u32; self.active.len()];
+        for ppn in victim * ppb..(victim + 1) * ppb {
+            let Some(lpn) = self.flash.lpn(ppn) else { continue };
+            if u64::from(lpn) < self.geometry.logical_pages && self.l2p[lpn as usize] == ppn {
+                let state = self.page_state(lpn, ppn);
+                let region = self.placement.cleaner_copy(lpn, state, now_ns);
+                need[usize::from(region)] += 1;
+            }
+        }
+        let blocks: u32 = need
+            .iter()
+            .zip(&self.active)
+            .map(|(&n, &a)| {
+                let left = if a == NONE { 0 } else { ppb - self.blocks.write_pointer[a as usize] };
+                n.saturating_sub(left).div_ceil(ppb)
+            })
+            .sum();
+        blocks as usize <= self.free.len()
+    }
+
+    /// Unmaps the LPNs whose flash copy an NVRAM entry supersedes by `restore_nvram`'s rule
+    /// (the LPN's newest entry has a sequence number ≥ the copy's): that entry is the page's
+    /// current copy, restored later. (With `serve.ram_region_battery = "failed"` such an LPN
+    /// then reads as never written rather than as its older flash copy: both are the loss the
+    /// failed battery models.)
+    fn unmap_superseded_by_nvram(&mut self, now_ns: u64) {
+        let mut newest: Vec<(Lpn, u64, u64)> = self
+            .nvram_entries
+            .iter()
+            .filter(|e| u64::from(e.lpn) < self.geometry.logical_pages)
+            .map(|e| (e.lpn, e.order, e.seq))
+            .collect();
+        newest.sort_unstable_by_key(|&(lpn, order, _)| (lpn, std::cmp::Reverse(order)));
+        newest.dedup_by_key(|e| e.0);
+        for (lpn, _, seq) in newest {
+            let ppn = self.l2p[lpn as usize];
+            if ppn != NONE && self.flash.oob(ppn).is_some_and(|o| seq >= o.seq) {
+                self.l2p[lpn as usize] = NONE;
+                self.invalidate(ppn, now_ns);
+            }
+        }
+    }
+
     /// Restores the RAM region from the media's NVRAM after `recover` (and `set_ram_region`):
     /// an NVRAM entry newer than every flash copy of its LPN (sequence number ≥ the newest
     /// flash copy's; of two entries of one LPN the later written) is the page's current copy.
-    /// Entries go back in write order, so the region's update order survives; they are written
-    /// through again, since slots are assigned afresh. A damaged entry keeps its LPN mapped to
+    /// Entries go back in write order, so the region's update order survives, each into the
+    /// slot it was found in (nothing is rewritten). A damaged entry keeps its LPN mapped to
     /// RAM and reading as an error (never the older flash copy). Without a RAM region in the
     /// configuration the winning entries are written to flash through the normal write path.
     /// With `battery_failed` every entry is dropped (`nvram_pages_lost`): the older flash copy,
@@ -504,7 +603,9 @@ impl PageFtl {
         now_ns: u64,
         report: &mut FtlRecovery,
     ) -> Result<(), RecoveryError> {
-        let mut entries = self.flash.media_mut().take_nvram_entries();
+        // `recover` read them (a media hands them out once).
+        let mut entries = std::mem::take(&mut self.nvram_entries);
+        entries.append(&mut self.flash.media_mut().take_nvram_entries());
         if entries.is_empty() {
             return Ok(());
         }
@@ -518,7 +619,15 @@ impl PageFtl {
             let ppn = self.l2p[e.lpn as usize];
             ppn == NONE || self.flash.oob(ppn).is_none_or(|o| e.seq >= o.seq)
         });
-        entries.sort_unstable_by_key(|e| e.order);
+        // Each entry goes back into the RAM slot of the NVRAM slot it was found in, so its cell
+        // stays that slot's newest and nothing is written: a crash during this restore finds
+        // every entry again. (Slots assigned afresh, each entry written through again, made the
+        // slot written the newest version of an entry of another LPN not yet restored — lost
+        // by a crash here; tests/page_recovery.rs `crash_at_every_operation`.) Entries of
+        // slots past this configuration's region (an NVRAM larger than it) come after those,
+        // into free slots, written through.
+        let capacity = self.ram.as_ref().map_or(0, RamRegion::capacity_pages);
+        entries.sort_unstable_by_key(|e| (e.slot >= capacity, e.order));
         if battery_failed {
             report.nvram_pages_lost += entries.len() as u32;
             return Ok(());
@@ -539,8 +648,9 @@ impl PageFtl {
                 continue;
             }
             let lpn = e.lpn;
+            let in_place = e.slot < capacity;
             let ram = self.ram.as_mut().expect("checked");
-            if ram.over_threshold_after_insert() {
+            if !in_place && ram.over_threshold_after_insert() {
                 let n = ram.write_back_count();
                 ram.counters.write_backs += 1;
                 self.write_back_oldest(n, RamWriteBack::Threshold, now_ns);
@@ -548,9 +658,15 @@ impl PageFtl {
             let old_ppn = self.l2p[lpn as usize];
             let old = (old_ppn != NONE).then(|| self.page_state(lpn, old_ppn));
             let ram = self.ram.as_mut().expect("checked");
-            let ppn = ram.insert(lpn, e.data.as_deref(), 0);
-            // Restoring is not a host write.
-            ram.counters.host_write_pages -= 1;
+            let ppn = if in_place {
+                // One entry per slot, into a region empty until now.
+                ram.insert_at(e.slot, lpn, e.data.as_deref()).expect("slot free")
+            } else {
+                let ppn = ram.insert(lpn, e.data.as_deref(), 0);
+                // Restoring is not a host write.
+                ram.counters.host_write_pages -= 1;
+                ppn
+            };
             self.l2p[lpn as usize] = ppn;
             self.set_region_entry(lpn, old, self.ram_index, now_ns);
             if old_ppn != NONE {
@@ -564,7 +680,7 @@ impl PageFtl {
                 if self.nvram {
                     self.flash.media_mut().nvram_poison(slot, lpn, seq);
                 }
-            } else if self.nvram {
+            } else if self.nvram && !in_place {
                 let slot = self.ram.as_ref().expect("checked").slot_of(ppn);
                 self.flash.media_mut().nvram_write(slot, lpn, seq, e.data.as_deref());
             }

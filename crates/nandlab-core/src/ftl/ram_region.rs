@@ -232,6 +232,17 @@ impl RamRegion {
         self.base_ppn + s
     }
 
+    /// A page restored at start-up into slot `slot` (the NVRAM slot it was found in); it
+    /// becomes the newest. `None` (nothing done) when the slot is past the region or in use.
+    pub fn insert_at(&mut self, slot: u32, lpn: Lpn, data: Option<&[u8]>) -> Option<Ppn> {
+        let i = self.free.iter().position(|&s| s == slot)?;
+        self.free.remove(i);
+        self.lpn[slot as usize] = lpn;
+        self.push_newest(slot);
+        self.store(slot, data);
+        Some(self.base_ppn + slot)
+    }
+
     /// An update of a page already in RAM: in place (rule 6); it becomes the newest.
     pub fn update(&mut self, ppn: Ppn, data: Option<&[u8]>, ram_page_ns: u64) {
         let s = self.slot(ppn);
