@@ -10,5 +10,5 @@ flips=${1:-all}
 out=experiments/serve/results
 mkdir -p "$out"
 NANDLAB_DAMAGE_FLIPS=$flips cargo test --release -p nandlab-store --test damage -- --nocapture \
-    2>&1 | grep -E "^(area|superblock|holder|block|OOB|checkpoint|NVRAM|total|test )" \
+    2>&1 | grep -E "^(image|area|superblock|holder|block|OOB|checkpoint|NVRAM|total|test )" \
     | tee "$out/damage_matrix.txt"

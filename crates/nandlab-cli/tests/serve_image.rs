@@ -92,7 +92,8 @@ fn a_changed_layout_is_refused_naming_the_key() {
 fn the_oracle_placement_is_not_servable_and_says_why() {
     let d = dir("oracle");
     let image = d.join("a.img");
-    let out = serve(&image, &d.join("s.sock"), &["--set", "ftl.placement=oracle"]).output().unwrap();
+    let out =
+        serve(&image, &d.join("s.sock"), &["--set", "ftl.placement=oracle"]).output().unwrap();
     let err = refused(&out);
     assert!(err.contains("cannot be served") && err.contains("next"), "{err}");
     assert!(!image.exists(), "no image is created for a refused configuration");

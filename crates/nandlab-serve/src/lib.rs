@@ -331,6 +331,7 @@ impl SimEngine {
             (m.block_headers_lost, "block header(s) lost (erase count estimated)"),
             (m.oob_records_repaired, "OOB record(s) repaired from their mirror"),
             (m.torn_pages, "torn page(s) of an interrupted write ignored"),
+            (m.erases_completed, "interrupted erase(s) completed"),
             (m.checkpoints_rejected, "checkpoint slot(s) rejected"),
             (m.nvram_cells_repaired, "NVRAM header(s) repaired"),
             (m.nvram_pages_damaged, "NVRAM page(s) damaged: their LPNs read as errors"),

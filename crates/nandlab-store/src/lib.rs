@@ -225,6 +225,11 @@ pub struct MountReport {
     /// Unreadable OOB records at the end of a block's programmed pages: writes a crash cut
     /// short (never acknowledged); their pages are garbage.
     pub torn_pages: u64,
+    /// Erases a crash cut short (the block header was rewritten, clearing its "programmed since
+    /// erase" flag, but not all OOB records were zeroed): finished at mount. What such a block
+    /// still held was superseded or trimmed — the FTL erases only blocks with nothing current —
+    /// so it must not come back (a trimmed page would be current again).
+    pub erases_completed: u64,
     /// Checkpoint slots that failed their CRCs (torn or damaged) or whose content was
     /// implausible: ignored (the other slot's older checkpoint, or a full scan, was used).
     pub checkpoints_rejected: u64,
@@ -395,6 +400,7 @@ impl FileMedia {
         };
         let pages = g.physical_pages() as usize;
         let ppb = g.pages_per_block as usize;
+        let mut rescanned: Vec<BlockId> = Vec::new();
         let (decoded, generation) = match cp {
             None => {
                 let mut d = Decoded::new(pages, true);
@@ -456,9 +462,29 @@ impl FileMedia {
                 report.from_checkpoint = true;
                 report.checkpoint_generation = cp.generation;
                 report.blocks_scanned = rescan.len() as u64;
+                rescanned = rescan;
                 (d, cp.generation)
             }
         };
+        let mut decoded = decoded;
+        let read_blocks_list: Vec<BlockId> =
+            if report.from_checkpoint { rescanned.clone() } else { (0..g.blocks).collect() };
+        for b in read_blocks_list {
+            let (first, end) = (b as usize * ppb, (b as usize + 1) * ppb);
+            let interrupted_erase = headers[b as usize].2
+                && headers[b as usize].1 & BLOCK_WRITTEN == 0
+                && (decoded.oobs[first..end].iter().any(Option::is_some)
+                    || decoded.unrecoverable.iter().any(|&p| (first..end).contains(&(p as usize))));
+            if !interrupted_erase {
+                continue;
+            }
+            let zeros = vec![0u8; ppb * OOB_BYTES];
+            file.write_all_at(&zeros, layout.oob_at(b * g.pages_per_block))
+                .map_err(|e| io_error(path, e))?;
+            decoded.oobs[first..end].fill(None);
+            decoded.unrecoverable.retain(|&p| !(first..end).contains(&(p as usize)));
+            report.erases_completed += 1;
+        }
         if !decoded.unrecoverable.is_empty() {
             let n = decoded.unrecoverable.len();
             let list: Vec<String> = decoded

@@ -427,3 +427,36 @@ fn ram_regions_return_the_last_written_data_and_survive_shutdown() {
         std::fs::remove_file(&path).unwrap();
     }
 }
+
+/// An erase a crash cut short (its block header rewritten — count up, "programmed since erase"
+/// flag clear — but its OOB records not yet zeroed) is finished at mount: what the block held
+/// was superseded or trimmed and must not come back. Here the block held the only copy of a
+/// trimmed page: without the rule it would read its old content again.
+#[test]
+fn an_interrupted_erase_is_finished_at_mount() {
+    let r = resolved(&["ftl.placement=none", "ftl.cleaning=greedy"]);
+    let page = r.geometry.page_size_bytes;
+    let path = image("cut-erase.img");
+    {
+        let media = FileMedia::create(&path, &r).unwrap();
+        let mut d = Device::with_media(&r, Box::new(media), None).unwrap();
+        d.submit_io(&Request::write(0, page), Io::Write(&vec![0x11; page as usize])).unwrap();
+        d.submit(&Request::trim(0, page)).unwrap();
+    }
+    // Block 0's header as the erase writes it: count 1, flags 0 (both copies).
+    let mut copy = [0u8; 16];
+    copy[0] = 1;
+    let crc = crc32fast::hash(&copy[..12]);
+    copy[12..].copy_from_slice(&crc.to_le_bytes());
+    poke(&path, 4096, &[copy, copy].concat());
+    for mount in [Mount::Scan, Mount::Checkpoint] {
+        let (media, report) = FileMedia::open(&path, &r, mount).unwrap();
+        assert_eq!(report.erases_completed, u64::from(mount == Mount::Scan), "{mount:?}");
+        let mut d = Device::recover(&r, Box::new(media), 1).unwrap();
+        d.check();
+        assert_eq!(d.ftl().erase_counts()[0], 1);
+        let mut buf = vec![0xFFu8; page as usize];
+        d.submit_io(&Request::read(0, page), Io::Read(&mut buf)).unwrap();
+        assert!(buf.iter().all(|&b| b == 0), "{mount:?}: the trimmed page came back");
+    }
+}
