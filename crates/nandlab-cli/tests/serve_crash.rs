@@ -337,16 +337,28 @@ fn cycles() -> u64 {
     std::env::var("NANDLAB_CRASH_CYCLES").ok().and_then(|v| v.parse().ok()).unwrap_or(12)
 }
 
-/// Runs each configuration; fails listing every one that lost or garbled data.
+/// Runs each configuration (`NANDLAB_CRASH_JOBS` at a time, default 1); fails listing every one
+/// that lost or garbled data.
 fn run_matrix(configs: &[(&str, &[&str])]) {
     let n = cycles();
-    let bad: Vec<String> = configs
-        .iter()
-        .filter_map(|(name, args)| {
-            let (lost, garbled) = crash_cycles(name, args, n);
-            (lost + garbled > 0).then(|| format!("{name}: {lost} lost, {garbled} inconsistent"))
-        })
-        .collect();
+    let jobs: usize =
+        std::env::var("NANDLAB_CRASH_JOBS").ok().and_then(|v| v.parse().ok()).unwrap_or(1).max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let bad = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some((name, args)) = configs.get(i) else { break };
+                let (lost, garbled) = crash_cycles(name, args, n);
+                if lost + garbled > 0 {
+                    let line = format!("{name}: {lost} lost, {garbled} inconsistent");
+                    bad.lock().unwrap().push(line);
+                }
+            });
+        }
+    });
+    let bad = bad.into_inner().unwrap();
     assert!(bad.is_empty(), "{bad:#?}");
 }
 
@@ -427,5 +439,63 @@ fn hybrid_ftls_keep_flushed_writes_across_kill_9() {
         ("fast-checkpoint-fab", [&fast[..], &cp[..], &fab[..]].concat()),
     ];
     let configs: Vec<(&str, &[&str])> = configs.iter().map(|(n, a)| (*n, a.as_slice())).collect();
+    run_matrix(&configs);
+}
+
+/// The whole product: every servable FTL kind and placement (page: none, dac, dac with a RAM
+/// region, deb, deb without EBR; bast with migration and lazy wear leveling, sast, fast) × every
+/// buffer kind (none, lru, fab, bplru, cflru) × both recovery modes: 80 configurations. Not
+/// servable, and refused with the reason: the oracle placement (it needs the workload's
+/// future). Long: run by `experiments/serve/crash_matrix.sh` (`--ignored`).
+#[test]
+#[ignore = "long: experiments/serve/crash_matrix.sh runs it"]
+fn every_servable_configuration_keeps_flushed_writes_across_kill_9() {
+    let kinds: [(&str, &[&str]); 8] = [
+        ("page-none", &["--set", "ftl.placement=none"]),
+        ("page-dac", &["--set", "ftl.placement=dac", "--set", "ftl.cleaning=cost-benefit"]),
+        ("page-dacram", &["--set", "ftl.placement=dac", "--set", "dac.ram_region_bytes=262144"]),
+        ("page-deb", &["--set", "ftl.placement=deb", "--set", "deb.ebr_size_bytes=262144"]),
+        ("page-deb0", &["--set", "ftl.placement=deb", "--set", "deb.ebr_size_bytes=0"]),
+        (
+            "bast",
+            &[
+                "--set",
+                "ftl.kind=bast",
+                "--set",
+                "ftl.recycling=cost-based",
+                "--set",
+                "wear.kind=lazy",
+                "--set",
+                "wear.delta=2",
+            ],
+        ),
+        ("sast", &["--set", "ftl.kind=sast"]),
+        ("fast", &["--set", "ftl.kind=fast"]),
+    ];
+    let buffers = ["none", "lru", "fab", "bplru", "cflru"];
+    let recoveries: [(&str, &[&str]); 2] = [
+        ("scan", &["--set", "serve.recovery=scan"]),
+        (
+            "checkpoint",
+            &["--set", "serve.recovery=checkpoint", "--set", "serve.checkpoint_interval_s=0.05"],
+        ),
+    ];
+    let mut configs: Vec<(String, Vec<String>)> = Vec::new();
+    for (kind, kind_args) in kinds {
+        for buffer in buffers {
+            for (rec, rec_args) in recoveries {
+                let mut args: Vec<String> = kind_args.iter().map(|s| (*s).to_string()).collect();
+                if buffer != "none" {
+                    args.extend(["--set".into(), format!("buffer.kind={buffer}")]);
+                    args.extend(["--set".into(), "buffer.size_bytes=262144".into()]);
+                }
+                args.extend(rec_args.iter().map(|s| (*s).to_string()));
+                configs.push((format!("{kind}-{buffer}-{rec}"), args));
+            }
+        }
+    }
+    let owned: Vec<(&str, Vec<&str>)> =
+        configs.iter().map(|(n, a)| (n.as_str(), a.iter().map(String::as_str).collect())).collect();
+    let configs: Vec<(&str, &[&str])> = owned.iter().map(|(n, a)| (*n, a.as_slice())).collect();
     run_matrix(&configs);
 }
