@@ -265,7 +265,7 @@ fn crash_cycles(name: &str, args: &[&str], cycles: u64) -> (u64, u64) {
             })
         };
         // Sometimes idle long enough for a checkpoint before the burst.
-        if rng.next() % 4 == 0 {
+        if rng.next().is_multiple_of(4) {
             std::thread::sleep(Duration::from_millis(rng.next() % 120));
         }
         for _ in 0..5000 {
@@ -274,7 +274,7 @@ fn crash_cycles(name: &str, args: &[&str], cycles: u64) -> (u64, u64) {
             let m = &mut model[b as usize];
             let op = rng.next() % 100;
             let ok = match op {
-                0..=69 | 70..=79 => {
+                0..=79 => {
                     // Write (70–79: with FUA).
                     version += 1;
                     m.pending.push(version);

@@ -75,7 +75,11 @@ fn pristine(r: &Resolved, path: &Path) -> (Vec<u8>, Vec<u64>) {
         let mut d = Device::with_media(r, Box::new(media), None).unwrap();
         for i in 1..=1500u64 {
             // Skewed, so that DEB keeps hot pages in its EBR.
-            let lpn = if rng.next() % 4 == 0 { rng.next() % lpns } else { rng.next() % (lpns / 8) };
+            let lpn = if rng.next().is_multiple_of(4) {
+                rng.next() % lpns
+            } else {
+                rng.next() % (lpns / 8)
+            };
             let req = Request::write(lpn * 4096, 4096);
             d.submit_io(&req, Io::Write(&page_of(lpn, i))).unwrap();
             expected[lpn as usize] = i;
