@@ -338,16 +338,34 @@ impl PageFtl {
     ) -> Result<(Self, FtlRecovery), RecoveryError> {
         let mut ftl = Self::new(flash, victim, placement, gc_free_blocks_min);
         let mut report = FtlRecovery::default();
-        let ppb = ftl.pages_per_block;
-        let flash_regions = ftl.active.len();
-        let mut newest_seq = vec![0u64; ftl.l2p.len()];
-        // Per block: the largest sequence number it holds (which partly programmed block of a
-        // region was written last).
-        let mut block_seq = vec![0u64; ftl.geometry.blocks as usize];
-        ftl.free.clear();
-        for block in 0..ftl.geometry.blocks {
+        let block_seq = ftl.scan_flash(now_ns)?;
+        ftl.reopen_partial_blocks(&block_seq, now_ns, &mut report);
+        if !ftl.entered_ns.is_empty() {
+            ftl.entered_ns.fill(now_ns);
+        }
+        ftl.finish_interrupted_cleaning(now_ns, &mut report);
+        if ftl.free.is_empty() {
+            return Err(RecoveryError::NoSpace {
+                what: "no erased block on the flash and no interrupted cleaning step to finish"
+                    .into(),
+            });
+        }
+        Ok((ftl, report))
+    }
+
+    /// Recovery, first pass: every programmed page's OOB, the newest copy of each LPN mapped,
+    /// erase counts restored, free blocks listed, programmed blocks left open. Returns the
+    /// largest sequence number of each block (which partly programmed block of a region was
+    /// written last).
+    fn scan_flash(&mut self, now_ns: u64) -> Result<Vec<u64>, RecoveryError> {
+        let ppb = self.pages_per_block;
+        let flash_regions = self.active.len();
+        let mut newest_seq = vec![0u64; self.l2p.len()];
+        let mut block_seq = vec![0u64; self.geometry.blocks as usize];
+        self.free.clear();
+        for block in 0..self.geometry.blocks {
             let b = block as usize;
-            let erases = ftl.flash.erase_count(block);
+            let erases = self.flash.erase_count(block);
             if erases > crate::flash::MAX_PLAUSIBLE_ERASE_COUNT {
                 return Err(RecoveryError::Damaged {
                     what: format!(
@@ -357,16 +375,16 @@ impl PageFtl {
                     ),
                 });
             }
-            ftl.blocks.restore_erase_count(block, erases);
-            let programmed = ftl.flash.media().programmed_pages(block);
+            self.blocks.restore_erase_count(block, erases);
+            let programmed = self.flash.media().programmed_pages(block);
             if programmed == 0 {
-                ftl.free.push_back(block);
+                self.free.push_back(block);
                 continue;
             }
-            let oobs = (0..programmed).map(|o| ftl.flash.oob(block * ppb + o));
+            let oobs = (0..programmed).map(|o| self.flash.oob(block * ppb + o));
             let holds_data =
-                oobs.clone().flatten().any(|o| u64::from(o.lpn) < ftl.geometry.logical_pages);
-            let mut region = ftl.flash.oob(block * ppb).map_or(0, |o| o.region);
+                oobs.clone().flatten().any(|o| u64::from(o.lpn) < self.geometry.logical_pages);
+            let mut region = self.flash.oob(block * ppb).map_or(0, |o| o.region);
             if usize::from(region) >= flash_regions {
                 if holds_data {
                     return Err(RecoveryError::Damaged {
@@ -379,77 +397,86 @@ impl PageFtl {
                 // Only garbage: its region does not matter, it is cleaned like any other.
                 region = 0;
             }
-            ftl.blocks.open(block, region, now_ns);
+            self.blocks.open(block, region, now_ns);
             for offset in 0..programmed {
                 let ppn = block * ppb + offset;
-                let Some(oob) = ftl.flash.oob(ppn) else {
+                let Some(oob) = self.flash.oob(ppn) else {
                     return Err(RecoveryError::Damaged {
                         what: format!("page {ppn} below block {block}'s write pointer is erased"),
                     });
                 };
-                ftl.blocks.program(block, now_ns);
-                ftl.seq = ftl.seq.max(oob.seq);
+                self.blocks.program(block, now_ns);
+                self.seq = self.seq.max(oob.seq);
                 block_seq[b] = block_seq[b].max(oob.seq);
-                if u64::from(oob.lpn) >= ftl.geometry.logical_pages {
+                if u64::from(oob.lpn) >= self.geometry.logical_pages {
                     // A torn page (`GARBAGE_LPN`): it holds no data we can serve; it stays
                     // programmed and invalid until erased.
-                    ftl.mark_valid(ppn);
-                    ftl.invalidate(ppn, now_ns);
+                    self.mark_valid(ppn);
+                    self.invalidate(ppn, now_ns);
                     continue;
                 }
                 let lpn = oob.lpn as usize;
-                let old = ftl.l2p[lpn];
+                let old = self.l2p[lpn];
                 if old == NONE || oob.seq > newest_seq[lpn] {
                     newest_seq[lpn] = oob.seq;
-                    ftl.l2p[lpn] = ppn;
-                    ftl.mark_valid(ppn);
+                    self.l2p[lpn] = ppn;
+                    self.mark_valid(ppn);
                     if old != NONE {
-                        ftl.invalidate(old, now_ns);
+                        self.invalidate(old, now_ns);
                     }
                 } else {
                     // An older copy: programmed, but invalid from the start.
-                    ftl.mark_valid(ppn);
-                    ftl.invalidate(ppn, now_ns);
+                    self.mark_valid(ppn);
+                    self.invalidate(ppn, now_ns);
                 }
             }
-            debug_assert_eq!(ftl.blocks.write_pointer[b], programmed);
+            debug_assert_eq!(self.blocks.write_pointer[b], programmed);
         }
-        // The partly programmed block of each region written last stays active; any other is
-        // sealed. Full blocks are closed only now, so the victim indexes see final valid counts.
+        Ok(block_seq)
+    }
+
+    /// Recovery, second pass: the partly programmed block of each region written last stays
+    /// active; any other is sealed (see `recover`). Full blocks are closed only now, so the
+    /// victim indexes see final valid counts.
+    fn reopen_partial_blocks(&mut self, block_seq: &[u64], now_ns: u64, report: &mut FtlRecovery) {
+        let ppb = self.pages_per_block;
+        let flash_regions = self.active.len();
         let mut open_by_region: Vec<Vec<BlockId>> = vec![Vec::new(); flash_regions];
-        for block in 0..ftl.geometry.blocks {
-            if ftl.blocks.state[block as usize] == BlockState::Open && !ftl.blocks.is_full(block) {
-                open_by_region[ftl.blocks.region[block as usize] as usize].push(block);
+        for block in 0..self.geometry.blocks {
+            if self.blocks.state[block as usize] == BlockState::Open && !self.blocks.is_full(block)
+            {
+                open_by_region[self.blocks.region[block as usize] as usize].push(block);
             }
         }
         for (r, blocks) in open_by_region.iter().enumerate() {
             let keep = blocks.iter().copied().max_by_key(|&b| (block_seq[b as usize], b));
             for &block in blocks {
                 if Some(block) == keep {
-                    ftl.active[r] = block;
+                    self.active[r] = block;
                     continue;
                 }
                 let region = r as u8;
-                while !ftl.blocks.is_full(block) {
-                    let ppn = block * ppb + ftl.blocks.program(block, now_ns);
-                    ftl.seq += 1;
-                    let oob = Oob { lpn: crate::flash::GARBAGE_LPN, seq: ftl.seq, region };
-                    ftl.flash.program(ppn, oob, Source::Cleaner, None);
-                    ftl.mark_valid(ppn);
-                    ftl.invalidate(ppn, now_ns);
+                while !self.blocks.is_full(block) {
+                    let ppn = block * ppb + self.blocks.program(block, now_ns);
+                    self.seq += 1;
+                    let oob = Oob { lpn: crate::flash::GARBAGE_LPN, seq: self.seq, region };
+                    self.flash.program(ppn, oob, Source::Cleaner, None);
+                    self.mark_valid(ppn);
+                    self.invalidate(ppn, now_ns);
                     report.sealing_pages += 1;
                 }
                 report.sealed_blocks += 1;
             }
         }
-        for block in 0..ftl.geometry.blocks {
-            if ftl.blocks.state[block as usize] == BlockState::Open && ftl.blocks.is_full(block) {
-                ftl.blocks.close(block);
+        for block in 0..self.geometry.blocks {
+            if self.blocks.state[block as usize] == BlockState::Open && self.blocks.is_full(block) {
+                self.blocks.close(block);
             }
         }
-        if !ftl.entered_ns.is_empty() {
-            ftl.entered_ns.fill(now_ns);
-        }
+    }
+
+    /// Recovery, last pass: finishes a cleaning step a crash interrupted.
+    fn finish_interrupted_cleaning(&mut self, now_ns: u64, report: &mut FtlRecovery) {
         // A crash inside a cleaning step can leave every block used: the step had opened the
         // blocks its copies needed and would have freed its victim at the end. Finish it: the
         // victim is the block holding the previous copy of the page programmed last (that
@@ -466,9 +493,9 @@ impl PageFtl {
         // stale flash copy would be served after the restore and after any later restart
         // (tests/page_recovery.rs `crash_at_every_operation`,
         // `cleaning_cut_with_a_page_superseded_in_nvram`).
-        ftl.nvram_entries = ftl.flash.media_mut().take_nvram_entries();
-        if (ftl.free.len() as u32) + 1 < ftl.gc_free_blocks_min {
-            ftl.unmap_superseded_by_nvram(now_ns);
+        self.nvram_entries = self.flash.media_mut().take_nvram_entries();
+        if (self.free.len() as u32) + 1 < self.gc_free_blocks_min {
+            self.unmap_superseded_by_nvram(now_ns);
         }
         // A step cut after its last copy, or during its erase (a cut erase leaves the victim's
         // surviving records below its write pointer as garbage: the block may even be partly
@@ -477,49 +504,42 @@ impl PageFtl {
         // copy: erase such blocks first — the step's own next operation — before looking for a
         // victim to finish (they hold no page a read can reach).
         // (tests/page_recovery.rs: `crash_at_every_operation`, `cleaning_cut_before_its_erase`.)
-        for block in 0..ftl.geometry.blocks {
-            if (ftl.free.len() as u32) + 1 >= ftl.gc_free_blocks_min {
+        for block in 0..self.geometry.blocks {
+            if (self.free.len() as u32) + 1 >= self.gc_free_blocks_min {
                 break;
             }
             let b = block as usize;
-            if ftl.blocks.valid[b] > 0 {
+            if self.blocks.valid[b] > 0 {
                 continue;
             }
-            match ftl.blocks.state[b] {
-                BlockState::Closed => ftl.blocks.take_victim(block),
+            match self.blocks.state[b] {
+                BlockState::Closed => self.blocks.take_victim(block),
                 BlockState::Open => {
-                    let r = usize::from(ftl.blocks.region[b]);
-                    if ftl.active[r] == block {
-                        ftl.active[r] = NONE;
+                    let r = usize::from(self.blocks.region[b]);
+                    if self.active[r] == block {
+                        self.active[r] = NONE;
                     }
                 }
                 BlockState::Free | BlockState::Retired => continue,
             }
-            ftl.flash.erase(block, Source::Cleaner);
-            ftl.return_erased(block);
+            self.flash.erase(block, Source::Cleaner);
+            self.return_erased(block);
             report.erased_blocks += 1;
         }
-        if (ftl.free.len() as u32) + 1 < ftl.gc_free_blocks_min {
+        if (self.free.len() as u32) + 1 < self.gc_free_blocks_min {
             // Pages a trim had left behind are current again after a restart (a trim leaves no
             // record) and may need more room than the step opened: then the step cannot be
             // finished here — refused below rather than running out of blocks mid-copy
             // (tests/page_recovery.rs `crash_at_every_operation`, `Sweep::trim_cuts`).
-            let victim = ftl.interrupted_victim().filter(|&v| ftl.completion_fits(v, now_ns));
+            let victim = self.interrupted_victim().filter(|&v| self.completion_fits(v, now_ns));
             if let Some(victim) = victim {
-                ftl.empty_block(victim, Source::Cleaner, now_ns);
-                ftl.flash.erase(victim, Source::Cleaner);
-                ftl.return_erased(victim);
-                ftl.counters.gc_victims += 1;
+                self.empty_block(victim, Source::Cleaner, now_ns);
+                self.flash.erase(victim, Source::Cleaner);
+                self.return_erased(victim);
+                self.counters.gc_victims += 1;
                 report.cleanings_completed += 1;
             }
         }
-        if ftl.free.is_empty() {
-            return Err(RecoveryError::NoSpace {
-                what: "no erased block on the flash and no interrupted cleaning step to finish"
-                    .into(),
-            });
-        }
-        Ok((ftl, report))
     }
 
     /// The victim of a cleaning step a crash interrupted, if the last page programmed was a
