@@ -101,6 +101,8 @@ pub(crate) struct Shared {
     pub(crate) budgets: Arc<Budgets>,
     /// `None`: TLS off (`STARTTLS` refused).
     pub(crate) tls: Option<TlsConfig>,
+    /// `ServeOptions::negotiation_timeout`.
+    pub(crate) negotiation_timeout: Duration,
 }
 
 /// The engine and whether it has been shut down. Requests run on the connection threads that
@@ -301,8 +303,19 @@ impl From<io::Error> for ConnError {
 
 /// Thread body for one accepted connection.
 pub(crate) fn handle(conn: Conn, id: u64, shared: Arc<Shared>, registry: Registry) {
-    let result = match negotiate(Link::Plain(conn), &shared) {
-        Ok(Some((link, session))) => transmission(link, session, &shared),
+    // The whole negotiation (TLS handshake included) must end within the timeout: a
+    // client that stalls or trickles there would otherwise hold a connection slot forever.
+    let clock = conn.try_clone().ok().map(|socket| Negotiation {
+        socket,
+        deadline: Instant::now() + shared.negotiation_timeout,
+    });
+    let result = match negotiate(Link::Plain(conn), &shared, clock.as_ref()) {
+        Ok(Some((link, session))) => {
+            if let Some(c) = &clock {
+                c.socket.set_read_timeout(None);
+            }
+            transmission(link, session, &shared)
+        }
         Ok(None) => Ok(()),
         Err(e) => Err(e),
     };
@@ -317,6 +330,24 @@ pub(crate) fn handle(conn: Conn, id: u64, shared: Arc<Shared>, registry: Registr
     }
     if let Some(c) = registry.lock().unwrap_or_else(PoisonError::into_inner).remove(&id) {
         c.shutdown(Shutdown::Both);
+    }
+}
+
+/// The negotiation's deadline, enforced as a read timeout on the socket.
+struct Negotiation {
+    socket: Conn,
+    deadline: Instant,
+}
+
+impl Negotiation {
+    /// Sets the socket's read timeout to the time left; an error once it has run out.
+    fn arm(&self) -> Result<(), ConnError> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(ConnError::Protocol("option negotiation took too long"));
+        }
+        self.socket.set_read_timeout(Some(left));
+        Ok(())
     }
 }
 
@@ -512,7 +543,13 @@ fn name_matches(export: &ExportInfo, name: &[u8]) -> bool {
 /// Fixed newstyle negotiation, upgrading to TLS on `NBD_OPT_STARTTLS`. `Ok(None)`: the client
 /// left (abort, end of file, or an `NBD_OPT_EXPORT_NAME` we cannot satisfy or that arrives
 /// before TLS under `--tls require`).
-fn negotiate(mut conn: Link, shared: &Shared) -> Result<Option<(Link, Session)>, ConnError> {
+fn negotiate(
+    mut conn: Link,
+    shared: &Shared,
+    clock: Option<&Negotiation>,
+) -> Result<Option<(Link, Session)>, ConnError> {
+    let arm = || clock.map_or(Ok(()), Negotiation::arm);
+    arm()?;
     let export = &shared.export;
     let tls_mode = shared.tls.as_ref().map_or(TlsMode::Off, TlsConfig::mode);
     let mut hello = Vec::with_capacity(18);
@@ -536,6 +573,7 @@ fn negotiate(mut conn: Link, shared: &Shared) -> Result<Option<(Link, Session)>,
     let mut structured = false;
 
     loop {
+        arm()?;
         let mut hdr = [0u8; 16];
         if !read_full(&mut conn, &mut hdr)? {
             return Ok(None);

@@ -245,6 +245,10 @@ pub struct ServeOptions {
     pub total_budget_bytes: usize,
     /// TLS (`NBD_OPT_STARTTLS`); `None` is `--tls off`: `STARTTLS` is refused.
     pub tls: Option<TlsConfig>,
+    /// How long a client may take from connecting to the end of option negotiation (the TLS
+    /// handshake included) before the server closes it: a client stalled there would hold a
+    /// connection slot.
+    pub negotiation_timeout: Duration,
 }
 
 impl Default for ServeOptions {
@@ -259,9 +263,14 @@ impl Default for ServeOptions {
             connection_budget_bytes: DEFAULT_CONNECTION_BUDGET_BYTES,
             total_budget_bytes: DEFAULT_TOTAL_BUDGET_BYTES,
             tls: None,
+            negotiation_timeout: DEFAULT_NEGOTIATION_TIMEOUT,
         }
     }
 }
+
+/// Default [`ServeOptions::negotiation_timeout`] (qemu-nbd's handshake limit is 10 s; TLS over
+/// slow links and scripted clients get more).
+pub const DEFAULT_NEGOTIATION_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The address actually bound.
 #[derive(Clone, Debug, PartialEq, Eq)]

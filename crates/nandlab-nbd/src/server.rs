@@ -171,6 +171,7 @@ pub(crate) fn run(
         stopping: AtomicBool::new(false),
         budgets,
         tls,
+        negotiation_timeout: options.negotiation_timeout,
     });
     let tick = options.tick.max(MIN_TICK);
     // Periodic engine work (stats file, checkpoints) and completion delivery when idle.

@@ -238,3 +238,26 @@ fn read_only_option_refuses_writes_before_the_engine() {
     c.open(false);
     assert_eq!(c.read(0, 4096).unwrap(), vec![0u8; 4096]);
 }
+
+/// A client that connects and then stalls (or trickles) in option negotiation is closed once
+/// `negotiation_timeout` has passed, freeing its connection slot; one that finished negotiating
+/// may stay idle for as long as it likes.
+#[test]
+fn a_client_stalled_in_negotiation_is_closed_after_the_timeout() {
+    let srv = Server::start_with(
+        MemoryEngine::new("disk", SIZE),
+        ServeOptions { negotiation_timeout: Duration::from_millis(300), ..Server::options() },
+    );
+    let mut idle = srv.connect();
+    idle.open(false);
+    let mut stalled = srv.connect();
+    let started = Instant::now();
+    stalled.greet(0x3); // FIXED_NEWSTYLE | NO_ZEROES, then nothing
+    assert!(stalled.closed(), "the stalled client must be disconnected");
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(250), "closed too early: {waited:?}");
+    assert!(waited < Duration::from_secs(5), "closed too late: {waited:?}");
+    // The client that negotiated in time still works after being idle past the timeout.
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(idle.read(0, 4096).map(|d| d.len()), Ok(4096));
+}
