@@ -16,6 +16,8 @@ tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 
 wait_port() { for _ in $(seq 100); do (echo > /dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+# The server binds before it mounts: it is ready once it says so.
+wait_ready() { for _ in $(seq 600); do grep -q "listening on" "$1" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
 fio_iops() { # uri rw iodepth extra...
   local uri=$1 rw=$2 qd=$3; shift 3
   fio --name=bench --ioengine=nbd --uri="$uri" --rw="$rw" --bs=4k --iodepth="$qd" \
@@ -75,7 +77,7 @@ for mode in scan checkpoint; do
   $bin serve --image "$tmp/c.img" --listen 127.0.0.1:10904 --set serve.recovery=$mode \
       > "$tmp/serve-$mode.log" 2>&1 &
   spid=$!
-  wait_port 10904
+  wait_ready "$tmp/serve-$mode.log"
   kill -TERM $spid; wait $spid || true
   echo "$mode: $(grep -o 'tables rebuilt from [^;]* in [0-9.]* s' "$tmp/serve-$mode.log")" | tee -a "$out/mount.txt"
 done
