@@ -16,10 +16,10 @@ fn run_with(overrides: &[String]) -> Result<nandlab_core::Metrics, String> {
 pub fn demo(quick: bool) -> Result<(), String> {
     let blocks = if quick { 256 } else { 4096 };
     let passes = if quick { 2 } else { 8 };
-    println!(
+    outln!(
         "DAC clustering demo (paper 000): hot/cold 90/10, utilization 0.85, {blocks} blocks × 32 \
          pages × 4 KiB,\n{passes} measured passes after 2 warm-up passes, seed 1.\n"
-    );
+    )?;
     let mut t = Table::new(&[
         "cleaning",
         "regions",
@@ -60,11 +60,11 @@ pub fn demo(quick: bool) -> Result<(), String> {
             ]);
         }
     }
-    print!("{}", t.render());
-    println!(
+    outp!("{}", t.render())?;
+    outln!(
         "\nCleaning cost = erases + copied pages / 32 × 0.75 (paper 000). Try your own:\n  \
          nandlab run --set workload.kind=hotcold --set ftl.placement=dac --set ftl.cleaning=cat"
-    );
+    )?;
     Ok(())
 }
 
@@ -83,11 +83,11 @@ pub fn bench(blocks: u32, passes: f64, only: Option<&str>) -> Result<(), String>
 }
 
 fn bench_page(blocks: u32, passes: f64) -> Result<(), String> {
-    println!(
+    outln!(
         "Speed benchmark: uniform random 4 KiB writes, page-mapped, one log, utilization 0.80, \
          {blocks} blocks × 64 pages,\nprefill + 1 warm-up pass, then {passes} measured passes; \
          one core. Speed = measured host page writes / measured wall seconds.\n"
-    );
+    )?;
     let mut t =
         Table::new(&["cleaning", "host writes/s", "WA", "measured s", "total s", "RAM B/page"]);
     for policy in ["greedy", "cost-benefit", "cat"] {
@@ -110,7 +110,7 @@ fn bench_page(blocks: u32, passes: f64) -> Result<(), String> {
             format!("{:.1}", m.memory_bytes_per_page),
         ]);
     }
-    print!("{}", t.render());
+    outp!("{}", t.render())?;
     Ok(())
 }
 
@@ -118,11 +118,11 @@ fn bench_hybrid(blocks: u32, passes: f64) -> Result<(), String> {
     // Hybrid FTLs: every host write may trigger a merge of a whole block, so the simulator's
     // work is dominated by page copies; report both rates.
     let hybrid_passes = passes / 16.0;
-    println!(
+    outln!(
         "\nHybrid FTLs: hot/cold 90/10 4 KiB writes, 8 log blocks, {blocks} blocks × 64 pages, \
          prefill, then {hybrid_passes} measured passes.\nFlash ops/s = (programs + erases) / \
          measured wall seconds.\n"
-    );
+    )?;
     let mut t = Table::new(&["kind", "host writes/s", "flash ops/s", "WA", "measured s"]);
     for kind in ["bast", "sast", "fast"] {
         let o = vec![
@@ -143,7 +143,7 @@ fn bench_hybrid(blocks: u32, passes: f64) -> Result<(), String> {
             format!("{:.2}", m.measured_wall_seconds),
         ]);
     }
-    print!("{}", t.render());
+    outp!("{}", t.render())?;
     Ok(())
 }
 
@@ -233,10 +233,10 @@ impl nandlab_core::ftl::Ftl for NullFtl {
 /// so there are both hits and evictions.
 pub fn bench_buffers(ops: u64) -> Result<(), String> {
     use nandlab_core::buffer::{by_name, BufferShape};
-    println!(
+    outln!(
         "\nBuffer operations (FTL stubbed out): 32 MiB buffer of 2 KiB pages, 1 GiB logical, \
          {ops} ops, 70 % writes, 80 % to 8192 hot pages; best of 3.\n"
-    );
+    )?;
     let r = Config::from_overrides(&["device.preset=slc2006", "device.logical_bytes=1073741824"])
         .map_err(|e| e.to_string())?
         .resolve()
@@ -288,7 +288,7 @@ pub fn bench_buffers(ops: u64) -> Result<(), String> {
             c.victims.to_string(),
         ]);
     }
-    print!("{}", t.render());
+    outp!("{}", t.render())?;
     Ok(())
 }
 
@@ -301,7 +301,7 @@ pub fn bench_buffer_overhead(
     size_bytes: u64,
     reps: u32,
 ) -> Result<(), String> {
-    println!("\n{title}\n");
+    outln!("\n{title}\n")?;
     const KINDS: [&str; 5] = ["none", "lru", "fab", "bplru", "cflru"];
     let mut best: [Option<nandlab_core::Metrics>; 5] = Default::default();
     for rep in 0..reps {
@@ -312,17 +312,17 @@ pub fn bench_buffer_overhead(
                 o.push(format!("buffer.size_bytes={size_bytes}"));
             }
             let m = run_with(&o)?;
-            eprint!(
+            crate::out::note(&format!(
                 "\r  run {}/{}",
                 rep as usize * KINDS.len() + k + 1,
                 reps as usize * KINDS.len()
-            );
+            ));
             if best[k].as_ref().is_none_or(|b| m.measured_wall_seconds < b.measured_wall_seconds) {
                 best[k] = Some(m);
             }
         }
     }
-    eprintln!();
+    crate::out::note("\n");
     let mut t = Table::new(&["buffer", "best measured s", "vs none", "host writes/s", "erases"]);
     let none_s = best[0].as_ref().map_or(1e-9, |m| m.measured_wall_seconds.max(1e-9));
     for (kind, m) in KINDS.iter().zip(&best) {
@@ -335,7 +335,7 @@ pub fn bench_buffer_overhead(
             m.erases.to_string(),
         ]);
     }
-    print!("{}", t.render());
-    println!("(best of {reps} interleaved runs each)");
+    outp!("{}", t.render())?;
+    outln!("(best of {reps} interleaved runs each)")?;
     Ok(())
 }

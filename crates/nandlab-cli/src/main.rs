@@ -1,12 +1,14 @@
 //! `nandlab`: the command line. A thin layer over `nandlab-run`: argument parsing, progress
 //! bars, tables and JSON; errors become one clear line and exit code 2.
 
+#[macro_use]
+mod out;
 mod args;
 mod demo;
 mod serve;
 mod table;
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -45,14 +47,15 @@ fn main() -> ExitCode {
     let args = match args::parse(&argv) {
         Ok(a) => a,
         Err(message) => {
-            eprintln!("nandlab: {message}\n\n{USAGE}");
+            out::note(&format!("nandlab: {message}\n\n{USAGE}"));
             return ExitCode::from(2);
         }
     };
     match dispatch(args) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(message) if message == out::CLOSED => ExitCode::from(out::CLOSED_STATUS),
         Err(message) => {
-            eprintln!("nandlab: error: {message}");
+            out::note(&format!("nandlab: error: {message}\n"));
             ExitCode::from(2)
         }
     }
@@ -60,18 +63,9 @@ fn main() -> ExitCode {
 
 fn dispatch(args: Args) -> Result<(), String> {
     match args.command {
-        Command::Help => {
-            print!("{USAGE}");
-            Ok(())
-        }
-        Command::Version => {
-            println!("nandlab {}", nandlab_core::VERSION);
-            Ok(())
-        }
-        Command::Presets => {
-            presets();
-            Ok(())
-        }
+        Command::Help => outp!("{USAGE}"),
+        Command::Version => outln!("nandlab {}", nandlab_core::VERSION),
+        Command::Presets => presets(),
         Command::PrintConfig => print_config(&args),
         Command::Run => run_command(&args),
         Command::Demo => demo::demo(args.quick),
@@ -82,7 +76,7 @@ fn dispatch(args: Args) -> Result<(), String> {
     }
 }
 
-fn presets() {
+fn presets() -> Result<(), String> {
     let mut t = table::Table::new(&[
         "preset",
         "page B",
@@ -108,20 +102,27 @@ fn presets() {
             tm.copy_page_ns.map_or_else(|| "-".into(), |c| c.to_string()),
         ]);
     }
-    print!("{}", t.render());
-    println!();
+    outp!("{}", t.render())?;
+    outln!()?;
     for p in PRESETS {
-        println!("{:<9} {}", p.name, p.description);
+        outln!("{:<9} {}", p.name, p.description)?;
     }
+    Ok(())
 }
 
 fn print_config(args: &Args) -> Result<(), String> {
     let config = load_config(args.config.as_deref(), &args.overrides).map_err(|e| e.to_string())?;
     let prepared = prepare(&config).map_err(|e| e.to_string())?;
     let text = toml::to_string(&prepared.resolved.config).map_err(|e| e.to_string())?;
-    print!("{text}");
+    outp!("{text}")?;
     let g = prepared.resolved.geometry;
-    println!(
+    let memory = nandlab_core::memory::estimate(&prepared.resolved, false);
+    outln!(
+        "# estimated memory: {} ({})",
+        nandlab_core::memory::human_bytes(memory.total_bytes()),
+        memory.describe()
+    )?;
+    outln!(
         "# derived: {} physical pages, {} logical pages, utilization {:.4}, regions {}, \
          gc_free_blocks_min {}",
         g.physical_pages(),
@@ -129,8 +130,7 @@ fn print_config(args: &Args) -> Result<(), String> {
         g.utilization(),
         prepared.resolved.regions,
         prepared.resolved.gc_free_blocks_min
-    );
-    Ok(())
+    )
 }
 
 fn run_command(args: &Args) -> Result<(), String> {
@@ -145,7 +145,7 @@ fn run_command(args: &Args) -> Result<(), String> {
         write_json(target, &report)?;
     }
     if args.json.as_deref() != Some(std::path::Path::new("-")) {
-        print!("{}", summary(&report));
+        outp!("{}", summary(&report))?;
     }
     Ok(())
 }
@@ -153,8 +153,7 @@ fn run_command(args: &Args) -> Result<(), String> {
 fn write_json(target: &PathBuf, report: &RunReport) -> Result<(), String> {
     let json = report.to_json();
     if target.as_os_str() == "-" {
-        println!("{json}");
-        Ok(())
+        outln!("{json}")
     } else {
         std::fs::write(target, json + "\n").map_err(|e| format!("{}: {e}", target.display()))
     }
@@ -344,14 +343,13 @@ impl ProgressBar {
         let width = 40;
         let filled = (permille * width / 1000) as usize;
         let bar = "#".repeat(filled) + &"-".repeat(width as usize - filled);
-        eprint!("\r[{bar}] {:>5.1} %  {done}/{total} requests", permille as f64 / 10.0);
-        let _ = std::io::stderr().flush();
+        out::note(&format!("\r[{bar}] {:>5.1} %  {done}/{total} requests", permille as f64 / 10.0));
         self.drawn = true;
     }
 
     fn finish(&mut self) {
         if self.drawn {
-            eprintln!();
+            out::note("\n");
         }
     }
 }

@@ -545,11 +545,20 @@ pub struct RunConfig {
     /// this many bytes, counted over the whole run (prefill and warm-up included, so the curve
     /// starts at the fresh device), plus one at the end. Unset: no sampling.
     pub sample_every_bytes: Option<u64>,
+    /// RAM the run may use. A configuration whose estimated tables (`memory::estimate`) do not
+    /// fit is refused before anything is allocated. Unset: what the machine allows the process
+    /// (the smallest of available memory, the cgroup limit and the address-space limit).
+    pub memory_limit_bytes: Option<u64>,
 }
 
 impl Default for RunConfig {
     fn default() -> Self {
-        Self { seed: 1, check_every_requests: 0, sample_every_bytes: None }
+        Self {
+            seed: 1,
+            check_every_requests: 0,
+            sample_every_bytes: None,
+            memory_limit_bytes: None,
+        }
     }
 }
 
@@ -657,8 +666,9 @@ impl Resolved {
 impl Config {
     /// Parses TOML text. `source` names the file in errors.
     pub fn from_toml(text: &str, source: &str) -> Result<Self, ConfigError> {
-        let value: toml::Value = toml::from_str(text)
-            .map_err(|e| ConfigError::new("", format!("{source}: {}", e.message())))?;
+        let value: toml::Value = toml::from_str(text).map_err(|e| {
+            ConfigError::new("", format!("{source}: {}", toml_error_message(text, &e)))
+        })?;
         Self::from_value(value)
     }
 
@@ -856,6 +866,14 @@ impl Config {
             format!("must be a positive multiple of the sector size {}", d.sector_size_bytes),
         )?;
         check(
+            page_size_bytes <= MAX_PAGE_SIZE_BYTES,
+            "device.page_size_bytes",
+            format!(
+                "must be at most {MAX_PAGE_SIZE_BYTES} bytes (1 MiB: flash pages are 512 B to \
+                 64 KiB, an effective page striped over a gang a few hundred KiB)"
+            ),
+        )?;
+        check(
             (2..=32_768).contains(&pages_per_block),
             "device.pages_per_block",
             "must be between 2 and 32768",
@@ -921,6 +939,7 @@ impl Config {
         )?;
 
         let timing = resolve_timing(&mut c.timing, preset.timing);
+        validate_timing(&timing)?;
 
         let f = &mut c.ftl;
         one_of(&f.kind, "ftl.kind", FTL_KINDS)?;
@@ -1390,6 +1409,55 @@ fn resolve_timing(t: &mut TimingConfig, p: TimingPreset) -> Timing {
     timing
 }
 
+/// A TOML syntax error as "line L, column C: what" (the parser's message with the position
+/// of its span in `text`).
+#[must_use]
+pub fn toml_error_message(text: &str, e: &toml::de::Error) -> String {
+    let Some(span) = e.span() else { return e.message().to_string() };
+    let mut end = span.start.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &text[..end];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    format!("line {line}, column {column}: {}", e.message())
+}
+
+/// Largest page a device may have: a bound a real device is far inside, and that keeps
+/// per-page scratch buffers small.
+pub const MAX_PAGE_SIZE_BYTES: u64 = 1 << 20;
+
+/// Longest flash or RAM operation accepted, 10 s (a NOR segment erase, the slowest operation of
+/// the presets, takes under 1 s): with simulated time in u64 nanoseconds (584 years), a run
+/// would need over 10^9 operations at this bound to overflow, and the device checks that too.
+pub const MAX_OPERATION_NS: u64 = 10_000_000_000;
+
+/// Longest stretch of simulated time a synthetic workload's arrivals may span, 10^9 s (about 32
+/// years; u64 nanoseconds hold 584 years).
+pub const MAX_WORKLOAD_SPAN_S: f64 = 1e9;
+
+fn validate_timing(t: &Timing) -> Result<(), ConfigError> {
+    let ops = [
+        ("timing.read_page_ns", t.read_page_ns),
+        ("timing.program_page_ns", t.program_page_ns),
+        ("timing.erase_block_ns", t.erase_block_ns),
+        ("timing.transfer_page_ns", t.transfer_page_ns),
+        ("timing.copy_page_ns", t.copy_page_ns.unwrap_or(0)),
+        ("timing.ram_page_ns", t.ram_page_ns),
+    ];
+    for (key, ns) in ops {
+        check(
+            ns <= MAX_OPERATION_NS,
+            key,
+            format!(
+                "{ns} ns is longer than any flash operation: at most {MAX_OPERATION_NS} (10 s)"
+            ),
+        )?;
+    }
+    Ok(())
+}
+
 fn validate_fraction(v: f64, key: &str, open: bool) -> Result<(), ConfigError> {
     let ok = if open { v > 0.0 && v < 1.0 } else { (0.0..=1.0).contains(&v) };
     check(ok, key, if open { "must be in (0, 1)" } else { "must be in [0, 1]" })
@@ -1401,6 +1469,13 @@ fn validate_run(r: &RunConfig) -> Result<(), ConfigError> {
     if let Some(b) = r.sample_every_bytes {
         check(b > 0, "run.sample_every_bytes", "must be > 0 (leave it unset for no sampling)")?;
     }
+    if let Some(b) = r.memory_limit_bytes {
+        check(
+            b > 0,
+            "run.memory_limit_bytes",
+            "must be > 0 (leave it unset to use the machine's)",
+        )?;
+    }
     Ok(())
 }
 
@@ -1409,6 +1484,12 @@ fn validate_workload(w: &mut WorkloadConfig, g: &Geometry) -> Result<(), ConfigE
     validate_fraction(w.hot_access_fraction, "workload.hot_access_fraction", true)?;
     validate_fraction(w.hot_data_fraction, "workload.hot_data_fraction", true)?;
     validate_fraction(w.read_fraction, "workload.read_fraction", false)?;
+    check(
+        w.read_fraction < 1.0,
+        "workload.read_fraction",
+        "must be below 1: a synthetic workload's length is counted in page writes (reads are \
+         extra requests), so a workload of reads only would never end",
+    )?;
     one_of(&w.arrival, "workload.arrival", &["closed", "poisson"])?;
     one_of(&w.fit, "workload.fit", &["auto", "error", "fold", "compact"])?;
     one_of(&w.trace_timing, "workload.trace_timing", &["trace", "closed"])?;
@@ -1441,6 +1522,11 @@ fn validate_workload(w: &mut WorkloadConfig, g: &Geometry) -> Result<(), ConfigE
     }
     if let Some(d) = w.duration_s {
         check(d.is_finite() && d > 0.0, "workload.duration_s", "must be > 0")?;
+        check(
+            d <= MAX_WORKLOAD_SPAN_S,
+            "workload.duration_s",
+            format!("must be at most {MAX_WORKLOAD_SPAN_S:.0e} s (simulated time is u64 ns)"),
+        )?;
     }
     if w.arrival == "poisson" {
         check(
@@ -1450,6 +1536,7 @@ fn validate_workload(w: &mut WorkloadConfig, g: &Geometry) -> Result<(), ConfigE
              workload.duration_s",
         )?;
     }
+    validate_applicable(w)?;
     if w.kind == "phases" {
         let phases = w.phases.get_or_insert_with(default_phases);
         check(!phases.is_empty(), "workload.phases", "needs at least one phase")?;
@@ -1491,6 +1578,46 @@ fn validate_workload(w: &mut WorkloadConfig, g: &Geometry) -> Result<(), ConfigE
     }
     if matches!(w.kind.as_str(), "postmark" | "embedded" | "media-player") {
         validate_fs(w, g)?;
+    }
+    Ok(())
+}
+
+/// Keys a workload kind does not use are errors, not silently ignored: the trace keys for a
+/// synthetic kind, `[workload.fs]` for a kind without a file system, phases for a kind without
+/// phases, a Poisson rate or duration with closed arrivals. (Only keys resolution never fills
+/// are checked, so a resolved config, which every result records, resolves again.)
+fn validate_applicable(w: &WorkloadConfig) -> Result<(), ConfigError> {
+    let not_for = |set: bool, key: &str, why: &str| {
+        check(!set, key, format!("does not apply to workload.kind = {:?}: {why}", w.kind))
+    };
+    if w.kind != "trace" {
+        let trace_only = "only a trace workload (workload.kind = \"trace\") takes it";
+        not_for(w.path.is_some(), "workload.path", trace_only)?;
+        not_for(w.format.is_some(), "workload.format", trace_only)?;
+        not_for(w.device.is_some(), "workload.device", trace_only)?;
+        not_for(w.fit != "auto", "workload.fit", trace_only)?;
+        not_for(w.compact_chunk_bytes.is_some(), "workload.compact_chunk_bytes", trace_only)?;
+        not_for(w.trace_timing != "trace", "workload.trace_timing", trace_only)?;
+    }
+    if !matches!(w.kind.as_str(), "postmark" | "embedded" | "media-player") {
+        not_for(
+            w.fs.is_some(),
+            "workload.fs",
+            "only the file-system workloads (postmark, embedded, media-player) have a volume",
+        )?;
+    }
+    if w.kind != "phases" {
+        not_for(
+            w.phases.is_some(),
+            "workload.phases",
+            "only workload.kind = \"phases\" has phases",
+        )?;
+    }
+    if w.arrival == "closed" {
+        let why = "closed arrivals issue each request when the previous one completes; set \
+                   workload.arrival = \"poisson\" for timed arrivals";
+        check(w.arrival_rate_per_s.is_none(), "workload.arrival_rate_per_s", why)?;
+        check(w.duration_s.is_none(), "workload.duration_s", why)?;
     }
     Ok(())
 }

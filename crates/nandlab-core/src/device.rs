@@ -185,7 +185,7 @@ impl Device {
         device.set_buffer(crate::buffer::from_config(resolved));
         // Work recovery did on the flash (sealing, repair merges, write-backs) delays the
         // first request like any background work.
-        device.busy_until_ns = now_ns + device.ftl.flash_mut().take_pending_ns();
+        device.busy_until_ns = now_ns.saturating_add(device.ftl.flash_mut().take_pending_ns());
         device.last_arrival_ns = now_ns;
         Ok(device)
     }
@@ -231,7 +231,7 @@ impl Device {
     fn flush_ram_region(&mut self, reason: RamWriteBack) {
         let now = self.busy_until_ns.max(self.last_arrival_ns);
         if self.ftl.flush_ram_region(now, reason) > 0 {
-            self.busy_until_ns = now + self.ftl.flash_mut().take_pending_ns();
+            self.busy_until_ns = now.saturating_add(self.ftl.flash_mut().take_pending_ns());
         }
     }
 
@@ -240,7 +240,7 @@ impl Device {
         let now = self.busy_until_ns.max(self.last_arrival_ns);
         b.flush(self.ftl.as_mut(), now, reason);
         let ns = self.ftl.flash_mut().take_pending_ns() + b.take_pending_ns();
-        self.busy_until_ns = now + ns;
+        self.busy_until_ns = now.saturating_add(ns);
     }
 
     /// Installs (or removes) a RAM buffer; an existing one must be empty.
@@ -497,7 +497,12 @@ impl Device {
         }
         let ram_ns = self.buffer.as_mut().map_or(0, |b| b.take_pending_ns());
         let service_ns = self.ftl.flash_mut().take_pending_ns() + ram_ns;
-        let complete_ns = start_ns + service_ns;
+        // Simulated time is u64 ns (584 years). Operation times are bounded by the config
+        // (`MAX_OPERATION_NS`), so only an absurdly long run can get here; it must stop with an
+        // error rather than wrap.
+        let complete_ns = start_ns
+            .checked_add(service_ns)
+            .ok_or(RequestError::TimeOverflow { start_ns, service_ns })?;
         self.busy_until_ns = complete_ns;
         let latency = complete_ns - arrival_ns;
         match req.kind {

@@ -46,6 +46,8 @@ pub enum RequestError {
     /// A write to a device worn out beyond use: too few good blocks remain (`[wear]`
     /// endurance). Reads still work.
     WornOut { retired_blocks: u32, host_write_bytes: u64 },
+    /// Simulated time would pass what u64 nanoseconds hold (584 years).
+    TimeOverflow { start_ns: u64, service_ns: u64 },
 }
 
 /// A failure of the storage behind a `Media` (file I/O of a payload-storing media). The
@@ -79,6 +81,11 @@ impl fmt::Display for RequestError {
                 "payload buffer of {got_bytes} bytes for a request of {expected_bytes} bytes"
             ),
             Self::Media(e) => write!(f, "{e}"),
+            Self::TimeOverflow { start_ns, service_ns } => write!(
+                f,
+                "simulated time overflows: a request starting at {start_ns} ns would end \
+                 {service_ns} ns later, past the 2^64 ns (584 years) the clock holds"
+            ),
             Self::WornOut { retired_blocks, host_write_bytes } => write!(
                 f,
                 "the flash is worn out: {retired_blocks} blocks retired, too few good blocks \

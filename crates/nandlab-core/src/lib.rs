@@ -14,6 +14,7 @@ pub mod error;
 pub mod flash;
 pub mod ftl;
 pub mod gc;
+pub mod memory;
 pub mod metrics;
 pub mod placement;
 pub mod presets;

@@ -5,6 +5,7 @@
 //!
 //! The CLI and the Python bindings are thin layers over `load_config`, `prepare` and `run`.
 
+pub mod memory;
 mod trace_workload;
 
 use std::path::{Path, PathBuf};
@@ -82,7 +83,7 @@ pub fn load_config(path: Option<&Path>, overrides: &[String]) -> Result<Config, 
                 .map_err(|e| Error::ConfigFile { path: p.to_path_buf(), message: e.to_string() })?;
             let mut v: toml::Value = toml::from_str(&text).map_err(|e| Error::ConfigFile {
                 path: p.to_path_buf(),
-                message: e.message().to_string(),
+                message: nandlab_core::config::toml_error_message(&text, &e),
             })?;
             rebase_trace_path(&mut v, p);
             v
@@ -115,9 +116,12 @@ pub fn prepare(config: &Config) -> Result<Prepared, Error> {
     if config.workload.kind == "trace" {
         let (sized, info) = trace_workload::prepare(config)?;
         let resolved = sized.resolve()?;
+        memory::check(&resolved, false)?;
         return Ok(Prepared { resolved, trace: Some(info) });
     }
-    Ok(Prepared { resolved: config.resolve()?, trace: None })
+    let resolved = config.resolve()?;
+    memory::check(&resolved, false)?;
+    Ok(Prepared { resolved, trace: None })
 }
 
 /// One run's result: metrics plus what makes it reproducible.

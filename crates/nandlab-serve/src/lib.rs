@@ -108,6 +108,9 @@ pub fn resolve(config: &Config, image: &Path) -> Result<Resolved, ServeError> {
     }
     let mut r = c.resolve()?;
     r.served = true;
+    // Before any image is created: a device whose tables do not fit is refused now, not after
+    // leaving a huge sparse image behind.
+    nandlab_run::memory::check(&r, true)?;
     if r.config.ftl.placement == "oracle" {
         return Err(nandlab_core::ConfigError::new(
             "ftl.placement",

@@ -180,6 +180,29 @@ impl Synthetic {
         }
     }
 
+    /// Poisson arrivals must end within `MAX_WORKLOAD_SPAN_S` of simulated time: beyond it the
+    /// nanosecond clock would overflow (and a float cast would saturate every later arrival to
+    /// the same instant, silently).
+    fn check_arrival_span(&self, repeat: u64) -> Result<(), ConfigError> {
+        let Some(mean_ns) = self.interarrival_ns else { return Ok(()) };
+        let timed: u64 = self.segments.iter().filter(|s| s.timed).map(|s| s.page_writes).sum();
+        let requests =
+            timed.div_ceil(self.pages_per_request) as f64 / (1.0 - self.read_fraction).max(1e-9);
+        let span_s = requests * mean_ns / 1e9 * repeat as f64;
+        let max = crate::config::MAX_WORKLOAD_SPAN_S;
+        if span_s.is_finite() && span_s <= max {
+            return Ok(());
+        }
+        Err(ConfigError::new(
+            "workload.arrival_rate_per_s",
+            format!(
+                "the Poisson arrivals would span {span_s:.3e} s of simulated time, more than the \
+                 {max:.0e} s a run may cover: raise workload.arrival_rate_per_s (or lower \
+                 workload.duration_s, workload.passes or workload.repeat)"
+            ),
+        ))
+    }
+
     /// Requests this workload will issue, for progress bars (reads estimated).
     #[must_use]
     pub fn estimated_requests(&self) -> u64 {
@@ -301,7 +324,11 @@ impl Workload {
                 "workload.kind",
                 "a trace workload is replayed from its file, not generated",
             )),
-            _ => Ok(Self::Synthetic(Synthetic::new(r))),
+            _ => {
+                let w = Synthetic::new(r);
+                w.check_arrival_span(r.config.workload.repeat)?;
+                Ok(Self::Synthetic(w))
+            }
         }
     }
 
