@@ -26,6 +26,14 @@ use crate::metrics::{
 use crate::request::{Request, RequestKind};
 use crate::{gc, placement};
 
+/// A request admitted by `Device::begin`, not yet completed.
+#[derive(Clone, Copy)]
+struct Started {
+    arrival_ns: u64,
+    start_ns: u64,
+    before: Effects,
+}
+
 /// What happened to one request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Completion {
@@ -219,6 +227,12 @@ impl Device {
         self.flush_ram_region(RamWriteBack::EndOfRun);
     }
 
+    /// Ends the prefill (`WorkItem::PrefillDone`): what the buffer and the RAM region hold is
+    /// written back, as at the end of a run, so the workload starts with the prefill on flash.
+    pub fn end_prefill(&mut self) {
+        self.finish();
+    }
+
     /// Shuts the device down (the served drive stops): the buffer and the RAM region are
     /// written back (`shutdown_write_back_pages`) and the media synced, so the image holds
     /// everything. A host FLUSH does not empty the RAM region: it is battery-backed.
@@ -376,7 +390,7 @@ impl Device {
     }
 
     /// Serves one request, moving its payload to or from the media.
-    pub fn submit_io(&mut self, req: &Request, mut io: Io<'_>) -> Result<Completion, RequestError> {
+    pub fn submit_io(&mut self, req: &Request, io: Io<'_>) -> Result<Completion, RequestError> {
         self.check_range(req)?;
         let got = match &io {
             Io::None => req.length_bytes,
@@ -394,6 +408,37 @@ impl Device {
                 got_bytes: got,
             });
         }
+        let started = self.begin(req)?;
+        self.serve_range(req, io, started.start_ns)?;
+        self.complete(req.kind, started)
+    }
+
+    /// Serves one host request made of several byte ranges (no payload): `req`'s own range,
+    /// then each of `more`, all of `req`'s kind, arriving together. This is how a trace request
+    /// that address fitting split into pieces is replayed (`WorkItem::Continue`): it counts as
+    /// **one** host request with one latency, to the end of its last piece, while its bytes and
+    /// pages are those of all pieces.
+    pub fn submit_split(
+        &mut self,
+        req: &Request,
+        more: &[(u64, u64)],
+    ) -> Result<Completion, RequestError> {
+        self.check_range(req)?;
+        for &(offset_bytes, length_bytes) in more {
+            self.check_range(&Request { offset_bytes, length_bytes, ..*req })?;
+        }
+        let started = self.begin(req)?;
+        self.serve_range(req, Io::None, started.start_ns)?;
+        for &(offset_bytes, length_bytes) in more {
+            let piece = Request { offset_bytes, length_bytes, ..*req };
+            self.serve_range(&piece, Io::None, started.start_ns)?;
+        }
+        self.complete(req.kind, started)
+    }
+
+    /// Admits a request: its arrival time (checked not to go backwards), the wear-out stop, the
+    /// time its service starts, and the host request count.
+    fn begin(&mut self, req: &Request) -> Result<Started, RequestError> {
         let arrival_ns = match req.arrival_ns {
             Some(a) => {
                 if a < self.last_arrival_ns {
@@ -414,13 +459,28 @@ impl Device {
                 host_write_bytes: self.host.write_bytes,
             });
         }
+        let h = &mut self.host;
+        match req.kind {
+            RequestKind::Write => h.write_requests += 1,
+            RequestKind::Read => h.read_requests += 1,
+            RequestKind::Trim => h.trim_requests += 1,
+            RequestKind::Flush => h.flush_requests += 1,
+        }
         let start_ns = arrival_ns.max(self.busy_until_ns);
-        let before = Effects::of(&self.ftl.flash().counters);
+        Ok(Started { arrival_ns, start_ns, before: Effects::of(&self.ftl.flash().counters) })
+    }
+
+    /// The flash and buffer work of one byte range of an admitted request.
+    fn serve_range(
+        &mut self,
+        req: &Request,
+        mut io: Io<'_>,
+        start_ns: u64,
+    ) -> Result<(), RequestError> {
         let (first, end) = self.page_range(req.offset_bytes, req.length_bytes);
         let h = &mut self.host;
         match req.kind {
             RequestKind::Write => {
-                h.write_requests += 1;
                 h.write_bytes += req.length_bytes;
                 let data = match &io {
                     Io::Write(d) => Some(*d),
@@ -451,7 +511,6 @@ impl Device {
                 self.note_lifetime();
             }
             RequestKind::Read => {
-                h.read_requests += 1;
                 h.read_bytes += req.length_bytes;
                 h.read_pages += end - first;
                 // Without payload, the buffer takes the request's pages in one call.
@@ -469,7 +528,6 @@ impl Device {
                 }
             }
             RequestKind::Trim => {
-                h.trim_requests += 1;
                 // Only pages the range covers entirely are discarded.
                 let p = self.geometry.page_size_bytes;
                 let whole_first = req.offset_bytes.div_ceil(p);
@@ -483,7 +541,6 @@ impl Device {
                 self.host.trim_pages += whole_end.saturating_sub(whole_first);
             }
             RequestKind::Flush => {
-                h.flush_requests += 1;
                 if let Some(b) = &mut self.buffer {
                     b.flush(self.ftl.as_mut(), start_ns, FlushReason::Host);
                 }
@@ -492,6 +549,16 @@ impl Device {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Ends an admitted request: media errors, its service time, completion and latency.
+    fn complete(
+        &mut self,
+        kind: RequestKind,
+        started: Started,
+    ) -> Result<Completion, RequestError> {
+        let Started { arrival_ns, start_ns, before } = started;
         if let Some(e) = self.ftl.flash_mut().media_mut().take_error() {
             return Err(RequestError::Media(e));
         }
@@ -505,7 +572,7 @@ impl Device {
             .ok_or(RequestError::TimeOverflow { start_ns, service_ns })?;
         self.busy_until_ns = complete_ns;
         let latency = complete_ns - arrival_ns;
-        match req.kind {
+        match kind {
             RequestKind::Read => self.read_latency.record(latency),
             RequestKind::Write => self.write_latency.record(latency),
             RequestKind::Trim | RequestKind::Flush => {}

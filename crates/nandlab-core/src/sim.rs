@@ -99,17 +99,10 @@ pub fn run<E>(
     let every = options.sample_every_bytes;
     let mut next_sample =
         if every > 0 { next_multiple(device.host_write_bytes(), every) } else { u64::MAX };
+    let mut pieces: Vec<(u64, u64)> = Vec::new();
     loop {
         while !exhausted && window.len() < PREFETCH_FAR {
-            match items.next() {
-                None => exhausted = true,
-                Some(item) => {
-                    if let Ok(WorkItem::Request(req)) = &item {
-                        device.prefetch_far(req);
-                    }
-                    window.push_back(item);
-                }
-            }
+            exhausted = !pull(device, &mut items, &mut window);
         }
         if let Some(Ok(WorkItem::Request(req))) = window.get(PREFETCH_NEAR) {
             device.prefetch_near(req);
@@ -122,12 +115,35 @@ pub fn run<E>(
                 device.start_measurement();
                 observer(Event::MeasurementStarted);
             }
+            WorkItem::PrefillDone => device.end_prefill(),
+            WorkItem::Continue(_) => {
+                unreachable!("a WorkItem::Continue is consumed with the request it continues")
+            }
             WorkItem::Request(mut req) => {
                 if let Some(a) = req.arrival_ns {
                     let base = *time_base.get_or_insert_with(|| device.now_ns());
-                    req.arrival_ns = Some(base + a);
+                    let Some(at) = base.checked_add(a) else {
+                        let error = RequestError::TimeOverflow { start_ns: base, service_ns: a };
+                        return Err(RunError::Request { index, error });
+                    };
+                    req.arrival_ns = Some(at);
                 }
-                match device.submit(&req) {
+                // Pieces of a split request follow it directly; they are served with it.
+                pieces.clear();
+                while let Some(Ok(WorkItem::Continue(piece))) = window.front() {
+                    assert!(piece.kind == req.kind, "a continued request changed kind");
+                    pieces.push((piece.offset_bytes, piece.length_bytes));
+                    window.pop_front();
+                    if !exhausted && window.is_empty() {
+                        exhausted = !pull(device, &mut items, &mut window);
+                    }
+                }
+                let served = if pieces.is_empty() {
+                    device.submit(&req)
+                } else {
+                    device.submit_split(&req, &pieces)
+                };
+                match served {
                     Ok(_) => {}
                     // The flash wore out: the run ends here (lifetime experiments run until
                     // this happens); the metrics record when.
@@ -173,6 +189,25 @@ pub fn run<E>(
     }
     metrics.wear_samples = samples;
     Ok(metrics)
+}
+
+/// Moves the next item into the look-ahead window, announcing a request to the device;
+/// `false` when the workload has ended.
+fn pull<E>(
+    device: &Device,
+    items: &mut impl Iterator<Item = Result<WorkItem, E>>,
+    window: &mut VecDeque<Result<WorkItem, E>>,
+) -> bool {
+    match items.next() {
+        None => false,
+        Some(item) => {
+            if let Ok(WorkItem::Request(req) | WorkItem::Continue(req)) = &item {
+                device.prefetch_far(req);
+            }
+            window.push_back(item);
+            true
+        }
+    }
 }
 
 /// The smallest multiple of `every` above `bytes` (saturating: past u64 there is no sample;

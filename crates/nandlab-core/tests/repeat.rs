@@ -23,9 +23,10 @@ fn split(overrides: &[&str]) -> (Vec<Request>, Vec<Request>) {
     let at = items.iter().position(|i| *i == WorkItem::StartMeasurement).unwrap();
     let reqs = |s: &[WorkItem]| -> Vec<Request> {
         s.iter()
-            .map(|i| match i {
-                WorkItem::Request(r) => *r,
-                WorkItem::StartMeasurement => unreachable!(),
+            .filter_map(|i| match i {
+                WorkItem::Request(r) => Some(*r),
+                WorkItem::PrefillDone => None,
+                WorkItem::StartMeasurement | WorkItem::Continue(_) => unreachable!(),
             })
             .collect()
     };

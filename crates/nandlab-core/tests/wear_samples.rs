@@ -76,7 +76,7 @@ fn a_request_spanning_several_multiples_gives_one_sample() {
     let (m, d) = run(&o);
     // Every write (up to 4 pages) passes one to four multiples: one sample each, host bytes
     // stay distinct, and the last request's sample is the end sample.
-    let writes = Workload::new(&resolve(&o)).unwrap().filter(|i| i != &WorkItem::StartMeasurement);
+    let writes = Workload::new(&resolve(&o)).unwrap().filter(|i| matches!(i, WorkItem::Request(_)));
     assert_eq!(m.wear_samples.len(), writes.count());
     check_last(&m.wear_samples, &d);
 }

@@ -192,7 +192,7 @@ fn oracle_future(prepared: &Prepared) -> Result<Vec<u32>, Error> {
     let page = r.geometry.page_size_bytes;
     let mut writes: Vec<u32> = Vec::new();
     let mut push = |item: WorkItem| {
-        if let WorkItem::Request(q) = item {
+        if let WorkItem::Request(q) | WorkItem::Continue(q) = item {
             if q.kind == RequestKind::Write && q.length_bytes > 0 {
                 let end = (q.offset_bytes + q.length_bytes).div_ceil(page);
                 writes.extend((q.offset_bytes / page..end).map(|p| p as u32));

@@ -167,6 +167,7 @@ pub fn items(r: &Resolved, info: &TraceInfo) -> Result<TraceItems, crate::Error>
         logical_pages: r.geometry.logical_pages,
         prefill_next: 0,
         prefill_total: if w.prefill == Some(true) { prefill_requests(r) } else { 0 },
+        prefill_done_due: false,
         replay: 0,
         warmup,
         replays: warmup.saturating_add(measured),
@@ -178,7 +179,7 @@ pub fn items(r: &Resolved, info: &TraceInfo) -> Result<TraceItems, crate::Error>
         path: info.path.clone(),
         options: info.options.clone(),
         timed: w.trace_timing == "trace",
-        period_ns: info.duration_ns + gap.max(1),
+        period_ns: info.duration_ns.saturating_add(gap.max(1)),
     })
 }
 
@@ -188,6 +189,8 @@ pub struct TraceItems {
     logical_pages: u64,
     prefill_next: u64,
     prefill_total: u64,
+    /// The last prefill request has been issued and `PrefillDone` not yet.
+    prefill_done_due: bool,
     replay: u64,
     warmup: u64,
     replays: u64,
@@ -196,7 +199,8 @@ pub struct TraceItems {
     /// Shared by all replays, so a compacted chunk keeps its place from one replay to the next.
     fit: AddressFit,
     extents: Vec<(u64, u64)>,
-    pending: std::collections::VecDeque<Request>,
+    /// Pieces of the current record, each flagged when it continues the one before.
+    pending: std::collections::VecDeque<(bool, Request)>,
     path: PathBuf,
     options: TraceOptions,
     timed: bool,
@@ -219,11 +223,17 @@ impl Iterator for TraceItems {
                 let first = self.prefill_next * PREFILL_REQUEST_PAGES;
                 let pages = PREFILL_REQUEST_PAGES.min(self.logical_pages - first);
                 self.prefill_next += 1;
+                self.prefill_done_due = self.prefill_next == self.prefill_total;
                 let p = self.page_size_bytes;
                 return Some(Ok(WorkItem::Request(Request::write(first * p, pages * p))));
             }
-            if let Some(req) = self.pending.pop_front() {
-                return Some(Ok(WorkItem::Request(req)));
+            if self.prefill_done_due {
+                self.prefill_done_due = false;
+                return Some(Ok(WorkItem::PrefillDone));
+            }
+            if let Some((continues, req)) = self.pending.pop_front() {
+                let item = if continues { WorkItem::Continue(req) } else { WorkItem::Request(req) };
+                return Some(Ok(item));
             }
             if self.replay == self.warmup && !self.marker_sent {
                 self.marker_sent = true;
@@ -253,7 +263,31 @@ impl Iterator for TraceItems {
                 }
                 Some(Ok(rec)) => rec,
             };
-            let arrival_ns = self.timed.then(|| self.replay * self.period_ns + record.time_ns);
+            let arrival_ns = if self.timed {
+                // Replay k is shifted by k periods; a trace long enough (or replayed often
+                // enough) to pass u64 nanoseconds stops here rather than wrapping around.
+                let at = self
+                    .replay
+                    .checked_mul(self.period_ns)
+                    .and_then(|shift| shift.checked_add(record.time_ns));
+                if at.is_none() {
+                    self.stop();
+                    return Some(Err(TraceError::Parse {
+                        path: self.path.clone(),
+                        line: record.line,
+                        message: format!(
+                            "replay {} of this request arrives after the end of simulated time \
+                             (u64 nanoseconds, 584 years): the trace spans {} s; use fewer \
+                             passes or workload.trace_timing = \"closed\"",
+                            self.replay + 1,
+                            self.period_ns / 1_000_000_000
+                        ),
+                    }));
+                }
+                at
+            } else {
+                None
+            };
             let kind = match record.op {
                 TraceOp::Read => RequestKind::Read,
                 TraceOp::Write => RequestKind::Write,
@@ -273,8 +307,11 @@ impl Iterator for TraceItems {
                 self.stop();
                 return Some(Err(e));
             }
-            for &(offset_bytes, length_bytes) in &self.extents {
-                self.pending.push_back(Request { kind, offset_bytes, length_bytes, arrival_ns });
+            // A request split at chunk boundaries stays one host request: its later pieces
+            // continue it.
+            for (i, &(offset_bytes, length_bytes)) in self.extents.iter().enumerate() {
+                let piece = Request { kind, offset_bytes, length_bytes, arrival_ns };
+                self.pending.push_back((i > 0, piece));
             }
         }
     }

@@ -74,7 +74,9 @@ use std::path::Path;
 pub use detect::{detect_format, SAMPLE_LINES};
 pub use error::TraceError;
 pub use fit::{compact_footprint_bytes, AddressFit, FitMode};
-pub use reader::{TraceReader, MAX_LINE_BYTES};
+pub use reader::{
+    TraceReader, MAX_LINE_BYTES, MAX_REQUEST_BYTES, MAX_TRACE_SPAN_NS, MAX_TRIM_BYTES,
+};
 
 /// A supported trace format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -19,6 +19,19 @@ use crate::{TraceError, TraceFormat, TraceOp, TraceRecord};
 /// The longest line accepted, in bytes.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 
+/// The longest read or write accepted, in bytes (4 GiB: more than any block layer issues as
+/// one request; a larger length is a corrupt field, and would make fitting and replay work
+/// per byte of nonsense).
+pub const MAX_REQUEST_BYTES: u64 = 1 << 32;
+
+/// The longest trim accepted, in bytes (2 TiB: Linux's largest single discard, 2^32 sectors).
+pub const MAX_TRIM_BYTES: u64 = 1 << 41;
+
+/// The longest time a trace may span, in nanoseconds (10^18 ns, 31.7 years; the simulator's
+/// limit for any workload, `MAX_WORKLOAD_SPAN_S`). A later timestamp is a wrong unit or a
+/// corrupt field, not something to saturate silently.
+pub const MAX_TRACE_SPAN_NS: u64 = 1_000_000_000_000_000_000;
+
 const BUFFER_BYTES: usize = 256 * 1024;
 
 /// Reads a (possibly gzipped) text file line by line into a reused buffer.
@@ -191,8 +204,25 @@ impl TraceReader {
                     .lines
                     .parse_error("offset + length overflows a 64-bit byte address"));
             }
+            let limit = if raw.op == TraceOp::Trim { MAX_TRIM_BYTES } else { MAX_REQUEST_BYTES };
+            if raw.length_bytes > limit {
+                return Err(self.lines.parse_error(&format!(
+                    "a {} of {} bytes is longer than the {} bytes one request may have \
+                     (corrupt length field, or a length in the wrong unit?)",
+                    raw.op, raw.length_bytes, limit
+                )));
+            }
             let t0 = *self.t0.get_or_insert(raw.time_ns);
-            let rel = u64::try_from(raw.time_ns.saturating_sub(t0)).unwrap_or(u64::MAX);
+            let rel = raw.time_ns.saturating_sub(t0);
+            if rel > u128::from(MAX_TRACE_SPAN_NS) {
+                return Err(self.lines.parse_error(&format!(
+                    "timestamp lies {:.3e} s after the first record's; a trace may span at most \
+                     {:.0e} s (a wrong time unit or a corrupt field?)",
+                    rel as f64 / 1e9,
+                    MAX_TRACE_SPAN_NS as f64 / 1e9
+                )));
+            }
+            let rel = rel as u64;
             let time_ns = rel.max(self.last_ns);
             self.last_ns = time_ns;
             return Ok(Some(TraceRecord {

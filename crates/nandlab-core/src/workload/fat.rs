@@ -767,6 +767,8 @@ pub struct FsStats {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stage {
     Prefill(u64),
+    /// The prefill has ended: `WorkItem::PrefillDone` is next.
+    EndPrefill,
     Format,
     Measure,
     Run,
@@ -1057,10 +1059,14 @@ impl Iterator for FsWorkload {
                     self.stage = if page + 1 < self.logical_pages {
                         Stage::Prefill(page + 1)
                     } else {
-                        Stage::Format
+                        Stage::EndPrefill
                     };
                     let size = self.page_size_bytes;
                     return Some(WorkItem::Request(Request::write(page * size, size)));
+                }
+                Stage::EndPrefill => {
+                    self.stage = Stage::Format;
+                    return Some(WorkItem::PrefillDone);
                 }
                 Stage::Format => {
                     self.vol.format(&mut self.pending.extents);

@@ -43,7 +43,8 @@ fn requests(items: &[WorkItem]) -> Vec<Request> {
         .iter()
         .filter_map(|i| match i {
             WorkItem::Request(q) => Some(*q),
-            WorkItem::StartMeasurement => None,
+            WorkItem::StartMeasurement | WorkItem::PrefillDone => None,
+            WorkItem::Continue(_) => unreachable!("generators never split requests"),
         })
         .collect()
 }

@@ -192,6 +192,8 @@ pub struct MediaStats {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stage {
     Prefill(u64),
+    /// The prefill has ended: `WorkItem::PrefillDone` is next.
+    EndPrefill,
     Format,
     Populate,
     Warmup,
@@ -504,10 +506,14 @@ impl MediaWorkload {
                 self.stage = if page + 1 < self.logical_pages {
                     Stage::Prefill(page + 1)
                 } else {
-                    Stage::Format
+                    Stage::EndPrefill
                 };
                 let size = self.page_size_bytes;
                 return Some(WorkItem::Request(Request::write(page * size, size)));
+            }
+            Stage::EndPrefill => {
+                self.stage = Stage::Format;
+                return Some(WorkItem::PrefillDone);
             }
             Stage::Format => {
                 self.vol.format(&mut self.pending.extents);

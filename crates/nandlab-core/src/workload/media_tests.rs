@@ -30,7 +30,8 @@ fn requests(items: &[WorkItem]) -> Vec<Request> {
         .iter()
         .filter_map(|i| match i {
             WorkItem::Request(q) => Some(*q),
-            WorkItem::StartMeasurement => None,
+            WorkItem::StartMeasurement | WorkItem::PrefillDone => None,
+            WorkItem::Continue(_) => unreachable!("generators never split requests"),
         })
         .collect()
 }
@@ -205,7 +206,8 @@ fn the_volume_stays_under_its_mark_and_freed_clusters_are_reused() {
                     }
                 }
             }
-            WorkItem::Request(_) => {}
+            WorkItem::Request(_) | WorkItem::PrefillDone => {}
+            WorkItem::Continue(_) => unreachable!("generators never split requests"),
         }
     }
     let s = wl.stats();

@@ -31,8 +31,17 @@ use crate::rng::Prng;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WorkItem {
     Request(Request),
+    /// Another byte range of the host request just before it (a `Request` or `Continue`),
+    /// same kind and arrival: a trace request that address fitting split at a chunk boundary.
+    /// The pieces are served as one host request (`Device::submit_split`): one request count
+    /// and one latency.
+    Continue(Request),
     /// Everything before this is warm-up and excluded from the metrics.
     StartMeasurement,
+    /// The prefill is over: the write buffer and the RAM region write their dirty pages back
+    /// now, untimed and before any measurement, so a measured window never counts prefill
+    /// writes (without it, a run with no warm-up measured up to one buffer of them).
+    PrefillDone,
 }
 
 /// How a segment chooses the start page of each request.
@@ -53,6 +62,8 @@ struct Segment {
     page_writes: u64,
     timed: bool,
     measured: bool,
+    /// The prefill: followed by `WorkItem::PrefillDone`.
+    prefill: bool,
 }
 
 /// A seeded synthetic workload.
@@ -114,6 +125,7 @@ impl Synthetic {
                         ),
                         page_writes: (phase_pages(p, lp, g.page_size_bytes) * scale).round() as u64,
                         timed: true,
+                        prefill: false,
                         measured,
                     })
                     .collect()
@@ -128,6 +140,7 @@ impl Synthetic {
                     page_writes: passes_to_pages(passes, lp),
                     timed: true,
                     measured,
+                    prefill: false,
                 }]
             }
         };
@@ -138,6 +151,7 @@ impl Synthetic {
                 page_writes: lp,
                 timed: false,
                 measured: false,
+                prefill: true,
             });
         }
         let warmup = w.warmup_passes.unwrap_or(0.0);
@@ -261,8 +275,12 @@ impl Iterator for Synthetic {
         while self.segment < self.segments.len()
             && self.written >= self.segments[self.segment].page_writes
         {
+            let done = self.segments[self.segment];
             self.segment += 1;
             self.written = 0;
+            if done.prefill {
+                return Some(WorkItem::PrefillDone);
+            }
         }
         let seg = *self.segments.get(self.segment)?;
         if seg.measured && !self.measurement_announced {

@@ -145,6 +145,10 @@ impl Iterator for Repeated {
                     }
                     return Some(WorkItem::Request(req));
                 }
+                Some(WorkItem::PrefillDone) => return Some(WorkItem::PrefillDone),
+                Some(WorkItem::Continue(_)) => {
+                    unreachable!("generated workloads never split a request")
+                }
                 // Only repetition 0 yields its marker: later ones skip theirs.
                 Some(WorkItem::StartMeasurement) => {
                     self.measuring = true;

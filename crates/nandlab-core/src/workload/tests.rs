@@ -17,8 +17,10 @@ fn prefill_then_warmup_then_measurement() {
     let (w, lp) = synth(&["workload.warmup_passes=1", "workload.passes=2"]);
     let items: Vec<WorkItem> = w.collect();
     let marker = items.iter().position(|i| *i == WorkItem::StartMeasurement).unwrap();
-    assert_eq!(marker as u64, 2 * lp, "prefill + one warm-up pass come first");
-    assert_eq!(items.len() as u64, 1 + 4 * lp);
+    assert_eq!(marker as u64, 2 * lp + 1, "prefill, its end, one warm-up pass come first");
+    assert_eq!(items[lp as usize], WorkItem::PrefillDone, "the prefill's end follows it");
+    assert_eq!(items.iter().filter(|i| **i == WorkItem::PrefillDone).count(), 1);
+    assert_eq!(items.len() as u64, 2 + 4 * lp);
     // The prefill writes every page once in order.
     for (i, item) in items[..lp as usize].iter().enumerate() {
         let WorkItem::Request(r) = item else { panic!() };
