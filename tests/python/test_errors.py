@@ -179,3 +179,23 @@ def test_native_inputs_never_panic(tmp_path: Path) -> None:
             pass
         else:
             pytest.fail(f"no error for {case}")
+
+
+def test_hostile_sizes_raise_config_error_before_allocating(small: dict[str, Any]) -> None:
+    """Issue 16: `device.page_size_bytes = 2**40` used to abort the interpreter, and a device
+    too large for memory to abort while allocating; both are ConfigErrors naming the key."""
+    with pytest.raises(ConfigError, match=r"device\.page_size_bytes") as info:
+        nandlab.run(small, set={"device.page_size_bytes": 2**40})
+    assert info.value.key == "device.page_size_bytes"
+    with pytest.raises(ConfigError, match=r"run\.memory_limit_bytes") as info:
+        nandlab.run(set={"device.logical_bytes": 2**43, "run.memory_limit_bytes": 2**31})
+    assert info.value.key == "device.logical_bytes"
+    assert "TiB logical" in str(info.value)
+
+
+def test_keys_that_do_not_apply_raise_config_error(small: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError, match=r"workload\.format") as info:
+        nandlab.run(small, set={"workload.format": "bogus"})
+    assert info.value.key == "workload.format"
+    with pytest.raises(ConfigError, match=r"timing\.program_page_ns"):
+        nandlab.run(small, set={"timing.program_page_ns": 2**63 - 1})

@@ -88,6 +88,12 @@ pub fn check_against(r: &Resolved, served: bool, limit: &MemoryLimit) -> Result<
     } else {
         "no device fits beside the buffer and RAM region".to_string()
     };
+    // Near the limit both round to the same figure: then say the exact byte counts.
+    let (mut need, mut have) = (human_bytes(total), human_bytes(limit.bytes));
+    if need == have {
+        need = format!("{need} ({total} bytes)");
+        have = format!("{have} ({} bytes)", limit.bytes);
+    }
     Err(ConfigError::new(
         "device.logical_bytes",
         format!(
@@ -96,9 +102,9 @@ pub fn check_against(r: &Resolved, served: bool, limit: &MemoryLimit) -> Result<
              device.page_size_bytes, shrink buffer.size_bytes or the RAM region, or set \
              run.memory_limit_bytes if more memory is really available",
             human_bytes(logical),
-            human_bytes(total),
+            need,
             e.describe(),
-            human_bytes(limit.bytes),
+            have,
             limit.source,
         ),
     ))
