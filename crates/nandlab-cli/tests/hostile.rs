@@ -244,3 +244,17 @@ fn refusals_leave_stdout_empty() {
     assert_eq!(o.code, 2);
     assert!(o.stdout.is_empty(), "{}", o.stdout);
 }
+
+#[test]
+fn the_oracle_behind_a_buffer_is_refused() {
+    // Fuzz finding (run_small, fuzz/regressions/run_small/oracle-with-write-buffer): the oracle
+    // foresees host page writes, but behind a buffer its cursor passed rewrites that never
+    // reached the FTL ("attempt to subtract with overflow"; in release a silently wrong
+    // distance). The combination is refused naming the key.
+    for kind in ["lru", "fab", "bplru", "cflru"] {
+        refused(
+            &["run", "--set", "ftl.placement=oracle", "--set", &format!("buffer.kind={kind}")],
+            &["buffer.kind", "oracle"],
+        );
+    }
+}

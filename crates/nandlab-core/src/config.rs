@@ -1064,6 +1064,15 @@ impl Config {
         validate_workload(&mut c.workload, &geometry)?;
         validate_serve(&c.serve)?;
         validate_buffer(&mut c.buffer, &geometry)?;
+        // The oracle foresees the host's page writes; behind a buffer the FTL sees the buffer's
+        // write-backs instead (fewer, reordered, padded), whose future it does not know. Found
+        // by the run_small fuzz target (the cursor passed foreseen rewrites).
+        check(
+            c.ftl.placement != "oracle" || c.buffer.kind == "none",
+            "buffer.kind",
+            "the oracle placement knows the host's future page writes, not a buffer's \
+             write-backs: use buffer.kind = \"none\" with ftl.placement = \"oracle\"",
+        )?;
         validate_ram(&mut c, &geometry)?;
         validate_wear(&mut c.wear, preset.endurance_cycles)?;
         Ok(Resolved { config: c, geometry, timing, regions, gc_free_blocks_min, served: false })
