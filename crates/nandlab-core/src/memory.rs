@@ -116,7 +116,7 @@ pub fn estimate(r: &Resolved, served: bool) -> MemoryEstimate {
         parts.push((RAM_REGION, ram_pages * 24 + payload));
     }
     parts.push((FIXED, FIXED_BYTES + 8 * page));
-    parts.sort_by(|a, b| b.1.cmp(&a.1));
+    parts.sort_by_key(|p| std::cmp::Reverse(p.1));
     MemoryEstimate { parts }
 }
 

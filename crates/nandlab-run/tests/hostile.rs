@@ -6,7 +6,7 @@
 //! pass the end of simulated time stop with an error instead of wrapping.
 //! Method: tiny MSR-format traces written to a temp dir, run through the whole runner.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use nandlab_run::{load_config, run_config, Error, RunReport};
@@ -19,7 +19,7 @@ fn temp_file(name: &str, text: &str) -> PathBuf {
     p
 }
 
-fn run(trace: &PathBuf, overrides: &[&str]) -> Result<RunReport, Error> {
+fn run(trace: &Path, overrides: &[&str]) -> Result<RunReport, Error> {
     let mut o =
         vec!["workload.kind=trace".to_string(), format!("workload.path={}", trace.display())];
     o.extend(overrides.iter().map(|s| s.to_string()));
