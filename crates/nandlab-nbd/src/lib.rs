@@ -37,6 +37,9 @@
 
 mod budget;
 mod conn;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod mem;
 pub mod proto;
 mod server;

@@ -68,7 +68,7 @@ pub(crate) fn bind(listen: &Listen) -> io::Result<(Listener, BoundAddress)> {
 }
 
 /// Checks the export against the protocol's block size rules.
-fn validate_export(e: &ExportInfo) -> io::Result<()> {
+pub(crate) fn validate_export(e: &ExportInfo) -> io::Result<()> {
     let bad = |m: String| Err(io::Error::new(io::ErrorKind::InvalidInput, m));
     let (min, pref, max) = (e.min_block_bytes, e.preferred_block_bytes, e.max_block_bytes);
     if !min.is_power_of_two() || min > 65536 {

@@ -223,7 +223,8 @@ pub struct MountReport {
     /// OOB records read with one unreadable copy (repaired).
     pub oob_records_repaired: u64,
     /// Unreadable OOB records at the end of a block's programmed pages: writes a crash cut
-    /// short (never acknowledged); their pages are garbage.
+    /// short (never acknowledged); their pages are garbage, and the mount records them as
+    /// garbage in the image, so that pages programmed after them do not make them unrecoverable.
     pub torn_pages: u64,
     /// Erases a crash cut short (the block header was rewritten, clearing its "programmed since
     /// erase" flag, but not all OOB records were zeroed): finished at mount. What such a block
@@ -332,6 +333,8 @@ struct Decoded {
     crc_known: Vec<u64>,
     /// Unreadable records not at a block's end (their LPN is unknown).
     unrecoverable: Vec<Ppn>,
+    /// Unreadable records at a block's end: torn writes, taken as garbage pages.
+    torn: Vec<Ppn>,
 }
 
 impl Decoded {
@@ -343,6 +346,7 @@ impl Decoded {
             no_payload: vec![0; words],
             crc_known: vec![if crcs_known { u64::MAX } else { 0 }; words],
             unrecoverable: Vec::new(),
+            torn: Vec::new(),
         }
     }
 }
@@ -506,6 +510,7 @@ impl FileMedia {
                 ),
             ));
         }
+        persist_torn_pages(&file, path, &layout, &decoded)?;
         let meta = CountingMedia::restore(g, &erase_counts, &decoded.oobs);
         let written: Vec<bool> = headers.iter().map(|h| h.1 & BLOCK_WRITTEN != 0).collect();
         let mut media = Self::with(meta, decoded, file, path, layout);
@@ -938,6 +943,33 @@ fn read_headers(
     Ok(out)
 }
 
+/// Records each torn page this mount found (an unreadable record at the end of its block's
+/// programmed pages, taken as garbage) as a readable garbage record, durably, before the FTL
+/// programs anything after it. Otherwise the next page programmed in that block would make the
+/// same record "unreadable and followed by programmed pages", which the next mount must refuse
+/// (its LPN unknown): one torn write would cost the image at the restart after next. A garbage
+/// record names no LPN and holds no payload, so it reads back exactly as this mount took it.
+/// Records an interrupted erase has since zeroed are skipped.
+fn persist_torn_pages(
+    file: &File,
+    path: &Path,
+    layout: &Layout,
+    d: &Decoded,
+) -> Result<(), StoreError> {
+    let mut wrote = false;
+    for &ppn in &d.torn {
+        let Some(oob) = d.oobs[ppn as usize] else { continue };
+        // Sequence number 0 reads as damaged; garbage ignores it, so the smallest valid one.
+        let record = encode_oob(&Oob { seq: oob.seq.max(1), ..oob }, 0, false);
+        file.write_all_at(&record, layout.oob_at(ppn)).map_err(|e| io_error(path, e))?;
+        wrote = true;
+    }
+    if wrote {
+        file.sync_data().map_err(|e| io_error(path, e))?;
+    }
+    Ok(())
+}
+
 /// Reads and decodes the OOB records of `blocks` into `d`, 1 MiB at a time. An unreadable
 /// record followed by no programmed page in its block is a torn write (garbage); one followed
 /// by programmed pages is recorded as unrecoverable.
@@ -999,6 +1031,7 @@ fn read_blocks(
                 report.torn_pages += 1;
                 d.oobs[p] = Some(Oob { lpn: GARBAGE_LPN, seq: 0, region: 0 });
                 set_bit(&mut d.crc_known, p, true);
+                d.torn.push(p as Ppn);
             }
         }
         i += n;
