@@ -238,12 +238,6 @@ fuzz_target!(|small: Small| {
         eprintln!("nandlab run {}", args.join(" "));
     }
     let Ok(config) = Config::from_overrides(&overrides) else { return };
-    // KNOWN FINDING (fuzz/regressions/run_small/oracle-with-write-buffer, fuzz/README.md): the
-    // oracle placement behind any write buffer underflows in `cleaner_copy` (oracle.rs:70).
-    // Stepped around unless NANDLAB_FUZZ_STRICT=1; remove once fixed.
-    if !nandlab_fuzz::strict() && config.ftl.placement == "oracle" && config.buffer.kind != "none" {
-        return;
-    }
     let Ok(prepared) = nandlab_run::prepare(&config) else { return };
     let r = &prepared.resolved;
     // Keep every execution small: the decoder aims at tiny devices; over-long runs are cut

@@ -13,7 +13,7 @@
 use std::io::Write;
 
 use libfuzzer_sys::fuzz_target;
-use nandlab_fuzz::{scratch_dir, strict};
+use nandlab_fuzz::scratch_dir;
 use nandlab_trace::{
     compact_footprint_bytes, detect_format, open, scan, AddressFit, FitMode, TraceFormat,
     TraceOptions,
@@ -21,9 +21,6 @@ use nandlab_trace::{
 
 /// Records read per execution at most (a 1 MiB input has fewer lines than this anyway).
 const MAX_RECORDS: usize = 1 << 20;
-/// Chunks `compact_footprint_bytes` may have to visit before the known finding is stepped
-/// around (see `known_footprint_hang`).
-const FOOTPRINT_CHUNKS_MAX: u64 = 1 << 16;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&selector, content)) = data.split_first() else { return };
@@ -64,7 +61,6 @@ fuzz_target!(|data: &[u8]| {
     let mut extents = Vec::new();
     let mut records = 0u64;
     let mut last_time = 0u64;
-    let mut chunks_spanned = 0u64;
     let Ok(reader) = open(&path, &options) else { return };
     for rec in reader.take(MAX_RECORDS) {
         let Ok(rec) = rec else { break };
@@ -75,11 +71,6 @@ fuzz_target!(|data: &[u8]| {
         assert!(rec.offset_bytes.checked_add(rec.length_bytes).is_some(), "{rec:?}");
         if let Some(d) = device {
             assert_eq!(rec.device, d, "device selection let another device through");
-        }
-        if rec.length_bytes > 0 {
-            let first = rec.offset_bytes / page;
-            let last = (rec.offset_bytes + rec.length_bytes - 1) / page;
-            chunks_spanned = chunks_spanned.saturating_add(last - first + 1);
         }
         for (fit, failed) in fits.iter_mut().zip(failed.iter_mut()) {
             if *failed {
@@ -112,11 +103,5 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(summary.format, format);
         assert_eq!(summary.records, records, "scan and the reader disagree on the count");
     }
-    // KNOWN FINDING (fuzz/regressions/trace_readers/, fuzz/README.md): compact_footprint_bytes
-    // visits every chunk a request spans, so one huge request runs for ages and fills memory.
-    // Stepped around unless NANDLAB_FUZZ_STRICT=1; remove the guard once it is fixed.
-    let known_footprint_hang = chunks_spanned > FOOTPRINT_CHUNKS_MAX;
-    if strict() || !known_footprint_hang {
-        let _ = compact_footprint_bytes(&path, &options, page);
-    }
+    let _ = compact_footprint_bytes(&path, &options, page);
 });
