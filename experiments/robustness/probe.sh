@@ -130,6 +130,11 @@ case_ "arrival rate with closed arrivals" 2 "workload.arrival_rate_per_s" -- \
   run --set workload.arrival_rate_per_s=5
 case_ "workload.path for a synthetic kind" 2 "workload.path" -- run --set workload.path=x.csv
 case_ "TOML syntax error names the line" 2 "bad.toml|line 3" -- run bad.toml
+echo "## fuzz findings"
+for b in lru fab bplru cflru; do
+  case_ "oracle placement behind a $b buffer" 2 "buffer.kind|oracle" -- \
+    run --set ftl.placement=oracle --set buffer.kind=$b
+done
 echo "## accounting"
 check "compact split request counts once (3 writes, 1 read)" \
   "'$NANDLAB' run --json - --quiet --set workload.kind=trace --set workload.path=split.csv --set workload.fit=compact --set workload.prefill=false | python3 -c 'import json,sys; m=json.load(sys.stdin)[\"metrics\"]; print(\"ok\" if (m[\"host_write_requests\"], m[\"host_read_requests\"]) == (3, 1) else (m[\"host_write_requests\"], m[\"host_read_requests\"]))'"
