@@ -99,3 +99,27 @@ fn the_oracle_placement_is_not_servable_and_says_why() {
     assert!(!image.exists(), "no image is created for a refused configuration");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_sigterm_while_the_image_is_mounted_stops_cleanly() {
+    // The server binds before it mounts, so a client (or a supervisor) can see the socket
+    // while the image is still being created: a SIGTERM then must still mean a clean stop
+    // (status 0), not death by the default signal action (status 143). Found as a flaky
+    // failure of the test above under CI load. A large device makes the mount window long.
+    let d = dir("early-term");
+    let image = d.join("a.img");
+    let sock = d.join("s.sock");
+    let mut c = serve(&image, &sock, &[]);
+    c.args(["--set", "device.blocks=100000", "--set", "device.pages_per_block=64"]);
+    let mut child = c.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !sock.exists() {
+        assert!(child.try_wait().unwrap().is_none(), "server exited early");
+        assert!(Instant::now() < deadline, "server did not bind");
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    Command::new("kill").arg(child.id().to_string()).status().unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "a SIGTERM during the mount ended the server with {status}");
+    let _ = std::fs::remove_dir_all(&d);
+}

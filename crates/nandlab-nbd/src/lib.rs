@@ -347,6 +347,10 @@ pub struct BoundServer {
     bound: BoundAddress,
     options: ServeOptions,
     handle: ShutdownHandle,
+    /// Installed at bind time: once a client can connect, SIGTERM/SIGINT must already mean
+    /// "stop cleanly", also while the caller is still mounting its engine (the server then
+    /// returns as soon as it starts serving).
+    signals: server::SignalGuard,
 }
 
 impl std::fmt::Debug for BoundServer {
@@ -358,8 +362,10 @@ impl std::fmt::Debug for BoundServer {
 /// Binds `options.listen` (port 0 picks a free port). Dropping the result without serving
 /// closes the listener (and removes a Unix socket file).
 pub fn bind(options: ServeOptions) -> std::io::Result<BoundServer> {
-    let (listener, bound) = server::bind(&options.listen)?;
-    Ok(BoundServer { listener, bound, options, handle: ShutdownHandle::default() })
+    let (mut listener, bound) = server::bind(&options.listen)?;
+    let handle = ShutdownHandle::default();
+    let signals = signals_for(&options, &handle, &mut listener)?;
+    Ok(BoundServer { listener, bound, options, handle, signals })
 }
 
 impl BoundServer {
@@ -375,20 +381,18 @@ impl BoundServer {
 
     /// Serves `engine` on this thread until shutdown (a handle, or a signal with
     /// `handle_signals: true`).
-    pub fn serve(mut self, engine: Box<dyn Engine>) -> std::io::Result<ServeReport> {
-        let signals = signals_for(&self.options, &self.handle, &mut self.listener)?;
-        let BoundServer { listener, options, handle, .. } = self;
+    pub fn serve(self, engine: Box<dyn Engine>) -> std::io::Result<ServeReport> {
+        let BoundServer { listener, options, handle, signals, .. } = self;
         server::run(engine, options, listener, handle, signals)
     }
 
     /// Serves on a new thread; signal handlers, if asked for, are in place when this returns.
     pub fn spawn(
-        mut self,
+        self,
         engine: Box<dyn Engine>,
     ) -> std::io::Result<(ShutdownHandle, std::thread::JoinHandle<std::io::Result<ServeReport>>)>
     {
-        let signals = signals_for(&self.options, &self.handle, &mut self.listener)?;
-        let BoundServer { listener, options, handle, .. } = self;
+        let BoundServer { listener, options, handle, signals, .. } = self;
         let h = handle.clone();
         let join = std::thread::Builder::new()
             .name("nbd-server".into())
