@@ -4,6 +4,8 @@ them with the same code the CLI uses."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from typing import Any
 
 import pytest
@@ -34,11 +36,15 @@ def test_toml_value(value: Any, text: str) -> None:
 @pytest.mark.parametrize(
     "path", ['we"ird\\name.csv', "ünïcödé 🚀.csv", "ctl\x01\x7f.csv", "trailing\\"]
 )
-def test_strings_survive_overrides(path: str) -> None:
+def test_strings_survive_overrides(path: str, tmp_path: Path) -> None:
+    # A trace path only applies to a trace workload, whose file must exist to resolve.
+    trace = tmp_path / path
+    trace.write_text("128166372003061629,hm,0,Write,0,4096,1000\n")
     resolved = nandlab.resolve_config(
-        {"device.blocks": 64}, set={"workload.format": "msr", "workload.path": path}
+        {"device.blocks": 64},
+        set={"workload.kind": "trace", "workload.format": "msr", "workload.path": str(trace)},
     )
-    assert resolved["workload"]["path"] == path
+    assert resolved["workload"]["path"] == str(trace)
 
 
 def test_overrides_keep_types() -> None:
