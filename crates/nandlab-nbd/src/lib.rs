@@ -362,9 +362,16 @@ impl std::fmt::Debug for BoundServer {
 /// Binds `options.listen` (port 0 picks a free port). Dropping the result without serving
 /// closes the listener (and removes a Unix socket file).
 pub fn bind(options: ServeOptions) -> std::io::Result<BoundServer> {
-    let (mut listener, bound) = server::bind(&options.listen)?;
+    // Handlers first: the moment the socket exists, a client or supervisor may see it and
+    // send SIGTERM, which must already mean a clean stop. (A failed bind drops the guard,
+    // which restores the default actions.)
     let handle = ShutdownHandle::default();
-    let signals = signals_for(&options, &handle, &mut listener)?;
+    let signals = if options.handle_signals {
+        server::SignalGuard::register(&handle.flag)?
+    } else {
+        server::SignalGuard::none()
+    };
+    let (listener, bound) = server::bind(&options.listen)?;
     Ok(BoundServer { listener, bound, options, handle, signals })
 }
 
@@ -424,15 +431,4 @@ pub fn spawn(
     let address = bound.address().clone();
     let (handle, join) = bound.spawn(engine)?;
     Ok((handle, join, address))
-}
-
-fn signals_for(
-    options: &ServeOptions,
-    handle: &ShutdownHandle,
-    listener: &mut stream::Listener,
-) -> std::io::Result<server::SignalGuard> {
-    if !options.handle_signals {
-        return Ok(server::SignalGuard::none());
-    }
-    server::SignalGuard::register(&handle.flag).inspect_err(|_| listener.cleanup())
 }
