@@ -105,6 +105,29 @@ pub(crate) struct Shared {
     pub(crate) negotiation_timeout: Duration,
 }
 
+impl Shared {
+    /// The state of a server (or of the fuzzing harness's single connection) serving `engine`,
+    /// before any connection or request.
+    pub(crate) fn new(
+        export: ExportInfo,
+        engine: Box<dyn Engine>,
+        tls: Option<TlsConfig>,
+        budgets: Arc<Budgets>,
+        negotiation_timeout: Duration,
+    ) -> Shared {
+        Shared {
+            export,
+            engine: Mutex::new(EngineSlot::new(engine)),
+            completions: Mutex::new(Vec::new()),
+            stats: Stats::default(),
+            stopping: AtomicBool::new(false),
+            budgets,
+            tls,
+            negotiation_timeout,
+        }
+    }
+}
+
 /// The engine and whether it has been shut down. Requests run on the connection threads that
 /// read them, one at a time under this lock: no hand-off to an engine thread, so no wake-up per
 /// request (on a 2-core machine the hand-offs, not the simulation, limited throughput).

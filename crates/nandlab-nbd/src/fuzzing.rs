@@ -6,7 +6,7 @@
 //! threads included.
 
 use crate::budget::{Budgets, Gauge};
-use crate::conn::{self, EngineSlot, Shared, Stats, MAX_INFLIGHT};
+use crate::conn::{self, Shared, MAX_INFLIGHT};
 use crate::server::{validate_export, Registry};
 use crate::stream::Conn;
 use crate::Engine;
@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::Duration;
@@ -77,16 +77,7 @@ pub fn serve_bytes(
         MAX_INFLIGHT,
         Arc::clone(&gauge),
     );
-    let shared = Arc::new(Shared {
-        export,
-        engine: Mutex::new(EngineSlot::new(engine)),
-        completions: Mutex::new(Vec::new()),
-        stats: Stats::default(),
-        stopping: AtomicBool::new(false),
-        budgets,
-        tls: None,
-        negotiation_timeout: options.negotiation_timeout,
-    });
+    let shared = Arc::new(Shared::new(export, engine, None, budgets, options.negotiation_timeout));
     let (server, client) = UnixStream::pair()?;
     let registry: Registry = Arc::new(Mutex::new(HashMap::new()));
     // As the accept loop does: the registry's clone is shut down when the connection ends, so

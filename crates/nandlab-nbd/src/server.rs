@@ -17,7 +17,7 @@
 //! queued and call [`Engine::shutdown`].
 
 use crate::budget::Budgets;
-use crate::conn::{self, EngineSlot, Shared, Stats, MAX_INFLIGHT};
+use crate::conn::{self, Shared, MAX_INFLIGHT};
 use crate::stream::{bind_unix, Conn, Listener};
 use crate::tls::TlsMode;
 use crate::{BoundAddress, Engine, ExportInfo, Listen, ServeOptions, ServeReport, ShutdownHandle};
@@ -163,16 +163,7 @@ pub(crate) fn run(
         MAX_INFLIGHT,
         Arc::clone(&handle.gauge),
     );
-    let shared = Arc::new(Shared {
-        export,
-        engine: Mutex::new(EngineSlot::new(engine)),
-        completions: Mutex::new(Vec::new()),
-        stats: Stats::default(),
-        stopping: AtomicBool::new(false),
-        budgets,
-        tls,
-        negotiation_timeout: options.negotiation_timeout,
-    });
+    let shared = Arc::new(Shared::new(export, engine, tls, budgets, options.negotiation_timeout));
     let tick = options.tick.max(MIN_TICK);
     // Periodic engine work (stats file, checkpoints) and completion delivery when idle.
     let ticker_shared = Arc::clone(&shared);
