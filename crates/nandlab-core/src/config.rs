@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::ConfigError;
-use crate::presets::{self, TimingPreset};
+use crate::presets;
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -562,33 +562,7 @@ impl Default for RunConfig {
     }
 }
 
-/// Flash geometry after resolution.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
-pub struct Geometry {
-    pub page_size_bytes: u64,
-    pub pages_per_block: u32,
-    pub blocks: u32,
-    pub logical_pages: u64,
-    pub sector_size_bytes: u64,
-}
-
-impl Geometry {
-    #[must_use]
-    pub fn physical_pages(&self) -> u64 {
-        u64::from(self.blocks) * u64::from(self.pages_per_block)
-    }
-    #[must_use]
-    pub fn logical_bytes(&self) -> u64 {
-        self.logical_pages * self.page_size_bytes
-    }
-    #[must_use]
-    pub fn utilization(&self) -> f64 {
-        self.logical_pages as f64 / self.physical_pages() as f64
-    }
-}
-
-/// Timing after resolution (preset + overrides).
-pub type Timing = TimingPreset;
+pub use crate::flash::{Geometry, Timing};
 
 /// A validated configuration with every default filled in. The `config` field is the filled
 /// config itself (what `print-config` shows and every result records).
@@ -1404,7 +1378,7 @@ fn resolve_hybrid(f: &mut FtlConfig, g: &Geometry) -> Result<(), ConfigError> {
     Ok(())
 }
 
-fn resolve_timing(t: &mut TimingConfig, p: TimingPreset) -> Timing {
+fn resolve_timing(t: &mut TimingConfig, p: Timing) -> Timing {
     let copy = t.copy_page_ns.or(p.copy_page_ns).filter(|&ns| ns > 0);
     let timing = Timing {
         read_page_ns: *t.read_page_ns.get_or_insert(p.read_page_ns),

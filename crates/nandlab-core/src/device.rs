@@ -14,8 +14,9 @@
 //! added to the request's service time.
 
 use crate::buffer::{Buffer, BufferCounters, FlushReason};
-use crate::config::{Geometry, Resolved};
+use crate::config::Resolved;
 use crate::error::{ConfigError, RecoveryError, RequestError};
+use crate::flash::Geometry;
 use crate::flash::{CountingMedia, Flash, FlashCounters, Lpn, Media, Op, Source};
 use crate::ftl::ram_region::RamWriteBack;
 use crate::ftl::{Ftl, FtlCounters, FtlRecovery, PageFtl, RecycleKind};

@@ -10,7 +10,7 @@
 use serde::Serialize;
 
 pub use crate::buffer::BufferCounters;
-use crate::config::Timing;
+use crate::flash::Timing;
 use crate::flash::{FlashCounters, Op};
 pub use crate::ftl::RecycleStats;
 

@@ -3,7 +3,7 @@
 //! of large devices need little RAM: 12 bytes per page plus 8 per block.
 
 use super::{BlockId, Media, Oob, Ppn, NONE};
-use crate::config::Geometry;
+use crate::flash::Geometry;
 
 pub struct CountingMedia {
     geometry: Geometry,

@@ -10,10 +10,10 @@
 //! so write amplification and cleaning cost fall out of accounting).
 
 mod counting;
+mod geometry;
 
 pub use counting::CountingMedia;
-
-use crate::config::{Geometry, Timing};
+pub use geometry::{Geometry, Timing};
 
 /// Physical page number: `block * pages_per_block + page_in_block`.
 pub type Ppn = u32;

@@ -11,7 +11,7 @@ pub mod ram_region;
 pub use hybrid::HybridFtl;
 pub use page::PageFtl;
 
-use crate::config::Geometry;
+use crate::flash::Geometry;
 use crate::flash::{Flash, Lpn};
 
 /// Counters an FTL keeps about its own work (flash operation counts live in `Flash`).

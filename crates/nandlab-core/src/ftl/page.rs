@@ -24,8 +24,8 @@ use std::collections::VecDeque;
 use super::block_table::{BlockState, BlockTable};
 use super::ram_region::{RamRegion, RamRegionInfo, RamWriteBack};
 use super::{Ftl, FtlCounters, FtlRecovery};
-use crate::config::Geometry;
 use crate::error::RecoveryError;
+use crate::flash::Geometry;
 use crate::flash::{
     BlockId, BlockRecord, Checkpoint, Flash, Lpn, NvramEntry, Oob, Ppn, Source, NONE,
 };

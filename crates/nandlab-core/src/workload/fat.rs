@@ -98,8 +98,9 @@
 //! times). `warmup_passes`, `passes`, `request_bytes`, `read_fraction` and the hot/cold keys do
 //! not apply to these kinds.
 
-use crate::config::{FsParams, Geometry, Resolved};
+use crate::config::{FsParams, Resolved};
 use crate::error::ConfigError;
+use crate::flash::Geometry;
 use crate::request::{Request, RequestKind};
 use crate::rng::Prng;
 

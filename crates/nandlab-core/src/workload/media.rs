@@ -84,8 +84,9 @@
 //! closed-loop (no arrival times). `request_bytes`, `read_fraction` and the hot/cold keys do
 //! not apply; `workload.fs.files`, `transactions` and `create_bias` are config errors.
 
-use crate::config::{FsParams, Geometry, Resolved};
+use crate::config::{FsParams, Resolved};
 use crate::error::ConfigError;
+use crate::flash::Geometry;
 use crate::request::{Request, RequestKind};
 use crate::rng::Prng;
 

@@ -43,7 +43,7 @@ pub use recover::recover_from_config;
 use std::collections::VecDeque;
 
 use super::{Ftl, FtlCounters, RecycleKind};
-use crate::config::Geometry;
+use crate::flash::Geometry;
 use crate::flash::{BlockId, BlockRecord, Checkpoint, Flash, Lpn, Oob, Ppn, Source, NONE};
 use crate::wear::{Endurance, LifetimeState, WearHost, WearLeveler, WearLevelingStats};
 use recycling::{CostModel, RecyclingPolicy};
@@ -940,7 +940,7 @@ fn build(r: &crate::config::Resolved, flash: Flash) -> HybridFtl {
 
 /// The per-available-page cost model of a flash timing (C_E = erase, C_cp = page copy).
 #[must_use]
-pub fn cost_model(timing: &crate::config::Timing, pages_per_block: u32) -> CostModel {
+pub fn cost_model(timing: &crate::flash::Timing, pages_per_block: u32) -> CostModel {
     CostModel::new(timing.erase_block_ns as f64, timing.copy_cost_ns() as f64, pages_per_block)
 }
 

@@ -3,7 +3,7 @@
 
 use super::recycling::{self, CostModel};
 use super::{cost_model, Association, HybridFtl};
-use crate::config::Geometry;
+use crate::flash::Geometry;
 use crate::flash::{CountingMedia, Flash, Source};
 use crate::ftl::{Ftl, RecycleKind, RecycleStats};
 use crate::rng::Prng;
