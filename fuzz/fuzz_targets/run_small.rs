@@ -72,9 +72,9 @@ impl Small {
         if ftl == "page" {
             set(
                 "ftl.cleaning",
-                format!("\"{}\"", pick(nandlab_core::config::CLEANING_NAMES, self.cleaning)),
+                format!("\"{}\"", pick(&nandlab_core::gc::names(), self.cleaning)),
             );
-            let placement = pick(nandlab_core::config::PLACEMENT_NAMES, self.placement);
+            let placement = pick(&nandlab_core::placement::names(), self.placement);
             set("ftl.placement", format!("\"{placement}\""));
             match placement {
                 "dac" | "oracle" => set("ftl.regions", (1 + self.regions % 4).to_string()),
@@ -113,12 +113,12 @@ impl Small {
                 set("ftl.recycling", format!("\"{r}\""));
             }
         }
-        let buffer = pick(nandlab_core::buffer::BUFFER_KINDS, self.buffer);
+        let buffer = pick(&nandlab_core::buffer::kinds(), self.buffer);
         set("buffer.kind", format!("\"{buffer}\""));
         if buffer != "none" {
             set("buffer.size_bytes", (u64::from(1 + self.buffer_pages % 16) * page).to_string());
         }
-        let wear = pick(nandlab_core::wear::WEAR_KINDS, self.wear);
+        let wear = pick(&nandlab_core::wear::kinds(), self.wear);
         set("wear.kind", format!("\"{wear}\""));
         match wear {
             "lazy" => {

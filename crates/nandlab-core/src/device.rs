@@ -14,18 +14,16 @@
 //! added to the request's service time.
 
 use crate::buffer::{Buffer, BufferCounters, FlushReason};
-use crate::config::Resolved;
-use crate::error::{ConfigError, RecoveryError, RequestError};
+use crate::error::RequestError;
 use crate::flash::Geometry;
-use crate::flash::{CountingMedia, Flash, FlashCounters, Lpn, Media, Op, Source};
+use crate::flash::{FlashCounters, Lpn, Op, Source};
 use crate::ftl::ram_region::RamWriteBack;
-use crate::ftl::{Ftl, FtlCounters, FtlRecovery, PageFtl, RecycleKind};
+use crate::ftl::{Ftl, FtlCounters, FtlRecovery, RecycleKind};
 use crate::metrics::{
     self, ExecTime, FlashTime, HostCounters, LatencyHistogram, LifetimeMetrics, Metrics,
     RamRegionMetrics, WearSample, WearStats, WearSummary,
 };
 use crate::request::{Request, RequestKind};
-use crate::{gc, placement};
 
 /// A request admitted by `Device::begin`, not yet completed.
 #[derive(Clone, Copy)]
@@ -121,84 +119,7 @@ pub struct Device {
     recovery: FtlRecovery,
 }
 
-/// The page FTL's wear leveler and endurance from `[wear]` (units: physical blocks), and the
-/// placement's RAM region and wear-aware allocation (`[deb]`, `[dac]`).
-fn configure_page_ftl(ftl: &mut PageFtl, r: &Resolved) {
-    let ram_pages = r.ram_region_pages();
-    if ram_pages > 0 {
-        ftl.set_ram_region(ram_pages, r.ram_write_back_threshold(), r.timing.ram_page_ns);
-    }
-    ftl.set_wear_aware_allocation(
-        r.config.ftl.placement == "deb" && r.config.deb.wear_aware.unwrap_or(false),
-    );
-    ftl.set_endurance_cycles(r.config.wear.endurance_cycles.expect("resolved"));
-    let erases: u64 = ftl.erase_counts().iter().map(|&c| u64::from(c)).sum();
-    let params = r.wear_params(r.geometry.blocks, erases);
-    ftl.set_wear_leveler(crate::wear::by_name(&r.config.wear.kind, &params));
-}
-
 impl Device {
-    /// A device on the metadata-only counting media, policies from the config. `future` is the
-    /// oracle placement's knowledge (see `placement::by_name`).
-    pub fn new(resolved: &Resolved, future: Option<Vec<u32>>) -> Result<Self, ConfigError> {
-        let media = Box::new(CountingMedia::new(resolved.geometry));
-        Self::with_media(resolved, media, future)
-    }
-
-    /// A device on a given media (payload-storing media of later issues plug in here).
-    pub fn with_media(
-        resolved: &Resolved,
-        media: Box<dyn Media>,
-        future: Option<Vec<u32>>,
-    ) -> Result<Self, ConfigError> {
-        let flash = Flash::new(media, resolved.timing);
-        let ftl: Box<dyn Ftl> = if resolved.config.ftl.kind == "page" {
-            let victim = gc::by_name(resolved)?;
-            let placement = placement::by_name(resolved, future)?;
-            let mut ftl = PageFtl::new(flash, victim, placement, resolved.gc_free_blocks_min);
-            configure_page_ftl(&mut ftl, resolved);
-            Box::new(ftl)
-        } else {
-            Box::new(crate::ftl::hybrid::from_config(resolved, flash))
-        };
-        let mut device = Self::with_ftl(ftl);
-        device.set_buffer(crate::buffer::from_config(resolved));
-        Ok(device)
-    }
-
-    /// A device over a media that already holds data (an image opened after a restart): the
-    /// FTL's tables are rebuilt from the media (`PageFtl::recover`, `hybrid::recover`). `now_ns`
-    /// is the simulated time the device resumes at. What recovery repaired or completed is in
-    /// `recovery()`; damage it cannot repair is an error, never a panic.
-    pub fn recover(
-        resolved: &Resolved,
-        media: Box<dyn Media>,
-        now_ns: u64,
-    ) -> Result<Self, RecoveryError> {
-        let flash = Flash::new(media, resolved.timing);
-        let (ftl, recovery): (Box<dyn Ftl>, FtlRecovery) = if resolved.config.ftl.kind == "page" {
-            let victim = gc::by_name(resolved)?;
-            let placement = placement::by_name(resolved, None)?;
-            let (mut ftl, mut recovery) =
-                PageFtl::recover(flash, victim, placement, resolved.gc_free_blocks_min, now_ns)?;
-            configure_page_ftl(&mut ftl, resolved);
-            let battery_failed = resolved.config.serve.ram_region_battery == "failed";
-            ftl.restore_nvram(battery_failed, now_ns, &mut recovery)?;
-            (Box::new(ftl), recovery)
-        } else {
-            let (ftl, recovery) = crate::ftl::hybrid::recover_from_config(resolved, flash)?;
-            (Box::new(ftl), recovery)
-        };
-        let mut device = Self::with_ftl(ftl);
-        device.recovery = recovery;
-        device.set_buffer(crate::buffer::from_config(resolved));
-        // Work recovery did on the flash (sealing, repair merges, write-backs) delays the
-        // first request like any background work.
-        device.busy_until_ns = now_ns.saturating_add(device.ftl.flash_mut().take_pending_ns());
-        device.last_arrival_ns = now_ns;
-        Ok(device)
-    }
-
     /// What the last `recover` repaired or completed (all zero for a new device).
     #[must_use]
     pub fn recovery(&self) -> FtlRecovery {
@@ -296,6 +217,19 @@ impl Device {
             lifetime: Lifetime::default(),
             recovery: FtlRecovery::default(),
         }
+    }
+
+    /// A device around an FTL whose tables were rebuilt from the media (`assemble`'s
+    /// `Device::recover`), resuming at simulated time `now_ns`. Work recovery did on the flash
+    /// (sealing, repair merges, write-backs) delays the first request like any background work.
+    #[must_use]
+    pub fn resumed(mut ftl: Box<dyn Ftl>, recovery: FtlRecovery, now_ns: u64) -> Self {
+        let pending_ns = ftl.flash_mut().take_pending_ns();
+        let mut device = Self::with_ftl(ftl);
+        device.recovery = recovery;
+        device.busy_until_ns = now_ns.saturating_add(pending_ns);
+        device.last_arrival_ns = now_ns;
+        device
     }
 
     #[must_use]

@@ -7,6 +7,7 @@
 //! construction → `flash` (timing-charged operations on a `Media`).
 #![forbid(unsafe_code)]
 
+pub mod assemble;
 pub mod buffer;
 pub mod config;
 pub mod device;
@@ -21,6 +22,7 @@ pub mod presets;
 pub mod request;
 pub mod rng;
 pub mod sim;
+pub mod spec;
 pub mod wear;
 pub mod workload;
 

@@ -68,14 +68,11 @@ pub fn estimate(r: &Resolved, served: bool) -> MemoryEstimate {
     // CountingMedia: LPN (4) and sequence number (8) per page; region, erase count, write
     // pointer per block.
     let flash = physical * 12 + blocks * 9;
-    let ftl = if r.config.ftl.kind == "page" {
-        // Per logical page: l2p (4); DAC with a time threshold: region entry time (8); DEB: last
-        // update time (8) and a fast-update bit; the oracle: next write time (8).
-        let per_lpn = 4 + match r.config.ftl.placement.as_str() {
-            "dac" if r.config.ftl.time_threshold_s.is_some() => 8,
-            "deb" | "oracle" => 8,
-            _ => 0,
-        };
+    let ftl = if let Some(placement) = r.placement() {
+        // Per logical page: l2p (4) and what the placement keeps (DAC with a time threshold:
+        // region entry time; DEB: last update time and a fast-update bit; the oracle: next
+        // write time).
+        let per_lpn = 4 + placement.bytes_per_logical_page();
         // Valid bitmap (1 bit per physical page), lookup table with victim indexes, free list,
         // wear leveler state (per block).
         logical * per_lpn + physical / 8 + blocks * 60
@@ -94,10 +91,10 @@ pub fn estimate(r: &Resolved, served: bool) -> MemoryEstimate {
         let stash = if r.config.serve.store == "metadata-only" { 4096 * page } else { 0 };
         parts.push((SERVED, physical * (4 + 24 + 4 + 1) + blocks * 16 + stash));
     }
-    if r.config.ftl.placement == "oracle" {
+    if r.needs_future() {
         // The run's host page writes (prefill, warm-up, measured) listed once (4) with their
         // next-write distances (4), and a last-seen table per logical page while computing.
-        let w = &r.config.workload;
+        let w = &r.workload.config;
         let passes = 1.0 + w.warmup_passes.unwrap_or(0.0) + w.passes.unwrap_or(1.0);
         let writes = (passes * logical as f64 * w.repeat as f64) as u64;
         parts.push((ORACLE, writes.saturating_mul(8) + logical * 4));

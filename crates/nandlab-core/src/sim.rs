@@ -57,7 +57,7 @@ pub struct RunOptions {
 impl RunOptions {
     /// The options a resolved config asks for (`run.*`); progress reporting stays off.
     #[must_use]
-    pub fn of(r: &crate::Resolved) -> Self {
+    pub fn of(r: &crate::config::Resolved) -> Self {
         Self {
             check_every_requests: r.config.run.check_every_requests,
             progress_every_requests: 0,

@@ -185,7 +185,7 @@ fn end_of_run_write_back_is_counted_apart_and_reads_come_from_ram() {
         "workload.passes=4",
     ]);
     let mut d = Device::new(&r, None).unwrap();
-    let items = Workload::new(&r).unwrap().map(Ok::<_, std::convert::Infallible>);
+    let items = Workload::new(&r.workload).unwrap().map(Ok::<_, std::convert::Infallible>);
     let options = sim::RunOptions { check_every_requests: 7, ..sim::RunOptions::of(&r) };
     let m = sim::run(&mut d, items, options, &mut |_| {}).unwrap();
     let ram = m.ram_region.unwrap();
@@ -274,7 +274,7 @@ fn deb_keeps_its_invariants_and_beats_dac_on_a_skewed_workload() {
         o.push(&p);
         let r = Config::from_overrides(&o).unwrap().resolve().unwrap();
         let mut d = Device::new(&r, None).unwrap();
-        let items = Workload::new(&r).unwrap().map(Ok::<_, std::convert::Infallible>);
+        let items = Workload::new(&r.workload).unwrap().map(Ok::<_, std::convert::Infallible>);
         let options = sim::RunOptions { check_every_requests: 997, ..sim::RunOptions::of(&r) };
         let m = sim::run(&mut d, items, options, &mut |_| {}).unwrap();
         d.check();
@@ -308,7 +308,7 @@ fn wear_aware_allocation_evens_wear() {
         ];
         let r = Config::from_overrides(&o).unwrap().resolve().unwrap();
         let mut d = Device::new(&r, None).unwrap();
-        let items = Workload::new(&r).unwrap().map(Ok::<_, std::convert::Infallible>);
+        let items = Workload::new(&r.workload).unwrap().map(Ok::<_, std::convert::Infallible>);
         sim::run(&mut d, items, sim::RunOptions::of(&r), &mut |_| {}).unwrap()
     };
     let (on, off) = (run("deb.wear_aware=true"), run("deb.wear_aware=false"));

@@ -202,7 +202,6 @@ fn requests_past_the_end_are_rejected() {
 fn tables_rebuilt_from_flash_match_the_live_ones() {
     use nandlab_core::flash::{CountingMedia, Flash};
     use nandlab_core::ftl::{Ftl, PageFtl};
-    use nandlab_core::{gc, placement};
 
     let r = Config::from_overrides(&[
         "device.blocks=40",
@@ -217,8 +216,8 @@ fn tables_rebuilt_from_flash_match_the_live_ones() {
     .unwrap();
     let mut ftl = PageFtl::new(
         Flash::new(Box::new(CountingMedia::new(r.geometry)), r.timing),
-        gc::by_name(&r).unwrap(),
-        placement::by_name(&r, None).unwrap(),
+        nandlab_core::assemble::victim_policy(&r).unwrap(),
+        nandlab_core::assemble::placement(&r, None).unwrap(),
         r.gc_free_blocks_min,
     );
     let lp = r.geometry.logical_pages as u32;
@@ -235,8 +234,8 @@ fn tables_rebuilt_from_flash_match_the_live_ones() {
     let free = ftl.free_blocks();
     let mut recovered = PageFtl::recover(
         ftl.into_flash(),
-        gc::by_name(&r).unwrap(),
-        placement::by_name(&r, None).unwrap(),
+        nandlab_core::assemble::victim_policy(&r).unwrap(),
+        nandlab_core::assemble::placement(&r, None).unwrap(),
         r.gc_free_blocks_min,
         5_000_000,
     )

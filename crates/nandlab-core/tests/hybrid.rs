@@ -13,7 +13,7 @@ use nandlab_core::{sim, Config, Device, Metrics, Synthetic};
 fn run(overrides: &[&str]) -> Metrics {
     let r = Config::from_overrides(overrides).unwrap().resolve().unwrap();
     let mut device = Device::new(&r, None).unwrap();
-    let items = Synthetic::new(&r).map(Ok::<_, std::convert::Infallible>);
+    let items = Synthetic::new(&r.workload).map(Ok::<_, std::convert::Infallible>);
     let options = sim::RunOptions { check_every_requests: 50_000, ..sim::RunOptions::default() };
     let m = sim::run(&mut device, items, options, &mut |_| {}).unwrap();
     device.check();

@@ -17,9 +17,9 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use common::tracked::{Image, Last, Op, SavedCheckpoint, Track, Tracked};
+use nandlab_core::assemble::recover_hybrid as recover_from_config;
 use nandlab_core::config::Resolved;
 use nandlab_core::flash::{CountingMedia, Flash, Oob, GARBAGE_LPN, NONE};
-use nandlab_core::ftl::hybrid::{self, recover_from_config};
 use nandlab_core::ftl::{Ftl, FtlRecovery, HybridFtl, RecycleKind};
 use nandlab_core::rng::Prng;
 use nandlab_core::{Config, RecoveryError};
@@ -80,7 +80,7 @@ const CONFIGS: &[(&str, &[&str])] = &[
 fn fresh(r: &Resolved) -> (HybridFtl, Arc<Mutex<Track>>) {
     let pages = r.geometry.physical_pages() as usize;
     let (media, track) = Tracked::new(CountingMedia::new(r.geometry), vec![0; pages]);
-    (hybrid::from_config(r, Flash::new(Box::new(media), r.timing)), track)
+    (nandlab_core::assemble::hybrid(r, Flash::new(Box::new(media), r.timing)).unwrap(), track)
 }
 
 /// Skewed random host work: most writes to two hot logical blocks, some whole-block

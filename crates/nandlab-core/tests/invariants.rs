@@ -18,7 +18,7 @@ fn run(overrides: &[&str]) -> nandlab_core::Metrics {
     o.extend(overrides.iter().map(|s| (*s).to_string()));
     let r = Config::from_overrides(&o).unwrap().resolve().unwrap();
     let future = (r.config.ftl.placement == "oracle").then(|| {
-        let writes: Vec<u32> = Synthetic::new(&r)
+        let writes: Vec<u32> = Synthetic::new(&r.workload)
             .filter_map(|i| match i {
                 WorkItem::Request(q) if q.kind == RequestKind::Write => Some(q),
                 _ => None,
@@ -35,7 +35,7 @@ fn run(overrides: &[&str]) -> nandlab_core::Metrics {
     // Interleave trims with the synthetic stream: every 50th request also trims a page.
     let mut n = 0u64;
     let lp = r.geometry.logical_pages;
-    let items = Synthetic::new(&r).flat_map(move |i| {
+    let items = Synthetic::new(&r.workload).flat_map(move |i| {
         n += 1;
         let mut v = vec![i];
         if n.is_multiple_of(50) && r.config.ftl.placement != "oracle" {

@@ -28,7 +28,7 @@ use nandlab_core::config::Resolved;
 use nandlab_core::flash::{Flash, Oob, NONE};
 use nandlab_core::ftl::{Ftl, FtlRecovery, PageFtl};
 use nandlab_core::rng::Prng;
-use nandlab_core::{gc, placement, Config, RecoveryError};
+use nandlab_core::{Config, RecoveryError};
 
 // ---- configurations ---------------------------------------------------------------------
 
@@ -140,33 +140,16 @@ const CONFIGS: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// What `Device` does after `PageFtl::new` / `PageFtl::recover` (`configure_page_ftl` in
-/// `device.rs`, private there; kept in step with it): the RAM region, DEB's wear-aware
-/// allocation, endurance, the wear leveler.
-fn configure(ftl: &mut PageFtl, r: &Resolved) {
-    let ram_pages = r.ram_region_pages();
-    if ram_pages > 0 {
-        ftl.set_ram_region(ram_pages, r.ram_write_back_threshold(), r.timing.ram_page_ns);
-    }
-    ftl.set_wear_aware_allocation(
-        r.config.ftl.placement == "deb" && r.config.deb.wear_aware.unwrap_or(false),
-    );
-    ftl.set_endurance_cycles(r.config.wear.endurance_cycles.expect("resolved"));
-    let erases: u64 = ftl.erase_counts().iter().map(|&c| u64::from(c)).sum();
-    let params = r.wear_params(r.geometry.blocks, erases);
-    ftl.set_wear_leveler(nandlab_core::wear::by_name(&r.config.wear.kind, &params));
-}
-
 /// A fresh FTL over a tracking media whose NVRAM holds the RAM region (as the store's image
 /// has: `nvram_pages` = the region's pages).
 fn fresh(r: &Resolved) -> (PageFtl, Arc<Mutex<Track>>) {
     let image = Image::with_nvram(r.geometry, r.ram_region_pages());
     let (media, track) = image.media();
     let flash = Flash::new(media, r.timing);
-    let victim = gc::by_name(r).unwrap();
-    let placement = placement::by_name(r, None).unwrap();
+    let victim = nandlab_core::assemble::victim_policy(r).unwrap();
+    let placement = nandlab_core::assemble::placement(r, None).unwrap();
     let mut ftl = PageFtl::new(flash, victim, placement, r.gc_free_blocks_min);
-    configure(&mut ftl, r);
+    nandlab_core::assemble::configure_page_ftl(&mut ftl, r);
     (ftl, track)
 }
 
@@ -179,11 +162,11 @@ fn recover(
 ) -> Result<(PageFtl, FtlRecovery, Arc<Mutex<Track>>), RecoveryError> {
     let (media, track) = image.media();
     let flash = Flash::new(media, r.timing);
-    let victim = gc::by_name(r)?;
-    let placement = placement::by_name(r, None)?;
+    let victim = nandlab_core::assemble::victim_policy(r)?;
+    let placement = nandlab_core::assemble::placement(r, None)?;
     let (mut ftl, mut report) =
         PageFtl::recover(flash, victim, placement, r.gc_free_blocks_min, now_ns)?;
-    configure(&mut ftl, r);
+    nandlab_core::assemble::configure_page_ftl(&mut ftl, r);
     ftl.restore_nvram(battery_failed, now_ns, &mut report)?;
     Ok((ftl, report, track))
 }

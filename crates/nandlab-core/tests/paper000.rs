@@ -20,7 +20,7 @@ fn run(cleaning: &str, regions: u32) -> Metrics {
     ];
     let r = Config::from_overrides(&o).unwrap().resolve().unwrap();
     let mut d = Device::new(&r, None).unwrap();
-    let items = Synthetic::new(&r).map(Ok::<_, std::convert::Infallible>);
+    let items = Synthetic::new(&r.workload).map(Ok::<_, std::convert::Infallible>);
     sim::run(&mut d, items, sim::RunOptions::default(), &mut |_| {}).unwrap()
 }
 

@@ -17,7 +17,7 @@ fn resolve(overrides: &[&str]) -> Resolved {
 
 /// (requests before the marker, requests after it) of a whole run; exactly one marker.
 fn split(overrides: &[&str]) -> (Vec<Request>, Vec<Request>) {
-    let items: Vec<WorkItem> = Repeated::new(&resolve(overrides)).unwrap().collect();
+    let items: Vec<WorkItem> = Repeated::new(&resolve(overrides).workload).unwrap().collect();
     let markers = items.iter().filter(|i| **i == WorkItem::StartMeasurement).count();
     assert_eq!(markers, 1, "{overrides:?}: one StartMeasurement");
     let at = items.iter().position(|i| *i == WorkItem::StartMeasurement).unwrap();
@@ -69,7 +69,7 @@ fn uniform_three_times_is_three_identical_measured_parts_and_one_prefill() {
         o.push(k);
         let r = resolve(&o);
         let mut d = Device::new(&r, None).unwrap();
-        let items = Repeated::new(&r).unwrap().map(Ok::<_, std::convert::Infallible>);
+        let items = Repeated::new(&r.workload).unwrap().map(Ok::<_, std::convert::Infallible>);
         let m = sim::run(&mut d, items, sim::RunOptions::of(&r), &mut |_| {}).unwrap();
         (m.host_write_pages, d.host_write_bytes() / 4096)
     };
@@ -82,12 +82,12 @@ fn estimates_count_every_repetition() {
     for k in [1u64, 2, 5] {
         let key = format!("workload.repeat={k}");
         let r = resolve(&["workload.kind=hotcold", &key]);
-        let w = Repeated::new(&r).unwrap();
+        let w = Repeated::new(&r.workload).unwrap();
         let estimated = w.estimated_requests();
         let actual = w.filter(|i| matches!(i, WorkItem::Request(_))).count() as u64;
         // Single-page writes, no reads: the synthetic estimate is exact.
         assert_eq!(estimated, actual, "repeat {k}");
-        assert_eq!(nandlab_core::workload::estimated_requests(&r).unwrap(), actual);
+        assert_eq!(nandlab_core::workload::estimated_requests(&r.workload).unwrap(), actual);
     }
 }
 
@@ -122,7 +122,7 @@ fn poisson_arrivals_keep_increasing_across_repetitions() {
     o.push("workload.repeat=3");
     let r = resolve(&o);
     let mut d = Device::new(&r, None).unwrap();
-    let items = Repeated::new(&r).unwrap().map(Ok::<_, std::convert::Infallible>);
+    let items = Repeated::new(&r.workload).unwrap().map(Ok::<_, std::convert::Infallible>);
     let m = sim::run(&mut d, items, sim::RunOptions::of(&r), &mut |_| {}).unwrap();
     assert_eq!(m.host_write_pages, 3 * n as u64);
 }

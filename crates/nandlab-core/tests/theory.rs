@@ -18,7 +18,7 @@ fn wa(overrides: &[&str]) -> f64 {
     o.extend(overrides.iter().map(|s| (*s).to_string()));
     let r = Config::from_overrides(&o).unwrap().resolve().unwrap();
     let mut d = Device::new(&r, None).unwrap();
-    let items = Synthetic::new(&r).map(Ok::<_, std::convert::Infallible>);
+    let items = Synthetic::new(&r.workload).map(Ok::<_, std::convert::Infallible>);
     let m = sim::run(&mut d, items, sim::RunOptions::default(), &mut |_| {}).unwrap();
     m.write_amplification
 }

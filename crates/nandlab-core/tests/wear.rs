@@ -25,7 +25,7 @@ fn resolve(overrides: &[&str]) -> Resolved {
 fn run(overrides: &[&str]) -> (Metrics, Device) {
     let r = resolve(overrides);
     let mut d = Device::new(&r, None).unwrap();
-    let items = Workload::new(&r).unwrap().map(Ok::<_, std::convert::Infallible>);
+    let items = Workload::new(&r.workload).unwrap().map(Ok::<_, std::convert::Infallible>);
     let options = sim::RunOptions { check_every_requests: 1009, ..sim::RunOptions::of(&r) };
     let m = sim::run(&mut d, items, options, &mut |_| {}).unwrap();
     d.check();
@@ -110,7 +110,7 @@ fn endurance_ends_the_run_and_wear_leveling_lengthens_life() {
 fn a_worn_out_device_refuses_writes() {
     let r = resolve(&["ftl.kind=page", "wear.endurance_cycles=20", "workload.passes=400"]);
     let mut d = Device::new(&r, None).unwrap();
-    let items = Workload::new(&r).unwrap().map(Ok::<_, std::convert::Infallible>);
+    let items = Workload::new(&r.workload).unwrap().map(Ok::<_, std::convert::Infallible>);
     sim::run(&mut d, items, sim::RunOptions::of(&r), &mut |_| {}).unwrap();
     assert!(d.is_worn_out());
     let write = nandlab_core::Request {

@@ -20,7 +20,7 @@ fn resolve(overrides: &[&str]) -> Resolved {
 fn run(overrides: &[&str]) -> (Metrics, Device) {
     let r = resolve(overrides);
     let mut d = Device::new(&r, None).unwrap();
-    let items = Workload::new(&r).unwrap().map(Ok::<_, std::convert::Infallible>);
+    let items = Workload::new(&r.workload).unwrap().map(Ok::<_, std::convert::Infallible>);
     let options = sim::RunOptions { check_every_requests: 997, ..sim::RunOptions::of(&r) };
     let m = sim::run(&mut d, items, options, &mut |_| {}).unwrap();
     (m, d)
@@ -76,7 +76,8 @@ fn a_request_spanning_several_multiples_gives_one_sample() {
     let (m, d) = run(&o);
     // Every write (up to 4 pages) passes one to four multiples: one sample each, host bytes
     // stay distinct, and the last request's sample is the end sample.
-    let writes = Workload::new(&resolve(&o)).unwrap().filter(|i| matches!(i, WorkItem::Request(_)));
+    let writes =
+        Workload::new(&resolve(&o).workload).unwrap().filter(|i| matches!(i, WorkItem::Request(_)));
     assert_eq!(m.wear_samples.len(), writes.count());
     check_last(&m.wear_samples, &d);
 }

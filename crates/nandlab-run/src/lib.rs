@@ -113,7 +113,7 @@ pub struct Prepared {
 /// Resolves the config. For trace workloads without a device size, sizes the device from the
 /// trace first (see `trace_workload::size_device`).
 pub fn prepare(config: &Config) -> Result<Prepared, Error> {
-    if config.workload.kind == "trace" {
+    if config.workload.is_trace() {
         let (sized, info) = trace_workload::prepare(config)?;
         let resolved = sized.resolve()?;
         memory::check(&resolved, false)?;
@@ -150,8 +150,7 @@ pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
 pub fn run(prepared: &Prepared, progress: Progress<'_>) -> Result<RunReport, Error> {
     let started = Instant::now();
     let r = &prepared.resolved;
-    let future =
-        if r.config.ftl.placement == "oracle" { Some(oracle_future(prepared)?) } else { None };
+    let future = if r.needs_future() { Some(oracle_future(prepared)?) } else { None };
     let mut device = Device::new(r, future)?;
     let options = RunOptions { progress_every_requests: 65_536, ..RunOptions::of(r) };
     let mut measured_from = started;
@@ -164,7 +163,7 @@ pub fn run(prepared: &Prepared, progress: Progress<'_>) -> Result<RunReport, Err
         let items = trace_workload::items(r, info)?;
         sim::run(&mut device, items, options, &mut |e| observer(expected, e))?
     } else {
-        let workload = Repeated::new(r)?;
+        let workload = Repeated::new(&r.workload)?;
         let expected = workload.estimated_requests();
         let items = workload.map(Ok::<_, TraceError>);
         sim::run(&mut device, items, options, &mut |e| observer(expected, e))?
@@ -204,7 +203,7 @@ fn oracle_future(prepared: &Prepared) -> Result<Vec<u32>, Error> {
             push(item?);
         }
     } else {
-        Repeated::new(r)?.for_each(push);
+        Repeated::new(&r.workload)?.for_each(push);
     }
     Ok(next_write_distances(&writes, r.geometry.logical_pages))
 }

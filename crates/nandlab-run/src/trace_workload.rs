@@ -126,7 +126,8 @@ pub fn prepare(config: &Config) -> Result<(Config, TraceInfo), crate::Error> {
         // plus one open block per log.
         let u = c.device.utilization.unwrap_or(0.8);
         let f = &c.ftl;
-        let hybrid = f.kind != "page";
+        let kind = nandlab_core::ftl::FtlKind::of(f)?;
+        let hybrid = kind != nandlab_core::ftl::FtlKind::Page;
         // Hybrid FTLs need their log blocks plus a merge destination as spare, and map whole
         // logical blocks (SAST: whole groups).
         let spare_blocks = if hybrid {
@@ -134,7 +135,7 @@ pub fn prepare(config: &Config) -> Result<(Config, TraceInfo), crate::Error> {
         } else {
             f64::from(2 * probe.regions + 3)
         };
-        let granule_bytes = f.mapping_granule_blocks().max(1) * block_bytes;
+        let granule_bytes = kind.mapping_granule_blocks(f).max(1) * block_bytes;
         let min_blocks = ((spare_blocks * u / (1.0 - u)).ceil() as u64).max(4) + 1;
         let logical = logical.max(min_blocks * block_bytes);
         c.device.logical_bytes =

@@ -247,16 +247,16 @@ fn the_cases_cover_every_policy_name() {
     for v in nandlab_core::config::FTL_KINDS {
         assert!(has("ftl.kind", v, *v == "page"), "ftl.kind={v}");
     }
-    for v in nandlab_core::config::CLEANING_NAMES {
+    for v in &nandlab_core::gc::names() {
         assert!(has("ftl.cleaning", v, *v == "greedy"), "ftl.cleaning={v}");
     }
-    for v in nandlab_core::config::PLACEMENT_NAMES {
+    for v in &nandlab_core::placement::names() {
         assert!(has("ftl.placement", v, *v == "none"), "ftl.placement={v}");
     }
-    for v in nandlab_core::buffer::BUFFER_KINDS {
+    for v in &nandlab_core::buffer::kinds() {
         assert!(has("buffer.kind", v, *v == "none"), "buffer.kind={v}");
     }
-    for v in nandlab_core::wear::WEAR_KINDS {
+    for v in &nandlab_core::wear::kinds() {
         assert!(has("wear.kind", v, *v == "none"), "wear.kind={v}");
     }
     for v in nandlab_core::config::WORKLOAD_KINDS {

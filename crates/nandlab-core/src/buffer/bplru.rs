@@ -13,8 +13,28 @@
 //!   a read miss goes to flash without allocating.
 
 use super::list::{BlockOf, KeyMap, Links, List, NIL};
+use super::list::{DenseMap, HashedMap};
+use super::{Buffer, BufferConfig, BufferEntry, BufferShape, WriteBuffer};
 use super::{BufferPolicy, Slot, Victim};
 use crate::flash::Lpn;
+pub(super) const ENTRY: BufferEntry = BufferEntry {
+    name: "bplru",
+    resolve: super::nothing_to_resolve,
+    refuse_keys: super::no_keys,
+    dense: make::<DenseMap>,
+    hashed: make::<HashedMap>,
+};
+
+fn make<M: KeyMap>(shape: BufferShape, _: &BufferConfig) -> Box<dyn Buffer> {
+    Box::new(WriteBuffer::<_, M>::new(
+        Bplru::<M>::new(shape.capacity_pages, shape.pages_per_block, logical_blocks(shape)),
+        shape,
+    ))
+}
+
+fn logical_blocks(shape: BufferShape) -> u64 {
+    shape.logical_pages.div_ceil(u64::from(shape.pages_per_block))
+}
 
 /// `node_next_seq` value of a block not written in order.
 const NOT_SEQUENTIAL: u32 = u32::MAX;

@@ -12,9 +12,41 @@
 //! tail of the recency order, the least recent clean page overall lies inside it exactly when
 //! the region holds any clean page — so the victim is that page or the LRU page.
 
+use super::list::{DenseMap, HashedMap};
 use super::list::{Links, List, NIL};
+use super::{Buffer, BufferConfig, BufferEntry, BufferShape, WriteBuffer};
 use super::{BufferPolicy, Slot, Victim};
+use crate::error::ConfigError;
 use crate::flash::Lpn;
+use crate::spec::check;
+pub(super) const ENTRY: BufferEntry = BufferEntry {
+    name: "cflru",
+    resolve: resolve,
+    refuse_keys: refuse_keys,
+    dense: make::<DenseMap>,
+    hashed: make::<HashedMap>,
+};
+
+fn make<M: super::list::KeyMap>(shape: BufferShape, config: &BufferConfig) -> Box<dyn Buffer> {
+    Box::new(WriteBuffer::<_, M>::new(
+        Cflru::new(shape.capacity_pages, config.cflru_window.unwrap_or(0.5)),
+        shape,
+    ))
+}
+
+/// `buffer.cflru_window`: the clean-first region as a fraction of the buffer, default 0.5.
+fn resolve(b: &mut BufferConfig) -> Result<(), ConfigError> {
+    let w = *b.cflru_window.get_or_insert(0.5);
+    check(w.is_finite() && w > 0.0 && w <= 1.0, "buffer.cflru_window", "must be in (0, 1]")
+}
+
+fn refuse_keys(b: &BufferConfig) -> Result<(), ConfigError> {
+    check(
+        b.cflru_window.is_none(),
+        "buffer.cflru_window",
+        "only buffer.kind = \"cflru\" has a window",
+    )
+}
 
 pub struct Cflru {
     links: Links,

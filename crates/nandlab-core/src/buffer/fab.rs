@@ -15,8 +15,28 @@
 //! (a host trim of one of its pages), which is placed by its last-access stamp.
 
 use super::list::{BlockOf, KeyMap, Links, List, NIL};
+use super::list::{DenseMap, HashedMap};
+use super::{Buffer, BufferConfig, BufferEntry, BufferShape, WriteBuffer};
 use super::{BufferPolicy, Slot, Victim};
 use crate::flash::Lpn;
+pub(super) const ENTRY: BufferEntry = BufferEntry {
+    name: "fab",
+    resolve: super::nothing_to_resolve,
+    refuse_keys: super::no_keys,
+    dense: make::<DenseMap>,
+    hashed: make::<HashedMap>,
+};
+
+fn make<M: KeyMap>(shape: BufferShape, _: &BufferConfig) -> Box<dyn Buffer> {
+    Box::new(WriteBuffer::<_, M>::new(
+        Fab::<M>::new(shape.capacity_pages, shape.pages_per_block, logical_blocks(shape)),
+        shape,
+    ))
+}
+
+fn logical_blocks(shape: BufferShape) -> u64 {
+    shape.logical_pages.div_ceil(u64::from(shape.pages_per_block))
+}
 
 /// A block node (paper 001 §IV-A), its fields together so one access touches one cache line.
 #[derive(Clone, Copy, Default)]

@@ -1,9 +1,22 @@
 //! Page-level LRU (paper 001's BUF_LRU): one recency list of pages; the victim is the least
 //! recently used page, written back alone if dirty. Reads and writes both count as uses.
 
+use super::list::{DenseMap, HashedMap};
 use super::list::{Links, List};
+use super::{Buffer, BufferConfig, BufferEntry, BufferShape, WriteBuffer};
 use super::{BufferPolicy, Slot, Victim};
 use crate::flash::Lpn;
+pub(super) const ENTRY: BufferEntry = BufferEntry {
+    name: "lru",
+    resolve: super::nothing_to_resolve,
+    refuse_keys: super::no_keys,
+    dense: make::<DenseMap>,
+    hashed: make::<HashedMap>,
+};
+
+fn make<M: super::list::KeyMap>(shape: BufferShape, _: &BufferConfig) -> Box<dyn Buffer> {
+    Box::new(WriteBuffer::<_, M>::new(Lru::new(shape.capacity_pages), shape))
+}
 
 pub struct Lru {
     links: Links,

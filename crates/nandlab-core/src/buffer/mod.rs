@@ -57,19 +57,19 @@
 
 pub mod list;
 
-mod bplru;
-mod cflru;
-mod fab;
-mod lru;
+mod spec;
 #[cfg(test)]
 mod tests;
 
 use serde::Serialize;
 
-use crate::config::Resolved;
+pub use spec::{BufferConfig, BufferSpec, BUFFER_SIZE_BYTES_DEFAULT, NO_BUFFER};
+
+use crate::error::ConfigError;
 use crate::flash::Lpn;
 use crate::ftl::Ftl;
-use list::{DenseMap, HashedMap, KeyMap, DENSE_MAX_KEYS};
+use crate::spec::Named;
+use list::KeyMap;
 
 /// A slot of the buffer (index into its page arrays).
 pub type Slot = u32;
@@ -141,33 +141,67 @@ const BLOCK_VICTIM_LEAD: usize = 3;
 /// How many pages ahead a block victim's write-back starts each page's FTL cache misses.
 const BLOCK_PREFETCH_PAGES: usize = 6;
 
-/// `buffer.kind` values.
-pub const BUFFER_KINDS: &[&str] = &["none", "lru", "fab", "bplru", "cflru"];
+/// One registered buffer policy: its `buffer.kind` name, how it checks and fills its keys of
+/// `[buffer]`, how it refuses them when another kind is chosen, and its constructors for the
+/// two page-index kinds (`list::KeyMap`).
+#[derive(Clone, Copy, Debug)]
+pub struct BufferEntry {
+    pub name: &'static str,
+    pub resolve: fn(&mut BufferConfig) -> Result<(), ConfigError>,
+    pub refuse_keys: fn(&BufferConfig) -> Result<(), ConfigError>,
+    pub dense: fn(BufferShape, &BufferConfig) -> Box<dyn Buffer>,
+    pub hashed: fn(BufferShape, &BufferConfig) -> Box<dyn Buffer>,
+}
 
-/// The registry: one line per policy. `None` for `buffer.kind = "none"` (or an unknown kind,
-/// which config validation has already refused).
-#[must_use]
-pub fn by_name(kind: &str, shape: BufferShape, cflru_window: f64) -> Option<Box<dyn Buffer>> {
-    // The page index's kind, by the size of the logical space (see `list::KeyMap`).
-    if shape.logical_pages <= DENSE_MAX_KEYS {
-        build::<DenseMap>(kind, shape, cflru_window)
-    } else {
-        build::<HashedMap>(kind, shape, cflru_window)
+impl Named for BufferEntry {
+    fn name(&self) -> &'static str {
+        self.name
     }
 }
 
-fn build<M: KeyMap>(kind: &str, shape: BufferShape, window: f64) -> Option<Box<dyn Buffer>> {
-    let BufferShape { capacity_pages: n, pages_per_block: ppb, logical_pages, .. } = shape;
-    let blocks = logical_pages.div_ceil(u64::from(ppb));
-    Some(match kind {
-        "lru" => Box::new(WriteBuffer::<_, M>::new(lru::Lru::new(n), shape)),
-        "fab" => Box::new(WriteBuffer::<_, M>::new(fab::Fab::<M>::new(n, ppb, blocks), shape)),
-        "bplru" => {
-            Box::new(WriteBuffer::<_, M>::new(bplru::Bplru::<M>::new(n, ppb, blocks), shape))
-        }
-        "cflru" => Box::new(WriteBuffer::<_, M>::new(cflru::Cflru::new(n, window), shape)),
-        _ => return None,
+// The registry: one line per policy (`buffer.kind = "none"` is no buffer, not a policy).
+crate::spec::registry! {
+    BufferEntry;
+    lru,
+    fab,
+    bplru,
+    cflru,
+}
+
+/// `buffer.kind` values.
+#[must_use]
+pub fn kinds() -> Vec<&'static str> {
+    let mut names = vec![NO_BUFFER];
+    names.extend(crate::spec::names(REGISTRY));
+    names
+}
+
+/// The buffer registered as `kind` with `shape` (`None` for `none` or a name no entry has), for
+/// callers that build one outside a configuration (benchmarks, tests). `cflru_window` as
+/// `buffer.cflru_window`.
+#[must_use]
+pub fn by_name(kind: &str, shape: BufferShape, cflru_window: f64) -> Option<Box<dyn Buffer>> {
+    let entry = REGISTRY.iter().find(|e| e.name == kind)?;
+    let config = BufferConfig {
+        kind: kind.to_string(),
+        size_bytes: Some(u64::from(shape.capacity_pages) * shape.page_size_bytes),
+        cflru_window: Some(cflru_window),
+    };
+    Some(if shape.logical_pages <= list::DENSE_MAX_KEYS {
+        (entry.dense)(shape, &config)
+    } else {
+        (entry.hashed)(shape, &config)
     })
+}
+
+/// For `refuse_keys` of a policy without keys of its own.
+pub fn no_keys(_: &BufferConfig) -> Result<(), ConfigError> {
+    Ok(())
+}
+
+/// For `resolve` of a policy without keys of its own.
+pub fn nothing_to_resolve(_: &mut BufferConfig) -> Result<(), ConfigError> {
+    Ok(())
 }
 
 /// The sizes a buffer is built for.
@@ -178,21 +212,6 @@ pub struct BufferShape {
     pub logical_pages: u64,
     pub page_size_bytes: u64,
     pub ram_page_ns: u64,
-}
-
-/// The buffer a resolved config asks for (`None` for `buffer.kind = "none"`).
-#[must_use]
-pub fn from_config(r: &Resolved) -> Option<Box<dyn Buffer>> {
-    let b = &r.config.buffer;
-    let g = &r.geometry;
-    let shape = BufferShape {
-        capacity_pages: r.buffer_pages(),
-        pages_per_block: g.pages_per_block,
-        logical_pages: g.logical_pages,
-        page_size_bytes: g.page_size_bytes,
-        ram_page_ns: r.timing.ram_page_ns,
-    };
-    by_name(&b.kind, shape, b.cflru_window.unwrap_or(0.5))
 }
 
 /// A RAM buffer as the device drives it. The one implementation is `WriteBuffer<P>`, built

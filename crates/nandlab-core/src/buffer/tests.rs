@@ -224,7 +224,7 @@ fn a_run_ends_with_the_buffer_written_back() {
     .resolve()
     .unwrap();
     let mut d = Device::new(&r, None).unwrap();
-    let items = crate::Workload::new(&r).unwrap().map(Ok::<_, std::convert::Infallible>);
+    let items = crate::Workload::new(&r.workload).unwrap().map(Ok::<_, std::convert::Infallible>);
     let opts = crate::sim::RunOptions { check_every_requests: 97, ..Default::default() };
     let m = crate::sim::run(&mut d, items, opts, &mut |_| {}).unwrap();
     let b = m.buffer;

@@ -6,10 +6,13 @@
 pub mod block_table;
 pub mod hybrid;
 mod page;
+pub mod policy;
 pub mod ram_region;
+pub mod spec;
 
 pub use hybrid::HybridFtl;
 pub use page::PageFtl;
+pub use spec::{FtlConfig, FtlKind, FtlSpec, PageSpec, FTL_KINDS};
 
 use crate::flash::Geometry;
 use crate::flash::{Flash, Lpn};

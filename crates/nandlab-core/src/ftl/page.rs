@@ -29,8 +29,7 @@ use crate::flash::Geometry;
 use crate::flash::{
     BlockId, BlockRecord, Checkpoint, Flash, Lpn, NvramEntry, Oob, Ppn, Source, NONE,
 };
-use crate::gc::VictimPolicy;
-use crate::placement::{PageState, Placement};
+use crate::ftl::policy::{PageState, Placement, VictimPolicy};
 use crate::wear::{Endurance, LifetimeState, WearHost, WearLeveler, WearLevelingStats};
 
 pub struct PageFtl {

@@ -8,12 +8,31 @@
 //! also stops after `ftl.victim_scan_limit` blocks (then it is approximate; such searches are
 //! counted in the `victim_searches_capped` metric, which is 0 in all our experiments).
 
-use super::{age_ns, Selection, VictimPolicy};
+use std::sync::Arc;
+
+use super::{age_ns, CleaningEntry, CleaningSpec, Selection, VictimPolicy};
 use crate::flash::NONE;
 use crate::ftl::block_table::BlockTable;
 
+pub(super) const ENTRY: CleaningEntry = CleaningEntry {
+    name: "cat",
+    extra_keys: &[],
+    resolve: |ftl, _| Ok(Arc::new(Cat { scan_limit: ftl.victim_scan_limit })),
+};
+
+#[derive(Clone, Copy, Debug)]
 pub struct Cat {
+    /// `ftl.victim_scan_limit`.
     pub scan_limit: u32,
+}
+
+impl CleaningSpec for Cat {
+    fn name(&self) -> &'static str {
+        ENTRY.name
+    }
+    fn build(&self, _seed: u64) -> Box<dyn VictimPolicy> {
+        Box::new(*self)
+    }
 }
 
 impl VictimPolicy for Cat {

@@ -3,11 +3,29 @@
 //! Exact in O(pages_per_block): inside one valid-count bucket u is fixed, so the best block is
 //! the oldest, which is the bucket's head (buckets are kept in modification order).
 
-use super::{age_ns, Selection, VictimPolicy};
+use std::sync::Arc;
+
+use super::{age_ns, CleaningEntry, CleaningSpec, Selection, VictimPolicy};
 use crate::flash::NONE;
 use crate::ftl::block_table::BlockTable;
 
+pub(super) const ENTRY: CleaningEntry = CleaningEntry {
+    name: "cost-benefit",
+    extra_keys: &[],
+    resolve: |_, _| Ok(Arc::new(CostBenefit)),
+};
+
+#[derive(Clone, Copy, Debug)]
 pub struct CostBenefit;
+
+impl CleaningSpec for CostBenefit {
+    fn name(&self) -> &'static str {
+        ENTRY.name
+    }
+    fn build(&self, _seed: u64) -> Box<dyn VictimPolicy> {
+        Box::new(*self)
+    }
+}
 
 impl VictimPolicy for CostBenefit {
     fn name(&self) -> &'static str {

@@ -1,11 +1,26 @@
 //! FIFO (least recently written, LRW): clean blocks in the order they were filled, whatever
 //! their contents — the reference policy of the closed-form write-amplification theory.
 
-use super::{Selection, VictimPolicy};
+use std::sync::Arc;
+
+use super::{CleaningEntry, CleaningSpec, Selection, VictimPolicy};
 use crate::flash::NONE;
 use crate::ftl::block_table::BlockTable;
 
+pub(super) const ENTRY: CleaningEntry =
+    CleaningEntry { name: "fifo", extra_keys: &[], resolve: |_, _| Ok(Arc::new(Fifo)) };
+
+#[derive(Clone, Copy, Debug)]
 pub struct Fifo;
+
+impl CleaningSpec for Fifo {
+    fn name(&self) -> &'static str {
+        ENTRY.name
+    }
+    fn build(&self, _seed: u64) -> Box<dyn VictimPolicy> {
+        Box::new(*self)
+    }
+}
 
 impl VictimPolicy for Fifo {
     fn name(&self) -> &'static str {

@@ -1,10 +1,25 @@
 //! Greedy: clean the block with the most invalid pages (fewest valid). Ties go to the least
 //! recently modified block. O(pages_per_block) per victim through the valid-count buckets.
 
-use super::{least_valid, Selection, VictimPolicy};
+use std::sync::Arc;
+
+use super::{least_valid, CleaningEntry, CleaningSpec, Selection, VictimPolicy};
 use crate::ftl::block_table::BlockTable;
 
+pub(super) const ENTRY: CleaningEntry =
+    CleaningEntry { name: "greedy", extra_keys: &[], resolve: |_, _| Ok(Arc::new(Greedy)) };
+
+#[derive(Clone, Copy, Debug)]
 pub struct Greedy;
+
+impl CleaningSpec for Greedy {
+    fn name(&self) -> &'static str {
+        ENTRY.name
+    }
+    fn build(&self, _seed: u64) -> Box<dyn VictimPolicy> {
+        Box::new(*self)
+    }
+}
 
 impl VictimPolicy for Greedy {
     fn name(&self) -> &'static str {

@@ -1,7 +1,8 @@
 //! Victim selection policies for the cleaner (SPEC §2.2). Mechanism (copying valid pages,
 //! erasing, the indexes in `ftl::block_table`) lives in the FTL; a policy only picks a block.
 //!
-//! Adding a policy: one file here and one line in `by_name`.
+//! Adding a policy: one file here (its `ENTRY`: name, parameters, how it resolves and builds)
+//! and one line in `REGISTRY`.
 //!
 //! Edge cases shared by every policy but FIFO (which is pure LRW by definition, so that it
 //! matches the closed-form theory):
@@ -13,43 +14,72 @@
 //! - CAT's erase count t is used as t + 1: a never-erased block would otherwise cost 0 and win
 //!   regardless of its utilization (the papers leave this open).
 
-mod cat;
-mod cost_benefit;
-mod fifo;
-mod greedy;
-mod random_d;
+use std::sync::Arc;
 
-use crate::config::Resolved;
 use crate::error::ConfigError;
 use crate::flash::BlockId;
 use crate::ftl::block_table::BlockTable;
+pub use crate::ftl::policy::{CleaningSpec, Selection, VictimPolicy};
+use crate::ftl::FtlConfig;
+use crate::spec::{self, Named, Params};
 
-/// Outcome of one victim search.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Selection {
-    pub block: BlockId,
-    /// The search hit `ftl.victim_scan_limit` and returned the best block seen so far.
-    pub capped: bool,
+/// One registered cleaning policy: its `ftl.cleaning` name, the keys of `[ftl]` it takes
+/// beyond the table's typed fields, and how it resolves its parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct CleaningEntry {
+    pub name: &'static str,
+    /// Parameters read through `Params` (written back filled, so results record them).
+    pub extra_keys: &'static [&'static str],
+    pub resolve: fn(&FtlConfig, &mut Params<'_>) -> Result<Arc<dyn CleaningSpec>, ConfigError>,
 }
 
-pub trait VictimPolicy: Send {
-    fn name(&self) -> &'static str;
-    /// Picks a closed block to clean, or `None` when there is no closed block.
-    fn select(&mut self, table: &BlockTable, now_ns: u64) -> Option<Selection>;
+impl Named for CleaningEntry {
+    fn name(&self) -> &'static str {
+        self.name
+    }
 }
 
-/// The registry: one line per policy.
-pub fn by_name(resolved: &Resolved) -> Result<Box<dyn VictimPolicy>, ConfigError> {
-    let f = &resolved.config.ftl;
-    let limit = f.victim_scan_limit;
-    Ok(match f.cleaning.as_str() {
-        "greedy" => Box::new(greedy::Greedy),
-        "cost-benefit" => Box::new(cost_benefit::CostBenefit),
-        "cat" => Box::new(cat::Cat { scan_limit: limit }),
-        "fifo" => Box::new(fifo::Fifo),
-        "random-d" => Box::new(random_d::RandomD::new(f.random_d, resolved.config.run.seed)),
-        other => return Err(ConfigError::new("ftl.cleaning", format!("unknown policy {other:?}"))),
-    })
+// The registry: one line per policy.
+crate::spec::registry! {
+    CleaningEntry;
+    greedy,
+    cost_benefit,
+    cat,
+    fifo,
+    random_d,
+}
+
+/// `ftl.cleaning` and its parameters, resolved. The keys every policy table carries
+/// (`ftl.random_d`, `ftl.victim_scan_limit`) are checked whichever policy is chosen.
+pub fn resolve(f: &mut FtlConfig) -> Result<Arc<dyn CleaningSpec>, ConfigError> {
+    let entry = spec::lookup(REGISTRY, &f.cleaning, "ftl.cleaning")?;
+    spec::check(f.random_d >= 1, "ftl.random_d", "must be at least 1")?;
+    spec::check(f.victim_scan_limit >= 1, "ftl.victim_scan_limit", "must be at least 1")?;
+    let mut extra = std::mem::take(&mut f.extra);
+    let result = (entry.resolve)(f, &mut Params { table: "ftl", keys: &mut extra });
+    f.extra = extra;
+    result
+}
+
+/// The entry selected by `f` (for the extra keys it claims).
+#[must_use]
+pub fn entry(f: &FtlConfig) -> Option<&'static CleaningEntry> {
+    REGISTRY.iter().find(|e| e.name == f.cleaning)
+}
+
+/// The policy that takes extra key `key`, if any, as "ftl.cleaning = \"name\"".
+#[must_use]
+pub fn owner_of(key: &str) -> Option<String> {
+    REGISTRY
+        .iter()
+        .find(|e| e.extra_keys.contains(&key))
+        .map(|e| format!("ftl.cleaning = {:?}", e.name))
+}
+
+/// The registered names.
+#[must_use]
+pub fn names() -> Vec<&'static str> {
+    spec::names(REGISTRY)
 }
 
 /// Age in ns as the policies use it (see the module doc).

@@ -2,9 +2,32 @@
 //! valid pages. A cheap reference policy between FIFO (d = 1 behaves like random) and Greedy
 //! (d → ∞).
 
-use super::{Selection, VictimPolicy};
+use std::sync::Arc;
+
+use super::{CleaningEntry, CleaningSpec, Selection, VictimPolicy};
 use crate::ftl::block_table::{BlockState, BlockTable};
 use crate::rng::Prng;
+
+pub(super) const ENTRY: CleaningEntry = CleaningEntry {
+    name: "random-d",
+    extra_keys: &[],
+    resolve: |ftl, _| Ok(Arc::new(RandomDSpec { d: ftl.random_d })),
+};
+
+/// `ftl.random_d`, the sample size.
+#[derive(Clone, Copy, Debug)]
+struct RandomDSpec {
+    d: u32,
+}
+
+impl CleaningSpec for RandomDSpec {
+    fn name(&self) -> &'static str {
+        ENTRY.name
+    }
+    fn build(&self, seed: u64) -> Box<dyn VictimPolicy> {
+        Box::new(RandomD::new(self.d, seed))
+    }
+}
 
 pub struct RandomD {
     d: u32,

@@ -12,8 +12,134 @@
 //! updates there stay there, and its written-back pages are demoted to the hottest flash
 //! region (the default `Placement::ram_write_back`).
 
-use super::{PageState, Placement};
-use crate::flash::Lpn;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::{PageState, Placement, PlacementEntry, PlacementKeys, PlacementSpec};
+use crate::error::ConfigError;
+use crate::flash::{Geometry, Lpn};
+use crate::spec::check;
+
+/// `[dac]`: the DAC placement's RAM region (paper 004's "DAC with 4 MB" baseline). Only
+/// `ftl.placement = "dac"` may set these keys.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DacConfig {
+    /// RAM as one more region above DAC's `ftl.regions` flash regions. Default 0 (none).
+    pub ram_region_bytes: Option<u64>,
+    /// When the RAM region's used space would pass this fraction of it, its oldest pages are
+    /// demoted to the hottest flash region until it is below half of it. Default 1.0.
+    pub ram_write_back_threshold: Option<f64>,
+}
+
+pub(super) const ENTRY: PlacementEntry = PlacementEntry {
+    name: "dac",
+    extra_keys: &[],
+    resolve: |keys, _| resolve(keys),
+    refuse_keys: |keys| {
+        if keys.ftl.time_threshold_s.is_some() {
+            return Err(ConfigError::new(
+                "ftl.time_threshold_s",
+                "only the DAC placement uses a time threshold",
+            ));
+        }
+        let a = &keys.dac;
+        for (set, key) in [
+            (a.ram_region_bytes.is_some(), "dac.ram_region_bytes"),
+            (a.ram_write_back_threshold.is_some(), "dac.ram_write_back_threshold"),
+        ] {
+            check(!set, key, "only ftl.placement = \"dac\" uses it")?;
+        }
+        Ok(())
+    },
+};
+
+/// DAC's regions (default 4), time threshold and RAM region, resolved.
+#[derive(Clone, Copy, Debug)]
+struct DacSpec {
+    regions: u32,
+    threshold_ns: Option<u64>,
+    ram_region_bytes: u64,
+    ram_write_back_threshold: f64,
+}
+
+fn resolve(keys: &mut PlacementKeys<'_>) -> Result<Arc<dyn PlacementSpec>, ConfigError> {
+    let f = &mut *keys.ftl;
+    let regions = *f.regions.get_or_insert(4);
+    check((1..=64).contains(&regions), "ftl.regions", "must be between 1 and 64")?;
+    if let Some(t) = f.time_threshold_s {
+        check(t.is_finite() && t >= 0.0, "ftl.time_threshold_s", "must be >= 0")?;
+    }
+    let a = &mut *keys.dac;
+    let ram_region_bytes = *a.ram_region_bytes.get_or_insert(0);
+    let mut ram_write_back_threshold = 1.0;
+    if ram_region_bytes > 0 {
+        let t = *a.ram_write_back_threshold.get_or_insert(1.0);
+        check(
+            t.is_finite() && t > 0.0 && t <= 1.0,
+            "dac.ram_write_back_threshold",
+            "must be in (0, 1] (a fraction of the RAM region)",
+        )?;
+        ram_write_back_threshold = t;
+    } else {
+        check(
+            a.ram_write_back_threshold.is_none(),
+            "dac.ram_write_back_threshold",
+            "there is no RAM region: set dac.ram_region_bytes too",
+        )?;
+    }
+    Ok(Arc::new(DacSpec {
+        regions,
+        threshold_ns: f.time_threshold_s.map(|s| (s * 1e9).round() as u64),
+        ram_region_bytes,
+        ram_write_back_threshold,
+    }))
+}
+
+impl PlacementSpec for DacSpec {
+    fn name(&self) -> &'static str {
+        ENTRY.name
+    }
+    fn regions(&self) -> u32 {
+        self.regions
+    }
+    /// DAC demotes a victim's pages into the next colder region; with a threshold, young pages
+    /// stay in their region instead: two destinations.
+    fn cleaner_destinations_max(&self) -> u32 {
+        if self.threshold_ns.is_some() {
+            2.min(self.regions)
+        } else {
+            1
+        }
+    }
+    fn ram_region_bytes(&self) -> u64 {
+        self.ram_region_bytes
+    }
+    fn ram_region_key(&self) -> &'static str {
+        "dac.ram_region_bytes"
+    }
+    fn ram_write_back_threshold(&self) -> f64 {
+        self.ram_write_back_threshold
+    }
+    /// Each page's region entry time, with a threshold.
+    fn bytes_per_logical_page(&self) -> u64 {
+        if self.threshold_ns.is_some() {
+            8
+        } else {
+            0
+        }
+    }
+    fn build(
+        &self,
+        _: &Geometry,
+        ram_region_pages: u32,
+        _: Option<Vec<u32>>,
+    ) -> Result<Box<dyn Placement>, ConfigError> {
+        let ram = ram_region_pages > 0;
+        Ok(Box::new(Dac::new(self.regions + u32::from(ram), self.threshold_ns, ram)))
+    }
+}
 
 pub struct Dac {
     regions: u32,

@@ -25,8 +25,148 @@
 //! Without an EBR (`deb.ebr_size_bytes = 0`, the paper's "LFSS (No EBR)"), every destination
 //! that would be the EBR is the hottest flash region.
 
-use super::{PageState, Placement};
-use crate::flash::Lpn;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::{PageState, Placement, PlacementEntry, PlacementKeys, PlacementSpec};
+use crate::error::ConfigError;
+use crate::flash::{Geometry, Lpn};
+use crate::spec::check;
+
+/// `[deb]`: the DEB placement (`ftl.placement = "deb"`, paper 004 §4.1, SPEC §3). Only that
+/// placement may set these keys.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DebConfig {
+    /// Size of the Extra Buffer Region (battery-backed RAM). Default 4 MiB (the paper's); 0 =
+    /// no EBR (the paper's "LFSS (No EBR)").
+    pub ebr_size_bytes: Option<u64>,
+    /// Stable-time interval boundaries in seconds, hottest first, strictly increasing; one
+    /// flash region per value. Default [100, 200, 300, 400]: EBR [0, 100], hottest flash region
+    /// [100, 200], ..., coldest [400, ∞) (see `placement::deb`).
+    pub stable_time_intervals_s: Option<Vec<f64>>,
+    /// Rule 5: write back when the EBR's used space would pass this fraction of it, down to
+    /// below half of it. Default 1.0 (when full).
+    pub ebr_write_back_threshold: Option<f64>,
+    /// Wear-aware region moves at cleaning: an erased block goes to a hotter region when it is
+    /// less worn, a colder one when more worn. Default true.
+    pub wear_aware: Option<bool>,
+}
+
+/// Paper 004's stable-time interval boundaries (seconds, hottest first).
+pub const DEB_INTERVALS_S: [f64; 4] = [100.0, 200.0, 300.0, 400.0];
+/// Paper 004's EBR: 4 MB.
+pub const EBR_SIZE_BYTES_DEFAULT: u64 = 4 << 20;
+
+pub(super) const ENTRY: PlacementEntry = PlacementEntry {
+    name: "deb",
+    extra_keys: &[],
+    resolve: |keys, _| resolve(keys),
+    refuse_keys: |keys| {
+        let d = &keys.deb;
+        for (set, key) in [
+            (d.ebr_size_bytes.is_some(), "deb.ebr_size_bytes"),
+            (d.stable_time_intervals_s.is_some(), "deb.stable_time_intervals_s"),
+            (d.ebr_write_back_threshold.is_some(), "deb.ebr_write_back_threshold"),
+            (d.wear_aware.is_some(), "deb.wear_aware"),
+        ] {
+            check(!set, key, "only ftl.placement = \"deb\" uses it")?;
+        }
+        Ok(())
+    },
+};
+
+/// `[deb]` resolved: one flash region per stable-time interval, the EBR, rule 5's threshold,
+/// wear-aware region moves.
+#[derive(Clone, Debug)]
+struct DebSpec {
+    intervals_s: Vec<f64>,
+    ebr_size_bytes: u64,
+    ebr_write_back_threshold: f64,
+    wear_aware: bool,
+}
+
+fn resolve(keys: &mut PlacementKeys<'_>) -> Result<Arc<dyn PlacementSpec>, ConfigError> {
+    let d = &mut *keys.deb;
+    let key = "deb.stable_time_intervals_s";
+    let iv = d.stable_time_intervals_s.get_or_insert_with(|| DEB_INTERVALS_S.to_vec());
+    check((1..=64).contains(&iv.len()), key, "needs 1 to 64 values (one flash region each)")?;
+    let regions = *keys.ftl.regions.get_or_insert(iv.len() as u32);
+    check(
+        regions as usize == iv.len(),
+        "ftl.regions",
+        format!(
+            "DEB has one flash region per stable-time interval: deb.stable_time_intervals_s \
+             gives {}; leave ftl.regions unset",
+            iv.len()
+        ),
+    )?;
+    check(
+        iv.iter().all(|v| v.is_finite() && *v > 0.0),
+        key,
+        "values must be positive, finite seconds",
+    )?;
+    if let Some(i) = iv.windows(2).position(|w| w[0] >= w[1]) {
+        return Err(ConfigError::new(
+            key,
+            format!(
+                "must be strictly increasing, hottest region first: value {} ({} s) is \
+                 followed by {} s",
+                i,
+                iv[i],
+                iv[i + 1]
+            ),
+        ));
+    }
+    let ebr_size_bytes = *d.ebr_size_bytes.get_or_insert(EBR_SIZE_BYTES_DEFAULT);
+    let t = *d.ebr_write_back_threshold.get_or_insert(1.0);
+    check(
+        t.is_finite() && t > 0.0 && t <= 1.0,
+        "deb.ebr_write_back_threshold",
+        "must be in (0, 1] (a fraction of the EBR)",
+    )?;
+    let wear_aware = *d.wear_aware.get_or_insert(true);
+    Ok(Arc::new(DebSpec {
+        intervals_s: iv.clone(),
+        ebr_size_bytes,
+        ebr_write_back_threshold: t,
+        wear_aware,
+    }))
+}
+
+impl PlacementSpec for DebSpec {
+    fn name(&self) -> &'static str {
+        ENTRY.name
+    }
+    fn regions(&self) -> u32 {
+        self.intervals_s.len() as u32
+    }
+    fn ram_region_bytes(&self) -> u64 {
+        self.ebr_size_bytes
+    }
+    fn ram_region_key(&self) -> &'static str {
+        "deb.ebr_size_bytes"
+    }
+    fn ram_write_back_threshold(&self) -> f64 {
+        self.ebr_write_back_threshold
+    }
+    fn wear_aware_allocation(&self) -> bool {
+        self.wear_aware
+    }
+    /// Each page's last update time (and a fast-update bit).
+    fn bytes_per_logical_page(&self) -> u64 {
+        8
+    }
+    fn build(
+        &self,
+        geometry: &Geometry,
+        ram_region_pages: u32,
+        _: Option<Vec<u32>>,
+    ) -> Result<Box<dyn Placement>, ConfigError> {
+        Ok(Box::new(Deb::new(&self.intervals_s, geometry.logical_pages, ram_region_pages > 0)))
+    }
+}
 
 /// Where DEB puts a page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,112 +3,102 @@
 //! placement may declare its Top region RAM (`Placement::ram_region`: DEB's EBR, DAC with a
 //! RAM region, SPEC §3); the page FTL then holds those pages in `ftl::ram_region`.
 //!
-//! Adding a placement: one file here and one line in `by_name`.
-
-mod dac;
-pub mod deb;
-mod none;
-mod oracle;
+//! Adding a placement: one file here (its `ENTRY`: name, keys, how it resolves and builds) and
+//! one line in `REGISTRY`.
 
 pub use oracle::{next_write_distances, NEVER};
 
-use crate::config::Resolved;
+use std::sync::Arc;
+
+pub use dac::DacConfig;
+pub use deb::DebConfig;
+
 use crate::error::ConfigError;
-use crate::flash::Lpn;
+pub use crate::ftl::policy::{PageState, Placement, PlacementSpec};
+use crate::ftl::FtlConfig;
+use crate::spec::{self, Named, Params};
 
-/// Where a mapped page lives now and since when.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PageState {
-    pub region: u8,
-    /// Simulated time the page entered its region (only tracked when the placement asks).
-    pub entered_ns: u64,
+/// The raw keys a placement may read: `[ftl]` (`ftl.placement`, `ftl.regions` and the
+/// placements' own keys) and the placements' own tables (`[deb]`, `[dac]`). Resolution fills
+/// the defaults in place, so the resolved config records them.
+pub struct PlacementKeys<'a> {
+    pub ftl: &'a mut FtlConfig,
+    pub deb: &'a mut DebConfig,
+    pub dac: &'a mut DacConfig,
 }
 
-pub trait Placement: Send {
-    fn name(&self) -> &'static str;
-    fn regions(&self) -> u32;
-    /// The FTL keeps each page's region entry time only for placements that need it.
-    fn needs_residence_time(&self) -> bool {
-        false
-    }
-    /// Region for a host write of `lpn`; `current` is `None` for a never-written page.
-    fn host_write(&mut self, lpn: Lpn, current: Option<PageState>, now_ns: u64) -> u8;
-    /// Region for a valid page the cleaner moves out of a victim block.
-    fn cleaner_copy(&mut self, lpn: Lpn, current: PageState, now_ns: u64) -> u8;
-    /// Whether the hottest region (`regions() - 1`) is RAM rather than flash (DEB's Extra
-    /// Buffer Region, DAC's RAM region): the page FTL keeps its pages in a `RamRegion`, updates
-    /// them in place and writes them back when it fills.
-    fn ram_region(&self) -> bool {
-        false
-    }
-    /// Flash region for a page the FTL writes back from the RAM region. Default: the next
-    /// colder region (DAC's demotion).
-    fn ram_write_back(&mut self, _lpn: Lpn, current: PageState, _now_ns: u64) -> u8 {
-        current.region - 1
+/// One registered placement: its `ftl.placement` name, the keys of `[ftl]` it takes beyond the
+/// table's typed fields, how it resolves its keys, and the check that its keys are unset when
+/// another placement is chosen.
+#[derive(Clone, Copy, Debug)]
+pub struct PlacementEntry {
+    pub name: &'static str,
+    pub extra_keys: &'static [&'static str],
+    pub resolve:
+        fn(&mut PlacementKeys<'_>, &mut Params<'_>) -> Result<Arc<dyn PlacementSpec>, ConfigError>,
+    pub refuse_keys: fn(&PlacementKeys<'_>) -> Result<(), ConfigError>,
+}
+
+impl Named for PlacementEntry {
+    fn name(&self) -> &'static str {
+        self.name
     }
 }
 
-/// How many different logs the valid pages of one victim block can be copied into, at most.
-/// The cleaner's free-block reserve must exceed it: each of those logs may need a fresh block
-/// before the victim is erased.
+// The registry: one line per placement.
+crate::spec::registry! {
+    PlacementEntry;
+    none,
+    dac,
+    oracle,
+    pub deb,
+}
+
+/// For `refuse_keys` of a placement without keys of its own.
+pub fn no_keys(_: &PlacementKeys<'_>) -> Result<(), ConfigError> {
+    Ok(())
+}
+
+/// `ftl.placement` and its keys, resolved: the chosen placement fills its defaults, every
+/// other placement's keys must be unset, and `ftl.regions` ends in 1..=64.
+pub fn resolve(keys: &mut PlacementKeys<'_>) -> Result<Arc<dyn PlacementSpec>, ConfigError> {
+    let entry = spec::lookup(REGISTRY, &keys.ftl.placement, "ftl.placement")?;
+    for other in REGISTRY.iter().filter(|e| e.name != entry.name) {
+        (other.refuse_keys)(keys)?;
+    }
+    let mut extra = std::mem::take(&mut keys.ftl.extra);
+    let result = (entry.resolve)(keys, &mut Params { table: "ftl", keys: &mut extra });
+    keys.ftl.extra = extra;
+    let placement = result?;
+    let regions = placement.regions();
+    spec::check((1..=64).contains(&regions), "ftl.regions", "must be between 1 and 64")?;
+    Ok(placement)
+}
+
+/// An FTL without placements (the hybrid kinds): every placement's keys must be unset.
+pub fn refuse_all(keys: &PlacementKeys<'_>) -> Result<(), ConfigError> {
+    REGISTRY.iter().try_for_each(|e| (e.refuse_keys)(keys))
+}
+
+/// The entry selected by `f` (for the extra keys it claims).
 #[must_use]
-pub fn cleaner_destinations_max(placement: &str, regions: u32, time_threshold: bool) -> u32 {
-    match placement {
-        // DAC demotes a victim's pages into the next colder region; with a threshold, young
-        // pages stay in their region instead: two destinations.
-        "dac" if time_threshold => 2.min(regions),
-        "oracle" => regions,
-        _ => 1,
-    }
+pub fn entry(f: &FtlConfig) -> Option<&'static PlacementEntry> {
+    REGISTRY.iter().find(|e| e.name == f.placement)
 }
 
-/// The registry. `future` is the oracle's knowledge: for the i-th host page write, the number
-/// of host page writes until the same LPN is written again (`NEVER` if it is not).
-pub fn by_name(
-    resolved: &Resolved,
-    future: Option<Vec<u32>>,
-) -> Result<Box<dyn Placement>, ConfigError> {
-    let f = &resolved.config.ftl;
-    let regions = resolved.regions;
-    Ok(match f.placement.as_str() {
-        "none" => Box::new(none::OneLog),
-        "dac" => {
-            let ram = resolved.ram_region_pages() > 0;
-            let threshold_ns = f.time_threshold_s.map(|s| (s * 1e9).round() as u64);
-            Box::new(dac::Dac::new(regions + u32::from(ram), threshold_ns, ram))
-        }
-        "deb" => {
-            let bounds = resolved.config.deb.stable_time_intervals_s.as_ref().expect("resolved");
-            let ebr = resolved.ram_region_pages() > 0;
-            Box::new(deb::Deb::new(bounds, resolved.geometry.logical_pages, ebr))
-        }
-        "oracle" => {
-            let future = future.ok_or_else(|| {
-                ConfigError::new(
-                    "ftl.placement",
-                    "the oracle needs the workload's future: run it through the runner, which \
-                     pre-computes next-write distances",
-                )
-            })?;
-            let logical = resolved.geometry.logical_pages as f64;
-            let boundaries = f
-                .oracle_boundaries_passes
-                .as_ref()
-                .expect("resolve fills oracle boundaries")
-                .iter()
-                .map(|p| (p * logical).round() as u64)
-                .collect();
-            Box::new(oracle::Oracle::new(
-                regions,
-                boundaries,
-                future,
-                resolved.geometry.logical_pages,
-            ))
-        }
-        other => {
-            return Err(ConfigError::new("ftl.placement", format!("unknown placement {other:?}")))
-        }
-    })
+/// The placement that takes extra key `key`, if any, as "ftl.placement = \"name\"".
+#[must_use]
+pub fn owner_of(key: &str) -> Option<String> {
+    REGISTRY
+        .iter()
+        .find(|e| e.extra_keys.contains(&key))
+        .map(|e| format!("ftl.placement = {:?}", e.name))
+}
+
+/// The registered names.
+#[must_use]
+pub fn names() -> Vec<&'static str> {
+    spec::names(REGISTRY)
 }
 
 #[cfg(test)]

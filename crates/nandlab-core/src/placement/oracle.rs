@@ -7,8 +7,91 @@
 //! Bands: `boundaries` (ascending, in host page writes) split distances into `regions` classes;
 //! the shortest distances go to the Top region (N−1), never-rewritten pages to the Bottom (0).
 
-use super::{PageState, Placement};
-use crate::flash::Lpn;
+use std::sync::Arc;
+
+use super::{PageState, Placement, PlacementEntry, PlacementKeys, PlacementSpec};
+use crate::error::ConfigError;
+use crate::flash::{Geometry, Lpn};
+use crate::spec::check;
+
+pub(super) const ENTRY: PlacementEntry = PlacementEntry {
+    name: "oracle",
+    extra_keys: &[],
+    resolve: |keys, _| resolve(keys),
+    refuse_keys: |keys| {
+        check(
+            keys.ftl.oracle_boundaries_passes.is_none(),
+            "ftl.oracle_boundaries_passes",
+            "only the oracle placement uses boundaries",
+        )
+    },
+};
+
+/// The oracle's regions (default 2) and band boundaries (`ftl.oracle_boundaries_passes`, in
+/// units of the logical capacity; default geometric around 1.0 with ratio 4).
+#[derive(Clone, Debug)]
+struct OracleSpec {
+    regions: u32,
+    boundaries_passes: Vec<f64>,
+}
+
+fn resolve(keys: &mut PlacementKeys<'_>) -> Result<Arc<dyn PlacementSpec>, ConfigError> {
+    let f = &mut *keys.ftl;
+    let regions = *f.regions.get_or_insert(2);
+    check((1..=64).contains(&regions), "ftl.regions", "must be between 1 and 64")?;
+    let b = f.oracle_boundaries_passes.get_or_insert_with(|| {
+        (0..regions - 1).map(|i| 4f64.powf(f64::from(i) - f64::from(regions - 2) / 2.0)).collect()
+    });
+    check(
+        b.len() == regions as usize - 1,
+        "ftl.oracle_boundaries_passes",
+        format!("needs regions - 1 = {} values", regions - 1),
+    )?;
+    check(
+        b.windows(2).all(|w| w[0] < w[1]) && b.iter().all(|v| *v > 0.0),
+        "ftl.oracle_boundaries_passes",
+        "values must be positive and strictly increasing",
+    )?;
+    Ok(Arc::new(OracleSpec { regions, boundaries_passes: b.clone() }))
+}
+
+impl PlacementSpec for OracleSpec {
+    fn name(&self) -> &'static str {
+        ENTRY.name
+    }
+    fn regions(&self) -> u32 {
+        self.regions
+    }
+    /// A victim's pages may go to any band.
+    fn cleaner_destinations_max(&self) -> u32 {
+        self.regions
+    }
+    fn needs_future(&self) -> bool {
+        true
+    }
+    /// Each page's next write time.
+    fn bytes_per_logical_page(&self) -> u64 {
+        8
+    }
+    fn build(
+        &self,
+        geometry: &Geometry,
+        _: u32,
+        future: Option<Vec<u32>>,
+    ) -> Result<Box<dyn Placement>, ConfigError> {
+        let future = future.ok_or_else(|| {
+            ConfigError::new(
+                "ftl.placement",
+                "the oracle needs the workload's future: run it through the runner, which \
+                 pre-computes next-write distances",
+            )
+        })?;
+        let logical = geometry.logical_pages as f64;
+        let boundaries =
+            self.boundaries_passes.iter().map(|p| (p * logical).round() as u64).collect();
+        Ok(Box::new(Oracle::new(self.regions, boundaries, future, geometry.logical_pages)))
+    }
+}
 
 /// Distance value meaning "never written again".
 pub const NEVER: u32 = u32::MAX;

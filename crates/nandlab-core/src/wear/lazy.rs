@@ -17,8 +17,48 @@
 
 use super::adaptive::DeltaTuner;
 use super::permutation::LbnPermutation;
+use super::spec::{only, WearConfig, WearEntry, WEAR_DELTA_DEFAULT, WEAR_LAMBDA_DEFAULT};
 use super::{WearHost, WearLeveler, WearLevelingStats, WearParams};
+use crate::error::ConfigError;
 use crate::flash::BlockId;
+use crate::spec::check;
+
+pub(super) const ENTRY: WearEntry = WearEntry {
+    name: "lazy",
+    resolve,
+    refuse_keys: |w| {
+        for (set, key) in [
+            (w.delta.is_some(), "wear.delta"),
+            (w.adaptive.is_some(), "wear.adaptive"),
+            (w.lambda.is_some(), "wear.lambda"),
+            (w.session_wear_erases.is_some(), "wear.session_wear_erases"),
+        ] {
+            only(set, key, "lazy")?;
+        }
+        Ok(())
+    },
+    build: |p| Box::new(LazyWearLeveling::from_params(p)),
+};
+
+/// Δ (default 16) and adaptive tuning (λ default −0.1, sessions of 1000 erases).
+fn resolve(w: &mut WearConfig) -> Result<(), ConfigError> {
+    let d = *w.delta.get_or_insert(WEAR_DELTA_DEFAULT);
+    check(d.is_finite() && d >= 0.0, "wear.delta", "must be >= 0")?;
+    if *w.adaptive.get_or_insert(false) {
+        let l = *w.lambda.get_or_insert(WEAR_LAMBDA_DEFAULT);
+        check(l.is_finite() && l < 0.0, "wear.lambda", "must be negative (the paper: -0.1)")?;
+        let s = *w.session_wear_erases.get_or_insert(1000);
+        check(s >= 1, "wear.session_wear_erases", "must be at least 1")?;
+    } else {
+        for (set, key) in [
+            (w.lambda.is_some(), "wear.lambda"),
+            (w.session_wear_erases.is_some(), "wear.session_wear_erases"),
+        ] {
+            check(!set, key, "only adaptive Δ uses it: set wear.adaptive = true too")?;
+        }
+    }
+    Ok(())
+}
 
 /// The wear leveler's state: Δ (and its tuner), the permutation, and the erase-count sum for
 /// the average.

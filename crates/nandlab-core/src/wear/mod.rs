@@ -20,7 +20,8 @@
 //!
 //! Mechanism apart from policy: an FTL implements `WearHost` (the subroutines Algorithm 1 names
 //! with leading underscores, plus `evict` for static leveling) and calls a `WearLeveler` picked
-//! once at construction (`by_name`). Adding a policy is one file plus one line in `by_name`.
+//! once at construction (`WearSpec::build`). Adding a policy is one file (its `ENTRY`) plus one
+//! line in `REGISTRY`.
 //!
 //! # The unit a leveler moves
 //!
@@ -46,14 +47,14 @@
 
 pub mod adaptive;
 pub mod endurance;
-pub mod lazy;
 pub mod permutation;
-pub mod static_wl;
+pub mod spec;
 
 pub use adaptive::{next_delta, DeltaTuner};
 pub use endurance::{Endurance, LifetimeState};
 pub use lazy::LazyWearLeveling;
 pub use permutation::LbnPermutation;
+pub use spec::{kinds, WearConfig, WearEntry, WearSpec, NO_LEVELER};
 pub use static_wl::StaticWearLeveling;
 
 use crate::flash::BlockId;
@@ -120,10 +121,13 @@ pub trait WearLeveler: Send {
     fn stats(&self) -> WearLevelingStats;
 }
 
-/// `wear.kind` values.
-pub const WEAR_KINDS: &[&str] = &["none", "static", "lazy"];
+// The registry: one line per leveler (`wear.kind = "none"` is no leveler).
+crate::spec::registry! {
+    WearEntry;
+    pub static_wl,
+    pub lazy,
+}
 
-/// The parameters of every policy (each reads its own), from the resolved `[wear]`.
 #[derive(Clone, Debug)]
 pub struct WearParams {
     /// Lazy: Δ.
@@ -142,14 +146,9 @@ pub struct WearParams {
     pub seed: u64,
 }
 
-/// The registry: the leveler `kind` names (`None` for `none`). Unknown kinds are rejected by
-/// `Config::resolve`; here they are a bug.
+/// The leveler registered as `kind` (`None` for `none` or a name no entry has), for callers
+/// that build a leveler outside a configuration (tests, tools).
 #[must_use]
 pub fn by_name(kind: &str, p: &WearParams) -> Option<Box<dyn WearLeveler>> {
-    match kind {
-        "none" => None,
-        "lazy" => Some(Box::new(LazyWearLeveling::from_params(p))),
-        "static" => Some(Box::new(StaticWearLeveling::from_params(p))),
-        other => panic!("unknown wear.kind {other:?} (config validation should have caught it)"),
-    }
+    REGISTRY.iter().find(|e| e.name == kind).map(|e| (e.build)(p))
 }

@@ -13,9 +13,27 @@
 //! updated) is marked anyway: those blocks are about to be erased by ordinary cleaning, and
 //! marking keeps each forcing round finite.
 
+use super::spec::{only, WearEntry, WEAR_THRESHOLD_DEFAULT};
 use super::{WearHost, WearLeveler, WearLevelingStats, WearParams};
 use crate::flash::BlockId;
 use crate::rng::Prng;
+use crate::spec::check;
+
+pub(super) const ENTRY: WearEntry = WearEntry {
+    name: "static",
+    // TH (default 16) and the erase-bitmap set size (default 1 block).
+    resolve: |w| {
+        let t = *w.threshold.get_or_insert(WEAR_THRESHOLD_DEFAULT);
+        check(t.is_finite() && t >= 1.0, "wear.threshold", "must be >= 1")?;
+        let s = *w.set_blocks.get_or_insert(1);
+        check(s >= 1, "wear.set_blocks", "must be at least 1")
+    },
+    refuse_keys: |w| {
+        only(w.threshold.is_some(), "wear.threshold", "static")?;
+        only(w.set_blocks.is_some(), "wear.set_blocks", "static")
+    },
+    build: |p| Box::new(StaticWearLeveling::from_params(p)),
+};
 
 #[derive(Clone, Debug)]
 pub struct StaticWearLeveling {

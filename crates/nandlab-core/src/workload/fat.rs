@@ -98,7 +98,7 @@
 //! times). `warmup_passes`, `passes`, `request_bytes`, `read_fraction` and the hot/cold keys do
 //! not apply to these kinds.
 
-use crate::config::{FsParams, Resolved};
+use super::spec::{FsParams, WorkloadSpec};
 use crate::error::ConfigError;
 use crate::flash::Geometry;
 use crate::request::{Request, RequestKind};
@@ -817,8 +817,8 @@ pub struct FsWorkload {
 
 impl FsWorkload {
     /// The workload of a resolved config with `workload.kind` `postmark` or `embedded`.
-    pub fn new(r: &Resolved) -> Result<Self, ConfigError> {
-        let w = &r.config.workload;
+    pub fn new(r: &WorkloadSpec) -> Result<Self, ConfigError> {
+        let w = &r.config;
         let kind = match w.kind.as_str() {
             "postmark" => Kind::Postmark,
             "embedded" => Kind::Embedded,
@@ -837,7 +837,7 @@ impl FsWorkload {
             kind,
             p,
             vol: FatVolume::new(layout),
-            rng: Prng::for_stream(r.config.run.seed, "workload"),
+            rng: Prng::for_stream(r.seed, "workload"),
             stage: if prefill > 0 { Stage::Prefill(0) } else { Stage::Format },
             logical_pages: g.logical_pages,
             page_size_bytes: g.page_size_bytes,

@@ -35,7 +35,7 @@ fn resolve(overrides: &[&str]) -> Result<Resolved, ConfigError> {
 }
 
 fn items(overrides: &[&str]) -> Vec<WorkItem> {
-    FsWorkload::new(&resolve(overrides).unwrap()).unwrap().collect()
+    FsWorkload::new(&resolve(overrides).unwrap().workload).unwrap().collect()
 }
 
 fn requests(items: &[WorkItem]) -> Vec<Request> {
@@ -235,7 +235,7 @@ fn one_small_postmark_file_through_the_generator() {
         "workload.fs.data_align_bytes=512",
     ])
     .unwrap();
-    let w = FsWorkload::new(&r).unwrap();
+    let w = FsWorkload::new(&r.workload).unwrap();
     let l = *w.volume().layout();
     let all: Vec<WorkItem> = w.collect();
     // 64 blocks × 64 pages × 0.8 × 4 KiB = 26208 sectors: 13-sector FATs.
@@ -275,7 +275,7 @@ fn requests_are_in_range_and_sector_aligned() {
             o.extend_from_slice(extra);
             let r = resolve(&o).unwrap();
             let cap = r.geometry.logical_bytes();
-            let all: Vec<WorkItem> = FsWorkload::new(&r).unwrap().collect();
+            let all: Vec<WorkItem> = FsWorkload::new(&r.workload).unwrap().collect();
             assert_eq!(all.iter().filter(|i| **i == WorkItem::StartMeasurement).count(), 1);
             // Prefill: every page once, first.
             let lp = r.geometry.logical_pages as usize;
@@ -298,7 +298,7 @@ fn requests_are_in_range_and_sector_aligned() {
 #[test]
 fn postmark_ends_with_every_file_deleted() {
     let r = resolve(&["workload.kind=postmark", "workload.fs.transactions=5000"]).unwrap();
-    let mut w = FsWorkload::new(&r).unwrap();
+    let mut w = FsWorkload::new(&r.workload).unwrap();
     w.by_ref().for_each(drop);
     let s = w.stats();
     assert!(w.files().is_empty());
@@ -326,7 +326,7 @@ fn postmark_with_variable_sizes_appends_and_reads_whole_files() {
         "workload.fs.transactions=2000",
     ])
     .unwrap();
-    let mut w = FsWorkload::new(&r).unwrap();
+    let mut w = FsWorkload::new(&r.workload).unwrap();
     let mut read_bytes = 0;
     let mut write_bytes = 0;
     for item in w.by_ref() {
@@ -364,7 +364,7 @@ fn large_file_preset_writes_64_kib_requests() {
 #[test]
 fn embedded_touches_a_small_set_of_sectors_over_and_over() {
     let r = resolve(&["workload.kind=embedded", "workload.fs.transactions=20000"]).unwrap();
-    let mut w = FsWorkload::new(&r).unwrap();
+    let mut w = FsWorkload::new(&r.workload).unwrap();
     let l = *w.volume().layout();
     let all: Vec<WorkItem> = w.by_ref().collect();
     let m = measured(&all);
@@ -447,21 +447,21 @@ fn config_errors_name_the_key() {
 #[test]
 fn dispatch_covers_every_synthetic_kind() {
     let r = resolve(&["workload.kind=embedded", "workload.fs.transactions=100"]).unwrap();
-    let direct: Vec<WorkItem> = FsWorkload::new(&r).unwrap().collect();
-    assert_eq!(synthetic_items(&r).unwrap().collect::<Vec<_>>(), direct);
-    let w = Workload::new(&r).unwrap();
+    let direct: Vec<WorkItem> = FsWorkload::new(&r.workload).unwrap().collect();
+    assert_eq!(synthetic_items(&r.workload).unwrap().collect::<Vec<_>>(), direct);
+    let w = Workload::new(&r.workload).unwrap();
     assert!(w.estimated_requests() > 0);
 
     let r = resolve(&["workload.kind=hotcold", "workload.passes=0.5"]).unwrap();
-    let direct: Vec<WorkItem> = Synthetic::new(&r).collect();
-    assert_eq!(Workload::new(&r).unwrap().collect::<Vec<_>>(), direct);
+    let direct: Vec<WorkItem> = Synthetic::new(&r.workload).collect();
+    assert_eq!(Workload::new(&r.workload).unwrap().collect::<Vec<_>>(), direct);
     assert_eq!(
-        Workload::new(&r).unwrap().estimated_requests(),
-        Synthetic::new(&r).estimated_requests()
+        Workload::new(&r.workload).unwrap().estimated_requests(),
+        Synthetic::new(&r.workload).estimated_requests()
     );
 
     let r = resolve(&["workload.kind=trace", "workload.path=x.csv"]).unwrap();
-    assert_eq!(synthetic_items(&r).err().unwrap().key, "workload.kind");
+    assert_eq!(synthetic_items(&r.workload).err().unwrap().key, "workload.kind");
 }
 
 #[test]
@@ -469,7 +469,7 @@ fn estimates_are_the_right_order_of_magnitude() {
     for kind in ["workload.kind=postmark", "workload.kind=embedded"] {
         let r =
             resolve(&[kind, "workload.fs.transactions=3000", "workload.prefill=false"]).unwrap();
-        let w = FsWorkload::new(&r).unwrap();
+        let w = FsWorkload::new(&r.workload).unwrap();
         let estimate = w.estimated_requests() as f64;
         let n = w.filter(|i| matches!(i, WorkItem::Request(_))).count() as f64;
         assert!((estimate / n - 1.0).abs() < 0.25, "{kind}: estimate {estimate}, actual {n}");
@@ -479,7 +479,7 @@ fn estimates_are_the_right_order_of_magnitude() {
 #[test]
 fn the_data_region_is_aligned_to_clusters_by_default() {
     let r = resolve(&["workload.kind=postmark", "workload.prefill=false"]).unwrap();
-    let w = FsWorkload::new(&r).unwrap();
+    let w = FsWorkload::new(&r.workload).unwrap();
     let l = *w.volume().layout();
     // Unaligned the boot sector, 13-sector FATs and root would put data at 59: padded to 64.
     assert_eq!((l.reserved_sectors, l.fat_start(0), l.fat_start(1)), (6, 6, 19));

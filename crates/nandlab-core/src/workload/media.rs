@@ -12,7 +12,7 @@
 //! back whole, and every write rewrites a few FAT, directory and FSInfo sectors.
 //!
 //! `workload.media` picks the player; it sets the defaults of the `[workload.fs]` keys
-//! (`config::MediaDefaults`; MB = 10^6 bytes, as media files and cards are quoted):
+//! (`spec::MediaDefaults`; MB = 10^6 bytes, as media files and cards are quoted):
 //!
 //! | media | `file_bytes_min` ..= `file_bytes_max` | `read_bias` |
 //! |---|---|---|
@@ -84,7 +84,7 @@
 //! closed-loop (no arrival times). `request_bytes`, `read_fraction` and the hot/cold keys do
 //! not apply; `workload.fs.files`, `transactions` and `create_bias` are config errors.
 
-use crate::config::{FsParams, Resolved};
+use super::spec::{FsParams, WorkloadSpec};
 use crate::error::ConfigError;
 use crate::flash::Geometry;
 use crate::request::{Request, RequestKind};
@@ -238,8 +238,8 @@ pub struct MediaWorkload {
 
 impl MediaWorkload {
     /// The workload of a resolved config with `workload.kind = "media-player"`.
-    pub fn new(r: &Resolved) -> Result<Self, ConfigError> {
-        let w = &r.config.workload;
+    pub fn new(r: &WorkloadSpec) -> Result<Self, ConfigError> {
+        let w = &r.config;
         if w.kind != "media-player" {
             return Err(ConfigError::new(
                 "workload.kind",
@@ -255,7 +255,7 @@ impl MediaWorkload {
         let mut me = Self {
             p,
             vol: FatVolume::new(layout),
-            rng: Prng::for_stream(r.config.run.seed, "workload"),
+            rng: Prng::for_stream(r.seed, "workload"),
             stage: if prefill > 0 { Stage::Prefill(0) } else { Stage::Format },
             logical_pages: g.logical_pages,
             page_size_bytes: g.page_size_bytes,

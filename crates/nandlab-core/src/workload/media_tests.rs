@@ -22,7 +22,7 @@ fn resolve(overrides: &[&str]) -> Result<Resolved, ConfigError> {
 }
 
 fn items(overrides: &[&str]) -> Vec<WorkItem> {
-    MediaWorkload::new(&resolve(overrides).unwrap()).unwrap().collect()
+    MediaWorkload::new(&resolve(overrides).unwrap().workload).unwrap().collect()
 }
 
 fn requests(items: &[WorkItem]) -> Vec<Request> {
@@ -94,7 +94,7 @@ fn one_file_written_then_deleted_for_the_next_on_a_tiny_fat32_volume() {
         "workload.passes=0.001",
     ]);
     let r = resolve(&o).unwrap();
-    let mut wl = MediaWorkload::new(&r).unwrap();
+    let mut wl = MediaWorkload::new(&r.workload).unwrap();
     assert_eq!(wl.high_water_clusters(), 206);
     let all: Vec<WorkItem> = wl.by_ref().collect();
     let marker = all.iter().position(|i| *i == WorkItem::StartMeasurement).unwrap();
@@ -180,7 +180,7 @@ fn the_volume_stays_under_its_mark_and_freed_clusters_are_reused() {
         "workload.passes=3",
     ])
     .unwrap();
-    let mut wl = MediaWorkload::new(&r).unwrap();
+    let mut wl = MediaWorkload::new(&r.workload).unwrap();
     let l = *wl.volume().layout();
     let mark = wl.high_water_clusters();
     assert_eq!(mark, (l.clusters as f64 * 0.9).floor() as u64);
@@ -240,7 +240,7 @@ fn the_measured_part_writes_passes_times_the_logical_bytes() {
         let p = format!("workload.passes={passes}");
         let r = resolve(&["device.logical_bytes=67108864", &m, &p]).unwrap();
         let target = (passes.parse::<f64>().unwrap() * 67_108_864.0 / 512.0).ceil() as u64;
-        let mut wl = MediaWorkload::new(&r).unwrap();
+        let mut wl = MediaWorkload::new(&r.workload).unwrap();
         let all: Vec<WorkItem> = wl.by_ref().collect();
         let marker = all.iter().position(|i| *i == WorkItem::StartMeasurement).unwrap();
         let measured = requests(&all[marker + 1..]);
@@ -264,11 +264,11 @@ fn the_measured_part_writes_passes_times_the_logical_bytes() {
 #[test]
 fn warmup_passes_write_unmeasured_operations_after_the_population() {
     let base = ["device.logical_bytes=67108864", "workload.media=mp3", "workload.prefill=false"];
-    let mut a = MediaWorkload::new(&resolve(&base).unwrap()).unwrap();
+    let mut a = MediaWorkload::new(&resolve(&base).unwrap().workload).unwrap();
     a.by_ref().for_each(drop);
     let mut o = base.to_vec();
     o.push("workload.warmup_passes=1");
-    let mut b = MediaWorkload::new(&resolve(&o).unwrap()).unwrap();
+    let mut b = MediaWorkload::new(&resolve(&o).unwrap().workload).unwrap();
     b.by_ref().for_each(drop);
     let (sa, sb) = (a.stats(), b.stats());
     assert_eq!(sa.files_populated, sb.files_populated);
@@ -290,7 +290,7 @@ fn files_in_the_root_delete_to_free_an_entry() {
         "workload.passes=0.1",
     ])
     .unwrap();
-    let mut wl = MediaWorkload::new(&r).unwrap();
+    let mut wl = MediaWorkload::new(&r.workload).unwrap();
     wl.by_ref().for_each(drop);
     let s = wl.stats();
     assert_eq!(s.files_populated, 512);
@@ -302,7 +302,7 @@ fn estimates_are_the_right_order_of_magnitude() {
     for media in ["camera", "mp3", "movie"] {
         let m = format!("workload.media={media}");
         let r = resolve(&["device.logical_bytes=67108864", &m, "workload.passes=2"]).unwrap();
-        let wl = MediaWorkload::new(&r).unwrap();
+        let wl = MediaWorkload::new(&r.workload).unwrap();
         let estimate = wl.estimated_requests() as f64;
         let n = wl.filter(|i| matches!(i, WorkItem::Request(_))).count() as f64;
         assert!((estimate / n - 1.0).abs() < 0.25, "{media}: estimate {estimate}, actual {n}");
@@ -312,12 +312,15 @@ fn estimates_are_the_right_order_of_magnitude() {
 #[test]
 fn dispatch_through_workload() {
     let r = resolve(&["device.logical_bytes=67108864", "workload.prefill=false"]).unwrap();
-    let direct: Vec<WorkItem> = MediaWorkload::new(&r).unwrap().collect();
-    let w = Workload::new(&r).unwrap();
-    assert_eq!(w.estimated_requests(), MediaWorkload::new(&r).unwrap().estimated_requests());
+    let direct: Vec<WorkItem> = MediaWorkload::new(&r.workload).unwrap().collect();
+    let w = Workload::new(&r.workload).unwrap();
+    assert_eq!(
+        w.estimated_requests(),
+        MediaWorkload::new(&r.workload).unwrap().estimated_requests()
+    );
     assert_eq!(w.collect::<Vec<_>>(), direct);
     let pm = Config::from_overrides(&["workload.kind=postmark"]).unwrap().resolve().unwrap();
-    assert_eq!(MediaWorkload::new(&pm).unwrap_err().key, "workload.kind");
+    assert_eq!(MediaWorkload::new(&pm.workload).unwrap_err().key, "workload.kind");
 }
 
 #[test]
@@ -408,7 +411,7 @@ fn oldest_first_deletion_keeps_files_contiguous() {
             &format!("workload.fs.delete_order={order}"),
         ])
         .unwrap();
-        let mut wl = MediaWorkload::new(&r).unwrap();
+        let mut wl = MediaWorkload::new(&r.workload).unwrap();
         let mut worst = 0;
         let mut split = 0;
         while wl.next().is_some() {

@@ -22,10 +22,15 @@ mod repeat;
 
 pub use repeat::Repeated;
 
-use crate::config::{PhaseConfig, Resolved};
+pub mod spec;
+
 use crate::error::ConfigError;
 use crate::request::{Request, RequestKind};
 use crate::rng::Prng;
+pub use spec::{
+    FsConfig, FsParams, MediaDefaults, PhaseConfig, WorkloadConfig, WorkloadSpec,
+    MAX_WORKLOAD_SPAN_S, MEDIA_NAMES, WORKLOAD_KINDS,
+};
 
 /// One step of a workload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,8 +109,8 @@ impl Synthetic {
     /// The page-address workload of a resolved config (`workload.kind` `sequential`,
     /// `uniform`, `hotcold` or `phases`; `Workload::new` handles every synthetic kind).
     #[must_use]
-    pub fn new(r: &Resolved) -> Self {
-        let w = &r.config.workload;
+    pub fn new(r: &WorkloadSpec) -> Self {
+        let w = &r.config;
         let g = r.geometry;
         let lp = g.logical_pages;
         let main = |passes: f64, measured: bool| -> Vec<Segment> {
@@ -189,7 +194,7 @@ impl Synthetic {
             read_fraction: w.read_fraction,
             interarrival_ns,
             clock_ns: 0.0,
-            rng: Prng::for_stream(r.config.run.seed, "workload"),
+            rng: Prng::for_stream(r.seed, "workload"),
             measurement_announced: false,
         }
     }
@@ -203,7 +208,7 @@ impl Synthetic {
         let requests =
             timed.div_ceil(self.pages_per_request) as f64 / (1.0 - self.read_fraction).max(1e-9);
         let span_s = requests * mean_ns / 1e9 * repeat as f64;
-        let max = crate::config::MAX_WORKLOAD_SPAN_S;
+        let max = spec::MAX_WORKLOAD_SPAN_S;
         if span_s.is_finite() && span_s <= max {
             return Ok(());
         }
@@ -334,8 +339,8 @@ pub enum Workload {
 impl Workload {
     /// The workload of a resolved config. Fails for `trace` (replayed by `nandlab-run`) and for a
     /// file-system workload whose volume cannot hold its files.
-    pub fn new(r: &Resolved) -> Result<Self, ConfigError> {
-        match r.config.workload.kind.as_str() {
+    pub fn new(r: &WorkloadSpec) -> Result<Self, ConfigError> {
+        match r.config.kind.as_str() {
             "postmark" | "embedded" => Ok(Self::Fs(Box::new(fat::FsWorkload::new(r)?))),
             "media-player" => Ok(Self::Media(Box::new(media::MediaWorkload::new(r)?))),
             "trace" => Err(ConfigError::new(
@@ -344,7 +349,7 @@ impl Workload {
             )),
             _ => {
                 let w = Synthetic::new(r);
-                w.check_arrival_span(r.config.workload.repeat)?;
+                w.check_arrival_span(r.config.repeat)?;
                 Ok(Self::Synthetic(w))
             }
         }
@@ -388,13 +393,13 @@ impl Iterator for Workload {
 /// The items of a whole run of any synthetic workload kind (`Repeated`: the measured part
 /// `workload.repeat` times), boxed.
 pub fn synthetic_items(
-    r: &Resolved,
+    r: &WorkloadSpec,
 ) -> Result<Box<dyn Iterator<Item = WorkItem> + Send>, ConfigError> {
     Ok(Box::new(Repeated::new(r)?))
 }
 
 /// `Repeated::estimated_requests` of a resolved config (every repetition counted).
-pub fn estimated_requests(r: &Resolved) -> Result<u64, ConfigError> {
+pub fn estimated_requests(r: &WorkloadSpec) -> Result<u64, ConfigError> {
     Ok(Repeated::new(r)?.estimated_requests())
 }
 

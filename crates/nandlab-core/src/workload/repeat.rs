@@ -26,7 +26,7 @@
 //! `TraceItems` applies between trace replays. Repetitions follow one another in time at the
 //! workload's own rate.
 
-use crate::config::Resolved;
+use super::spec::WorkloadSpec;
 use crate::error::ConfigError;
 
 use super::{WorkItem, Workload};
@@ -34,7 +34,7 @@ use super::{WorkItem, Workload};
 /// The whole run of a generated workload: the measured part `workload.repeat` times (see the
 /// module doc). With `repeat = 1` it yields exactly the generator's items.
 pub struct Repeated {
-    resolved: Resolved,
+    spec: WorkloadSpec,
     current: Workload,
     repeat: u64,
     /// The repetition being issued, from 0.
@@ -55,14 +55,14 @@ pub struct Repeated {
 
 impl Repeated {
     /// The run of a resolved config. Fails where `Workload::new` does.
-    pub fn new(r: &Resolved) -> Result<Self, ConfigError> {
+    pub fn new(r: &WorkloadSpec) -> Result<Self, ConfigError> {
         let current = Workload::new(r)?;
-        let repeat = r.config.workload.repeat.max(1);
+        let repeat = r.config.repeat.max(1);
         let estimated_requests = current
             .estimated_requests()
             .saturating_add((repeat - 1).saturating_mul(current.estimated_measured_requests()));
         Ok(Self {
-            resolved: r.clone(),
+            spec: r.clone(),
             current,
             repeat,
             rep: 0,
@@ -117,7 +117,7 @@ impl Repeated {
         self.rep += 1;
         self.shift_ns = self.rep.saturating_mul(self.period_ns);
         // `Workload::new` is a pure function of the config, which built a workload once already.
-        self.current = Workload::new(&self.resolved).expect("the config built this workload once");
+        self.current = Workload::new(&self.spec).expect("the config built this workload once");
         for item in self.current.by_ref() {
             if item == WorkItem::StartMeasurement {
                 break;

@@ -9,7 +9,7 @@ fn synth(overrides: &[&str]) -> (Synthetic, u64) {
     let mut o = vec!["device.blocks=64", "device.pages_per_block=16"];
     o.extend_from_slice(overrides);
     let r = Config::from_overrides(&o).unwrap().resolve().unwrap();
-    (Synthetic::new(&r), r.geometry.logical_pages)
+    (Synthetic::new(&r.workload), r.geometry.logical_pages)
 }
 
 #[test]

@@ -37,8 +37,9 @@
 
 mod recover;
 pub mod recycling;
+pub mod spec;
 
-pub use recover::recover_from_config;
+pub use recover::recover_from_spec;
 
 use std::collections::VecDeque;
 
@@ -47,6 +48,7 @@ use crate::flash::Geometry;
 use crate::flash::{BlockId, BlockRecord, Checkpoint, Flash, Lpn, Oob, Ppn, Source, NONE};
 use crate::wear::{Endurance, LifetimeState, WearHost, WearLeveler, WearLevelingStats};
 use recycling::{CostModel, RecyclingPolicy};
+pub use spec::{HybridKind, HybridSpec, LOG_BLOCKS_DEFAULT};
 
 /// Which data blocks may use which log blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -905,37 +907,31 @@ impl Ftl for HybridFtl {
     }
 }
 
-/// The hybrid FTL a resolved config describes (`ftl.kind` = bast, sast or fast).
-#[must_use]
-pub fn from_config(r: &crate::config::Resolved, flash: Flash) -> HybridFtl {
-    let mut ftl = build(r, flash);
-    let params = r.wear_params(ftl.logical_blocks, 0);
-    ftl.set_wear_leveler(crate::wear::by_name(&r.config.wear.kind, &params));
-    ftl
-}
+impl HybridFtl {
+    /// The hybrid FTL `spec` describes, over `flash` (no wear leveler yet: the assembly
+    /// attaches one, `set_wear_leveler`). `endurance_cycles` and `spare_blocks` as
+    /// `set_endurance` takes them.
+    #[must_use]
+    pub fn from_spec(
+        spec: &HybridSpec,
+        flash: Flash,
+        endurance_cycles: u32,
+        spare_blocks: u32,
+    ) -> Self {
+        let g = flash.geometry();
+        let ppb = g.pages_per_block;
+        let logical_blocks = g.logical_pages.div_ceil(u64::from(ppb)) as u32;
+        let policy = spec.recycling.build(cost_model(flash.timing(), ppb), logical_blocks);
+        let mut ftl = Self::new(flash, spec.association, spec.log_blocks, policy);
+        ftl.set_endurance(endurance_cycles, spare_blocks);
+        ftl
+    }
 
-/// `from_config` without the wear leveler (recovery attaches it once the erase counts are known).
-fn build(r: &crate::config::Resolved, flash: Flash) -> HybridFtl {
-    let f = &r.config.ftl;
-    let ppb = r.geometry.pages_per_block;
-    let association = match f.kind.as_str() {
-        "bast" => Association::Set { data_blocks: 1, log_blocks: 1 },
-        "sast" => Association::Set {
-            data_blocks: f.group_data_blocks.expect("resolved"),
-            log_blocks: f.group_log_blocks.expect("resolved"),
-        },
-        _ => Association::Full,
-    };
-    let logical_blocks = r.geometry.logical_pages.div_ceil(u64::from(ppb)) as u32;
-    let policy = recycling::by_name(
-        f.recycling.as_deref().unwrap_or("merge-only"),
-        cost_model(&r.timing, ppb),
-        logical_blocks,
-        f.migration_period.unwrap_or(ppb / 2),
-    );
-    let mut ftl = HybridFtl::new(flash, association, f.log_blocks.expect("resolved"), policy);
-    ftl.set_endurance(r.config.wear.endurance_cycles.expect("resolved"), u32::from(r.served));
-    ftl
+    /// Logical blocks (the units a wear leveler moves).
+    #[must_use]
+    pub fn logical_blocks(&self) -> u32 {
+        self.logical_blocks
+    }
 }
 
 /// The per-available-page cost model of a flash timing (C_E = erase, C_cp = page copy).

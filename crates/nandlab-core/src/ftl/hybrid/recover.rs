@@ -52,20 +52,23 @@
 //! only in a damaged image) are ordered by physical page; the wear leveler and the recycling
 //! policy restart from their initial state (the lazy leveler's average from the erase counts).
 
-use super::{Association, HybridFtl, Log};
-use crate::config::Resolved;
+use super::{Association, HybridFtl, HybridSpec, Log};
 use crate::error::RecoveryError;
-use crate::flash::{BlockId, Flash, Ppn, Source, NONE};
+use crate::flash::{BlockId, Flash, Geometry, Ppn, Source, NONE};
 use crate::ftl::{FtlRecovery, RecycleKind};
 
-/// Rebuilds a hybrid FTL's tables from the flash a resolved config describes (`ftl.kind` =
-/// bast, sast or fast). The FTL is built as `from_config` builds it; the wear leveler is attached
-/// after recovery, its erase average starting from the recovered erase counts.
-pub fn recover_from_config(
-    r: &Resolved,
+/// Rebuilds the tables of the hybrid FTL `spec` describes from `flash`, whose geometry must be
+/// `expected` (the configuration's). The FTL is built as `HybridFtl::from_spec` builds it; the
+/// caller attaches the wear leveler after recovery, its erase average starting from the
+/// recovered erase counts.
+pub fn recover_from_spec(
+    spec: &HybridSpec,
+    expected: &Geometry,
     flash: Flash,
+    endurance_cycles: u32,
+    spare_blocks: u32,
 ) -> Result<(HybridFtl, FtlRecovery), RecoveryError> {
-    let (g, c) = (flash.geometry(), &r.geometry);
+    let (g, c) = (flash.geometry(), expected);
     for (key, image, config) in [
         ("device.pages_per_block", u64::from(g.pages_per_block), u64::from(c.pages_per_block)),
         ("device.blocks", u64::from(g.blocks), u64::from(c.blocks)),
@@ -76,11 +79,8 @@ pub fn recover_from_config(
             return Err(RecoveryError::Mismatch { key, image, config });
         }
     }
-    let mut ftl = super::build(r, flash);
+    let mut ftl = HybridFtl::from_spec(spec, flash, endurance_cycles, spare_blocks);
     let report = ftl.recover()?;
-    let erases: u64 = ftl.erase_counts.iter().map(|&c| u64::from(c)).sum();
-    let params = r.wear_params(ftl.logical_blocks, erases);
-    ftl.set_wear_leveler(crate::wear::by_name(&r.config.wear.kind, &params));
     Ok((ftl, report))
 }
 

@@ -17,6 +17,10 @@
 //! paper: N_p / 2); `optimal` (migrate while fewer than n0(α̂) migrations happened since the
 //! last merge, α̂ estimated per logical block from the accumulated history of p).
 
+use crate::error::ConfigError;
+use crate::ftl::FtlConfig;
+use crate::spec::{check, one_of};
+
 /// The costs the models need, in any consistent unit (the FTL uses nanoseconds).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CostModel {
@@ -126,7 +130,56 @@ pub trait RecyclingPolicy: Send {
 
 pub const RECYCLING_NAMES: &[&str] = &["merge-only", "cost-based", "periodic", "optimal"];
 
-/// The policy named by `ftl.recycling`. `period` is the periodic merge's limit.
+/// `ftl.recycling` resolved: the policy and, for `periodic`, its period.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecyclingSpec {
+    name: &'static str,
+    period: u32,
+}
+
+impl RecyclingSpec {
+    /// Resolves `ftl.recycling` (default `merge-only`) and `ftl.migration_period` (`periodic`
+    /// only; default N_p / 2). `migrates` says whether the FTL kind can migrate (paper 002's
+    /// migration is defined for a log block owned by one data block: BAST).
+    pub fn resolve(
+        f: &mut FtlConfig,
+        migrates: bool,
+        pages_per_block: u32,
+    ) -> Result<Self, ConfigError> {
+        let recycling = f.recycling.get_or_insert_with(|| "merge-only".into()).clone();
+        one_of(&recycling, "ftl.recycling", RECYCLING_NAMES)?;
+        let name =
+            RECYCLING_NAMES.iter().copied().find(|n| *n == recycling).unwrap_or("merge-only");
+        check(
+            name == "merge-only" || migrates,
+            "ftl.recycling",
+            format!(
+                "{recycling:?} uses paper 002's migration, which is defined for a log block owned by \
+                 one data block: use ftl.kind = \"bast\""
+            ),
+        )?;
+        let mut period = 0;
+        if name == "periodic" {
+            period = *f.migration_period.get_or_insert(pages_per_block / 2);
+            check(period >= 1, "ftl.migration_period", "must be at least 1")?;
+        } else {
+            check(
+                f.migration_period.is_none(),
+                "ftl.migration_period",
+                "only ftl.recycling = \"periodic\" uses a migration period",
+            )?;
+        }
+        Ok(Self { name, period })
+    }
+
+    /// The policy for an FTL of `logical_blocks` with costs `cost`.
+    #[must_use]
+    pub fn build(&self, cost: CostModel, logical_blocks: u32) -> Box<dyn RecyclingPolicy> {
+        by_name(self.name, cost, logical_blocks, self.period)
+    }
+}
+
+/// The policy named `name` (one of `RECYCLING_NAMES`). `period` is the periodic merge's limit.
 #[must_use]
 pub fn by_name(
     name: &str,

@@ -1,0 +1,179 @@
+//! The composition root: a `Device` built from a `Resolved` configuration. The one place that
+//! joins the families' typed specs to the mechanism — the FTL kind's mechanism, its cleaning
+//! policy and placement, the wear leveler and endurance, the RAM region, the buffer — for a new
+//! device and for one recovered from a media that holds data (SPEC §2.5).
+//!
+//! Nothing here compares a policy name: each spec builds itself.
+
+use crate::config::Resolved;
+use crate::device::Device;
+use crate::error::{ConfigError, RecoveryError};
+use crate::flash::{CountingMedia, Flash, Media};
+use crate::ftl::hybrid::{recover_from_spec, HybridFtl, HybridSpec};
+use crate::ftl::policy::{Placement, PlacementSpec, VictimPolicy};
+use crate::ftl::{Ftl, FtlRecovery, FtlSpec, PageFtl, PageSpec};
+
+impl Device {
+    /// A device on the metadata-only counting media, policies from the config. `future` is the
+    /// oracle placement's knowledge (`PlacementSpec::needs_future`: for the i-th host page
+    /// write, the host page writes until the same page is written again).
+    pub fn new(resolved: &Resolved, future: Option<Vec<u32>>) -> Result<Self, ConfigError> {
+        let media = Box::new(CountingMedia::new(resolved.geometry));
+        Self::with_media(resolved, media, future)
+    }
+
+    /// A device on a given media (the payload-storing image of a served drive plugs in here).
+    pub fn with_media(
+        resolved: &Resolved,
+        media: Box<dyn Media>,
+        future: Option<Vec<u32>>,
+    ) -> Result<Self, ConfigError> {
+        let flash = Flash::new(media, resolved.timing);
+        let ftl: Box<dyn Ftl> = match &resolved.ftl {
+            FtlSpec::Page(spec) => {
+                let placement = spec.placement.build(
+                    &resolved.geometry,
+                    resolved.ram_region_pages(),
+                    future,
+                )?;
+                let victim = spec.cleaning.build(resolved.config.run.seed);
+                let mut ftl = PageFtl::new(flash, victim, placement, spec.gc_free_blocks_min);
+                configure_page_ftl(&mut ftl, resolved);
+                Box::new(ftl)
+            }
+            FtlSpec::Hybrid(spec) => {
+                let mut ftl = hybrid_ftl(spec, flash, resolved);
+                attach_hybrid_wear(&mut ftl, resolved, 0);
+                Box::new(ftl)
+            }
+        };
+        let mut device = Self::with_ftl(ftl);
+        device.set_buffer(build_buffer(resolved));
+        Ok(device)
+    }
+
+    /// A device over a media that already holds data (an image opened after a restart): the
+    /// FTL's tables are rebuilt from the media (`PageFtl::recover`, `hybrid::recover`).
+    /// `now_ns` is the simulated time the device resumes at. What recovery repaired or
+    /// completed is in `recovery()`; damage it cannot repair is an error, never a panic.
+    pub fn recover(
+        resolved: &Resolved,
+        media: Box<dyn Media>,
+        now_ns: u64,
+    ) -> Result<Self, RecoveryError> {
+        let flash = Flash::new(media, resolved.timing);
+        let (ftl, recovery): (Box<dyn Ftl>, FtlRecovery) = match &resolved.ftl {
+            FtlSpec::Page(spec) => {
+                let placement =
+                    spec.placement.build(&resolved.geometry, resolved.ram_region_pages(), None)?;
+                let victim = spec.cleaning.build(resolved.config.run.seed);
+                let (mut ftl, mut recovery) =
+                    PageFtl::recover(flash, victim, placement, spec.gc_free_blocks_min, now_ns)?;
+                configure_page_ftl(&mut ftl, resolved);
+                let battery_failed = resolved.config.serve.ram_region_battery == "failed";
+                ftl.restore_nvram(battery_failed, now_ns, &mut recovery)?;
+                (Box::new(ftl), recovery)
+            }
+            FtlSpec::Hybrid(spec) => {
+                let (ftl, recovery) = recover_hybrid_spec(spec, flash, resolved)?;
+                (Box::new(ftl), recovery)
+            }
+        };
+        let mut device = Self::resumed(ftl, recovery, now_ns);
+        device.set_buffer(build_buffer(resolved));
+        Ok(device)
+    }
+}
+
+/// The page FTL's RAM region and wear-aware allocation (from its placement), endurance and
+/// wear leveler (units: physical blocks): what a `PageFtl` gets after `PageFtl::new` or
+/// `PageFtl::recover`. Public for callers that build one by hand.
+pub fn configure_page_ftl(ftl: &mut PageFtl, r: &Resolved) {
+    let ram_pages = r.ram_region_pages();
+    if ram_pages > 0 {
+        ftl.set_ram_region(ram_pages, r.ram_write_back_threshold(), r.timing.ram_page_ns);
+    }
+    ftl.set_wear_aware_allocation(r.placement().is_some_and(PlacementSpec::wear_aware_allocation));
+    ftl.set_endurance_cycles(r.wear.endurance_cycles);
+    let erases = erase_sum(ftl.erase_counts());
+    let blocks = r.geometry.blocks;
+    ftl.set_wear_leveler(r.wear.build(blocks, blocks, erases, r.config.run.seed));
+}
+
+/// A hybrid FTL keeps one more block spare on a served drive (see `Resolved::served`).
+fn hybrid_ftl(spec: &HybridSpec, flash: Flash, r: &Resolved) -> HybridFtl {
+    HybridFtl::from_spec(spec, flash, r.wear.endurance_cycles, u32::from(r.served))
+}
+
+/// The hybrid FTL's wear leveler (units: logical blocks), `erases` erases already done.
+fn attach_hybrid_wear(ftl: &mut HybridFtl, r: &Resolved, erases: u64) {
+    let leveler = r.wear.build(ftl.logical_blocks(), r.geometry.blocks, erases, r.config.run.seed);
+    ftl.set_wear_leveler(leveler);
+}
+
+fn erase_sum(counts: &[u32]) -> u64 {
+    counts.iter().map(|&c| u64::from(c)).sum()
+}
+
+fn build_buffer(r: &Resolved) -> Option<Box<dyn crate::buffer::Buffer>> {
+    r.buffer.as_ref().map(|b| b.build(&r.geometry, r.timing.ram_page_ns))
+}
+
+/// The page FTL's victim policy for `r`, for callers that build a `PageFtl` by hand (tests,
+/// tools). An error for the hybrid kinds, which have none.
+pub fn victim_policy(r: &Resolved) -> Result<Box<dyn VictimPolicy>, ConfigError> {
+    let spec = page_spec(r)?;
+    Ok(spec.cleaning.build(r.config.run.seed))
+}
+
+/// The page FTL's placement for `r` (`future` as `Device::new` takes it), for callers that
+/// build a `PageFtl` by hand.
+pub fn placement(
+    r: &Resolved,
+    future: Option<Vec<u32>>,
+) -> Result<Box<dyn Placement>, ConfigError> {
+    page_spec(r)?.placement.build(&r.geometry, r.ram_region_pages(), future)
+}
+
+fn page_spec(r: &Resolved) -> Result<&PageSpec, ConfigError> {
+    r.ftl.page().ok_or_else(|| {
+        ConfigError::new("ftl.kind", "only the page FTL has a cleaning policy and a placement")
+    })
+}
+
+/// The hybrid FTL of `r` over `flash`, wear leveler attached, for callers that drive a
+/// `HybridFtl` by hand. An error for the page FTL.
+pub fn hybrid(r: &Resolved, flash: Flash) -> Result<HybridFtl, ConfigError> {
+    let mut ftl = hybrid_ftl(hybrid_spec(r)?, flash, r);
+    attach_hybrid_wear(&mut ftl, r, 0);
+    Ok(ftl)
+}
+
+/// The hybrid FTL of `r` rebuilt from `flash` (as `Device::recover` does), wear leveler
+/// attached with the recovered erase counts.
+pub fn recover_hybrid(
+    r: &Resolved,
+    flash: Flash,
+) -> Result<(HybridFtl, FtlRecovery), RecoveryError> {
+    recover_hybrid_spec(hybrid_spec(r)?, flash, r)
+}
+
+fn recover_hybrid_spec(
+    spec: &HybridSpec,
+    flash: Flash,
+    r: &Resolved,
+) -> Result<(HybridFtl, FtlRecovery), RecoveryError> {
+    let (mut ftl, recovery) =
+        recover_from_spec(spec, &r.geometry, flash, r.wear.endurance_cycles, u32::from(r.served))?;
+    // The leveler's erase average starts from the recovered erase counts.
+    let erases = erase_sum(ftl.erase_counts());
+    attach_hybrid_wear(&mut ftl, r, erases);
+    Ok((ftl, recovery))
+}
+
+fn hybrid_spec(r: &Resolved) -> Result<&HybridSpec, ConfigError> {
+    match &r.ftl {
+        FtlSpec::Hybrid(spec) => Ok(spec),
+        FtlSpec::Page(_) => Err(ConfigError::new("ftl.kind", "the page FTL is not a hybrid FTL")),
+    }
+}

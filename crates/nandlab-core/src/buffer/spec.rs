@@ -1,0 +1,113 @@
+//! The buffer family's configuration: the raw `[buffer]` table and the typed `BufferSpec` it
+//! resolves to (a registered policy and its capacity), which builds the buffer for a device.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Buffer, BufferEntry, BufferShape, REGISTRY};
+use crate::error::ConfigError;
+use crate::flash::Geometry;
+use crate::spec::{self, check};
+
+/// `[buffer]`: a RAM buffer between the host and the FTL (`buffer/`, SPEC §5).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct BufferConfig {
+    /// `none` (the paper's PLAIN), `lru`, `fab`, `bplru`, `cflru`.
+    pub kind: String,
+    /// Buffer capacity; a whole number of pages is used (rounded down). Default 8 MiB (paper
+    /// 001: 8 MB is enough for 1 GB of flash).
+    pub size_bytes: Option<u64>,
+    /// CFLRU: the clean-first region as a fraction of the buffer. Default 0.5.
+    pub cflru_window: Option<f64>,
+}
+
+impl Default for BufferConfig {
+    fn default() -> Self {
+        Self { kind: "none".into(), size_bytes: None, cflru_window: None }
+    }
+}
+
+/// Default `buffer.size_bytes`.
+pub const BUFFER_SIZE_BYTES_DEFAULT: u64 = 8 << 20;
+
+/// The name of `buffer.kind` that means no buffer.
+pub const NO_BUFFER: &str = "none";
+
+/// A resolved buffer: its policy's entry and its filled `[buffer]` table.
+#[derive(Clone, Debug)]
+pub struct BufferSpec {
+    entry: &'static BufferEntry,
+    config: BufferConfig,
+    capacity_pages: u32,
+}
+
+impl BufferSpec {
+    /// `[buffer]` resolved for a device of `g`: `None` for `buffer.kind = "none"` (which takes
+    /// no other key). Defaults are filled only for the keys the kind uses (a `none` buffer
+    /// records no size).
+    pub fn resolve(b: &mut BufferConfig, g: &Geometry) -> Result<Option<Self>, ConfigError> {
+        if b.kind == NO_BUFFER {
+            check(
+                b.size_bytes.is_none(),
+                "buffer.size_bytes",
+                "buffer.kind = \"none\" has no buffer: set buffer.kind too",
+            )?;
+            REGISTRY.iter().try_for_each(|e| (e.refuse_keys)(b))?;
+            return Ok(None);
+        }
+        let entry = spec::lookup(REGISTRY, &b.kind, "buffer.kind").map_err(|_| {
+            let mut names = vec![NO_BUFFER];
+            names.extend(spec::names(REGISTRY));
+            ConfigError::new(
+                "buffer.kind",
+                format!("unknown value {:?}; expected one of {}", b.kind, names.join(", ")),
+            )
+        })?;
+        let size = *b.size_bytes.get_or_insert(BUFFER_SIZE_BYTES_DEFAULT);
+        check(
+            size >= g.page_size_bytes,
+            "buffer.size_bytes",
+            format!("{size} bytes hold no page of {} bytes", g.page_size_bytes),
+        )?;
+        check(
+            size / g.page_size_bytes < u64::from(u32::MAX / 2),
+            "buffer.size_bytes",
+            "more than 2^31 pages are not supported",
+        )?;
+        (entry.resolve)(b)?;
+        for other in REGISTRY.iter().filter(|e| e.name != entry.name) {
+            (other.refuse_keys)(b)?;
+        }
+        let capacity_pages = (size / g.page_size_bytes) as u32;
+        Ok(Some(Self { entry, config: b.clone(), capacity_pages }))
+    }
+
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        self.entry.name
+    }
+
+    /// Pages the buffer holds (its size rounded down to whole pages).
+    #[must_use]
+    pub fn capacity_pages(&self) -> u32 {
+        self.capacity_pages
+    }
+
+    /// The buffer for a device of `g` with RAM page time `ram_page_ns`. Its page index is a
+    /// dense array up to `list::DENSE_MAX_KEYS` logical pages, a hash table beyond.
+    #[must_use]
+    pub fn build(&self, g: &Geometry, ram_page_ns: u64) -> Box<dyn Buffer> {
+        let shape = BufferShape {
+            capacity_pages: self.capacity_pages,
+            pages_per_block: g.pages_per_block,
+            logical_pages: g.logical_pages,
+            page_size_bytes: g.page_size_bytes,
+            ram_page_ns,
+        };
+        if shape.logical_pages <= super::list::DENSE_MAX_KEYS {
+            (self.entry.dense)(shape, &self.config)
+        } else {
+            (self.entry.hashed)(shape, &self.config)
+        }
+    }
+}

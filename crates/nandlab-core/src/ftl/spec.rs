@@ -1,0 +1,204 @@
+//! The FTL family's configuration: the raw `[ftl]` table, the FTL kinds (`ftl.kind`: the page
+//! FTL or a hybrid kind) and the typed `FtlSpec` a configuration resolves to. The page FTL's
+//! policies (cleaning, placement) resolve in their own modules (`gc`, `placement`); the
+//! dispatcher (`config`) hands their specs to `resolve_page`.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::hybrid::spec::{HybridKind, HybridSpec};
+use super::policy::{CleaningSpec, PlacementSpec};
+use crate::error::ConfigError;
+use crate::flash::Geometry;
+use crate::spec::{check, ExtraKeys};
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+// No `deny_unknown_fields`: keys no field declares land in `extra`, where policies added later
+// find their parameters; resolution refuses every key no chosen policy claims (`spec`).
+#[serde(default)]
+pub struct FtlConfig {
+    /// FTL kind: `"page"` (page-mapped log-structured store), or the hybrid log-block FTLs
+    /// `"bast"`, `"sast"`, `"fast"`.
+    pub kind: String,
+    /// Victim selection: `greedy`, `cost-benefit`, `cat`, `fifo`, `random-d`.
+    pub cleaning: String,
+    /// Data placement: `none` (one log), `dac`, `oracle`, `deb`.
+    pub placement: String,
+    /// Number of logs / DAC regions (flash regions: a RAM region is extra). Default 1 for
+    /// `none`, 4 for `dac`, 2 for `oracle`; `deb`: one per stable-time interval.
+    pub regions: Option<u32>,
+    /// DAC time threshold for promotion/demotion; unset = no threshold.
+    pub time_threshold_s: Option<f64>,
+    /// The cleaner runs while fewer free blocks remain. Default and minimum: one more than the
+    /// number of logs one victim's pages can be copied into (see
+    /// `placement::cleaner_destinations_max`), so a cleaning step can never run out of blocks.
+    pub gc_free_blocks_min: Option<u32>,
+    /// Sample size of the `random-d` policy.
+    pub random_d: u32,
+    /// Upper bound on blocks examined by one victim search of the age-dependent policies.
+    pub victim_scan_limit: u32,
+    /// Oracle log boundaries as next-write distances in units of the logical capacity
+    /// (host page writes ÷ logical pages), ascending; `regions - 1` values. Default: geometric
+    /// around 1.0 with ratio 4.
+    pub oracle_boundaries_passes: Option<Vec<f64>>,
+    /// Hybrid kinds: log blocks in the pool (FAST: one of them is the sequential log).
+    /// Default 8.
+    pub log_blocks: Option<u32>,
+    /// SAST: logical blocks per group (N). Default 4.
+    pub group_data_blocks: Option<u32>,
+    /// SAST: log blocks a group may hold (K). Default 2.
+    pub group_log_blocks: Option<u32>,
+    /// BAST: how a full log block is recycled: `merge-only` (default), `cost-based`,
+    /// `periodic`, `optimal` (paper 002).
+    pub recycling: Option<String>,
+    /// `periodic` recycling: merge after this many consecutive migrations. Default N_p / 2.
+    pub migration_period: Option<u32>,
+    /// Parameters of policies beyond the keys above (see `spec::Params`).
+    #[serde(flatten)]
+    pub extra: ExtraKeys,
+}
+
+impl Default for FtlConfig {
+    fn default() -> Self {
+        Self {
+            kind: "page".into(),
+            cleaning: "greedy".into(),
+            placement: "none".into(),
+            regions: None,
+            time_threshold_s: None,
+            gc_free_blocks_min: None,
+            random_d: 8,
+            victim_scan_limit: 65_536,
+            oracle_boundaries_passes: None,
+            log_blocks: None,
+            group_data_blocks: None,
+            group_log_blocks: None,
+            recycling: None,
+            migration_period: None,
+            extra: ExtraKeys::new(),
+        }
+    }
+}
+
+/// `ftl.kind`: the page-mapped store or one of the hybrid log-block FTLs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FtlKind {
+    Page,
+    Hybrid(HybridKind),
+}
+
+/// The names of `ftl.kind`.
+pub const FTL_KINDS: &[&str] = &["page", "bast", "sast", "fast"];
+
+impl FtlKind {
+    /// The kind `f` names (an unknown name is an error naming `ftl.kind`).
+    pub fn of(f: &FtlConfig) -> Result<Self, ConfigError> {
+        if f.kind == "page" {
+            return Ok(Self::Page);
+        }
+        match HybridKind::from_name(&f.kind) {
+            Some(h) => Ok(Self::Hybrid(h)),
+            None => Err(ConfigError::new(
+                "ftl.kind",
+                format!("unknown value {:?}; expected one of {}", f.kind, FTL_KINDS.join(", ")),
+            )),
+        }
+    }
+
+    /// Logical blocks the kind maps as a unit (SAST: a group; BAST, FAST: 1); 0 for the page
+    /// FTL, which maps single pages. A logical size derived from the utilization is rounded
+    /// down to it.
+    #[must_use]
+    pub fn mapping_granule_blocks(self, f: &FtlConfig) -> u64 {
+        match self {
+            Self::Page => 0,
+            Self::Hybrid(h) => h.mapping_granule_blocks(f),
+        }
+    }
+}
+
+/// A resolved FTL: which mechanism, with its policies.
+#[derive(Clone, Debug)]
+pub enum FtlSpec {
+    Page(PageSpec),
+    Hybrid(HybridSpec),
+}
+
+impl FtlSpec {
+    /// The page FTL's spec, if this is one.
+    #[must_use]
+    pub fn page(&self) -> Option<&PageSpec> {
+        match self {
+            Self::Page(p) => Some(p),
+            Self::Hybrid(_) => None,
+        }
+    }
+
+    /// The flash regions (logs) the FTL writes into (1 for the hybrid kinds).
+    #[must_use]
+    pub fn regions(&self) -> u32 {
+        self.page().map_or(1, |p| p.placement.regions())
+    }
+}
+
+/// The page FTL: its cleaning policy, its placement and the cleaner's free-block reserve.
+#[derive(Clone, Debug)]
+pub struct PageSpec {
+    pub cleaning: Arc<dyn CleaningSpec>,
+    pub placement: Arc<dyn PlacementSpec>,
+    /// `ftl.gc_free_blocks_min`.
+    pub gc_free_blocks_min: u32,
+}
+
+/// The hybrid kinds' keys are refused on the page FTL.
+pub fn refuse_hybrid_keys(f: &FtlConfig) -> Result<(), ConfigError> {
+    for (set, key) in [
+        (f.log_blocks.is_some(), "ftl.log_blocks"),
+        (f.group_data_blocks.is_some(), "ftl.group_data_blocks"),
+        (f.group_log_blocks.is_some(), "ftl.group_log_blocks"),
+        (f.recycling.is_some(), "ftl.recycling"),
+        (f.migration_period.is_some(), "ftl.migration_period"),
+    ] {
+        check(!set, key, "only the hybrid FTL kinds (bast, sast, fast) use log blocks")?;
+    }
+    Ok(())
+}
+
+/// The page FTL with its resolved policies: fills `ftl.gc_free_blocks_min` (default and
+/// minimum: one more than the logs one victim's pages can be copied into, so a cleaning step
+/// can never run out of blocks) and checks the device leaves the cleaner room.
+pub fn resolve_page(
+    f: &mut FtlConfig,
+    cleaning: Arc<dyn CleaningSpec>,
+    placement: Arc<dyn PlacementSpec>,
+    g: &Geometry,
+) -> Result<PageSpec, ConfigError> {
+    let destinations = placement.cleaner_destinations_max();
+    let regions = placement.regions();
+    let gc_free_blocks_min = *f.gc_free_blocks_min.get_or_insert(destinations + 1);
+    check(
+        gc_free_blocks_min > destinations,
+        "ftl.gc_free_blocks_min",
+        format!(
+            "must be at least {}: one cleaning step may open a block in each of {destinations} \
+             log(s) before it frees its victim",
+            destinations + 1
+        ),
+    )?;
+    // Blocks that can never hold valid data at steady state: the free reserve plus one open
+    // block per region. With fewer spare pages than that, the cleaner could find every
+    // closed block full of valid pages and make no progress.
+    let spare_blocks_min = u64::from(gc_free_blocks_min) + u64::from(regions) + 1;
+    let spare_pages = g.physical_pages().saturating_sub(g.logical_pages);
+    check(
+        spare_pages >= spare_blocks_min * u64::from(g.pages_per_block),
+        "device.utilization",
+        format!(
+            "leaves {spare_pages} spare pages; the cleaner needs at least \
+             {spare_blocks_min} spare blocks (gc_free_blocks_min + regions + 1); lower the \
+             utilization or add blocks"
+        ),
+    )?;
+    Ok(PageSpec { cleaning, placement, gc_free_blocks_min })
+}
