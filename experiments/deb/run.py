@@ -122,7 +122,7 @@ def bar_chart(pivot: pd.DataFrame, ylabel: str, title: str, name: str) -> None:
 
 
 def save(df: pd.DataFrame, name: str) -> None:
-    df.to_csv(HERE / f"{name}.csv", index=False)
+    nandlab.write_csv(df, HERE / f"{name}.csv")
     print(f"wrote {name}.csv ({len(df)} rows)")
 
 
