@@ -2,6 +2,7 @@
 #   make demo   build, then run the built-in default experiment and print its table
 #   make test   build, then run the Rust and the Python test suites
 #   make bench  the speed benchmark (simulated host page writes per wall second)
+#   make lint   rustfmt, clippy (warnings are errors), ruff and mypy: the style checks CI runs
 #   make experiments   regenerate experiments/*/ CSVs, PNGs (needs ../shared/traces for traces)
 
 PYTHON ?= python3
@@ -10,7 +11,7 @@ VPY    := $(VENV)/bin/python
 CARGO  ?= cargo
 NANDLAB := target/release/nandlab
 
-.PHONY: demo test bench rust-test python-test setup python build experiments clean
+.PHONY: demo test bench lint rust-test python-test setup python build experiments clean
 
 demo: build
 	$(NANDLAB) demo
@@ -26,11 +27,22 @@ test: rust-test python-test
 rust-test:
 	$(CARGO) test --release --workspace --exclude nandlab-py
 
+# Clippy checks every crate with its tests, nandlab-py included (pyo3 needs only a Python
+# interpreter to check, not the extension-module link). It runs in the release profile so that
+# it shares the build scripts and proc macros `make test` compiled; the crates themselves are
+# checked afresh (check mode keeps no code, so it cannot reuse the release build). `ruff format`
+# is not enforced: much of the Python predates it. mypy's settings are in pyproject.toml.
+lint: $(VENV)/.deps
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --release --workspace --tests -- -D warnings
+	$(VENV)/bin/ruff check python tests/python experiments
+	$(VPY) -m mypy
+
 # The Python side: a private virtualenv with the package built in place by maturin.
 $(VENV)/.deps: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) -m pip install --quiet "maturin>=1.5,<2" pandas matplotlib pyarrow pytest mypy pandas-stubs
+	$(VPY) -m pip install --quiet "maturin>=1.5,<2" pandas matplotlib pyarrow pytest mypy pandas-stubs ruff
 	touch $@
 
 python: $(VENV)/.deps

@@ -35,7 +35,7 @@ REAL_TRACES = {
 
 
 def save(df: pd.DataFrame, name: str) -> None:
-    df.to_csv(HERE / f"{name}.csv", index=False)
+    nandlab.write_csv(df, HERE / f"{name}.csv")
     print(f"wrote {name}.csv ({len(df)} rows)")
 
 
@@ -209,7 +209,7 @@ def phases_run(jobs: int, quick: bool) -> None:
     out["throughput_kib_per_s"] = out["host_write_bytes"] / 1024 / (out["sim_time_ns"] / 1e9)
     save(out, "phases")
     mean = (out.groupby(["ftl.cleaning", "dac"], sort=False)
-            [METRICS + ["throughput_kib_per_s"]].mean().reset_index())
+            [[*METRICS, "throughput_kib_per_s"]].mean().reset_index())
     save(mean, "phases_mean")
     plot.bars(mean, x="ftl.cleaning", y="erases", hue="dac", path=HERE / "phases_erases.png")
     plot.bars(mean, x="ftl.cleaning", y="throughput_kib_per_s", hue="dac",

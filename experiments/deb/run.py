@@ -40,10 +40,10 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
 
-import nandlab  # noqa: E402
+import nandlab
 
 HERE = pathlib.Path(__file__).resolve().parent
 TRACES = HERE.parents[2] / "shared" / "traces"
@@ -122,7 +122,7 @@ def bar_chart(pivot: pd.DataFrame, ylabel: str, title: str, name: str) -> None:
 
 
 def save(df: pd.DataFrame, name: str) -> None:
-    df.to_csv(HERE / f"{name}.csv", index=False)
+    nandlab.write_csv(df, HERE / f"{name}.csv")
     print(f"wrote {name}.csv ({len(df)} rows)")
 
 
@@ -186,7 +186,7 @@ def fig52(jobs: int, quick: bool) -> None:
         (0.5, 0.5), (0.4, 0.6), (0.3, 0.7), (0.2, 0.8), (0.1, 0.9)]
     points = []
     for hot_data, hot_access in localities:
-        for name, keys in SYSTEMS.items():
+        for keys in SYSTEMS.values():
             points.append({"workload.hot_data_fraction": hot_data,
                            "workload.hot_access_fraction": hot_access, **keys})
     base = synthetic(0.5, 0.5) | {"ftl.cleaning": "cat"}

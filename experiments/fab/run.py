@@ -133,7 +133,7 @@ def tidy(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def save(df: pd.DataFrame, name: str) -> None:
-    df.to_csv(HERE / f"{name}.csv", index=False)
+    nandlab.write_csv(df, HERE / f"{name}.csv")
     print(f"wrote {name}.csv ({len(df)} rows)")
 
 
@@ -254,7 +254,8 @@ def camera_playback(jobs: int, quick: bool) -> None:
               "full_merges", "block_nodes_max"]].to_string(index=False))
 
 
-EXPERIMENTS = {"fig6": fig6, "fragmented": fragmented, "camera_playback": camera_playback, "fig7": fig7, "fig9": fig9, "table3": table3}
+EXPERIMENTS = {"fig6": fig6, "fragmented": fragmented, "camera_playback": camera_playback,
+               "fig7": fig7, "fig9": fig9, "table3": table3}
 
 
 def main() -> None:

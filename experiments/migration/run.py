@@ -91,7 +91,7 @@ def workloads(quick: bool) -> dict[str, dict[str, Any]]:
 
 
 def save(df: pd.DataFrame, name: str) -> None:
-    df.to_csv(HERE / f"{name}.csv", index=False)
+    nandlab.write_csv(df, HERE / f"{name}.csv")
     print(f"wrote {name}.csv ({len(df)} rows)")
 
 

@@ -58,7 +58,7 @@ def main() -> None:
     uni["error_pct"] = (uni["write_amplification"] / uni["theory_wa"] - 1) * 100
     cols = ["device.utilization", "ftl.cleaning", "write_amplification", "theory_wa", "error_pct",
             "host_writes_per_wall_second"]
-    uni[cols].to_csv(HERE / "uniform.csv", index=False)
+    nandlab.write_csv(uni[cols], HERE / "uniform.csv")
     print(uni[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     print()
 
@@ -77,7 +77,7 @@ def main() -> None:
     hc["ideal_separation_bound"] = 1.759
     cols = ["ftl.placement", "logs", "ftl.cleaning", "write_amplification",
             "ideal_separation_bound"]
-    hc[cols].to_csv(HERE / "hotcold.csv", index=False)
+    nandlab.write_csv(hc[cols], HERE / "hotcold.csv")
     print(hc[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}"))
 
 

@@ -35,10 +35,10 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
 
-import nandlab  # noqa: E402
+import nandlab
 
 HERE = pathlib.Path(__file__).resolve().parent
 TRACES = HERE.parents[2] / "shared" / "traces"
@@ -71,7 +71,7 @@ def base(trace: str, replays: int) -> dict[str, Any]:
 
 
 def save(df: pd.DataFrame, name: str) -> None:
-    df.to_csv(HERE / f"{name}.csv", index=False)
+    nandlab.write_csv(df, HERE / f"{name}.csv")
     print(f"wrote {name}.csv ({len(df)} rows)")
 
 

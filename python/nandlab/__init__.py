@@ -17,16 +17,21 @@ A deterministic simulator written in Rust, driven from Python::
 
 Configs are dicts (nested or with dotted keys, as in ``nandlab print-config``), TOML file
 paths, or None for every default; ``set=`` overrides work like the CLI's ``--set``. A run is a
-pure function of (config, seed, version), all recorded in its `Result`.
+pure function of (config, seed, version), all recorded in its `Result`. The version is
+`build_version`, e.g. ``nandlab 0.1.0 (1a2b3c4d5e6f)``: the crate version and the git commit the
+native module was built from (``-dirty`` when the work tree had uncommitted changes, or
+``no git commit: ...`` for a build outside a checkout), the string ``nandlab --version``
+prints. ``__version__`` is the package version alone (``0.1.0``).
 """
 
 from . import plot, recycling
 from ._api import ProgressCallback, presets, resolve_config, run
 from ._config import ConfigLike, Overrides
+from ._native import BUILD_VERSION as build_version
 from ._native import ConfigError, NandlabError, RequestError, TraceError
 from ._native import __version__ as __version__
 from ._result import WALL_CLOCK_METRICS, Result, WearSample
-from ._sweep import sweep, sweep_points, write_parquet
+from ._sweep import sweep, sweep_points, with_version, write_csv, write_parquet
 
 __all__ = [
     "WALL_CLOCK_METRICS",
@@ -40,6 +45,7 @@ __all__ = [
     "TraceError",
     "WearSample",
     "__version__",
+    "build_version",
     "plot",
     "presets",
     "recycling",
@@ -47,5 +53,7 @@ __all__ = [
     "run",
     "sweep",
     "sweep_points",
+    "with_version",
+    "write_csv",
     "write_parquet",
 ]

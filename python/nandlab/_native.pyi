@@ -9,6 +9,7 @@ from os import PathLike
 from typing import Optional, Union
 
 __all__ = [
+    "BUILD_VERSION",
     "ConfigError",
     "NandlabError",
     "RequestError",
@@ -22,6 +23,11 @@ __all__ = [
 ]
 
 __version__: str
+"""The crate version, X.Y.Z (PEP 440)."""
+BUILD_VERSION: str
+"""``nandlab X.Y.Z (COMMIT)``: the crate version and the git commit this module was built from
+(``-dirty`` appended when tracked files had uncommitted changes), or ``no git commit: <why>``
+in place of the commit; what ``nandlab --version`` prints and every result records."""
 
 class NandlabError(Exception):
     """Base class of every nandlab error."""
@@ -105,4 +111,4 @@ def recycling_costs(
     """
 
 def version() -> str:
-    """The simulator version recorded in every result."""
+    """The version recorded in every result: `BUILD_VERSION`."""

@@ -92,7 +92,8 @@ class Result:
         config: the resolved config as nested dicts; ``nandlab.run(result.config)`` repeats
             the run.
         seed: the run's seed (``run.seed``).
-        version: the simulator version that produced the result.
+        version: the code that produced the result, ``nandlab X.Y.Z (COMMIT)`` (see
+            `nandlab.build_version`).
         trace: facts about the trace (path, format, records, ...) for trace workloads.
     """
 

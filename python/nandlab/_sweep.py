@@ -25,7 +25,7 @@ from ._result import Result, _cell
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["sweep", "write_parquet"]
+__all__ = ["sweep", "write_csv", "write_parquet"]
 
 SEED_KEY = "run.seed"
 
@@ -222,9 +222,29 @@ def _run_pool(
         return [f.result() for f in futures]
 
 
+def with_version(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with a ``version`` column naming the code that made it (`build_version`, e.g.
+    ``nandlab 0.1.0 (1a2b3c4d5e6f)``), added as the last column unless it is already there.
+
+    Sweep and `Result.to_frame` rows carry their result's version already; tables derived from
+    them (means, pivots, ratios) lose it, and a saved table without it cannot be traced back to
+    the code, so every writer here adds it.
+    """
+    if "version" in frame.columns:
+        return frame
+    return frame.assign(version=_native.BUILD_VERSION)
+
+
+def write_csv(frame: pd.DataFrame, path: Union[str, os.PathLike[str]]) -> None:
+    """Writes a table to a CSV file, without the index, with a ``version`` column (see
+    `with_version`). The experiments under ``experiments/`` save every table this way."""
+    with_version(frame).to_csv(path, index=False)
+
+
 def write_parquet(frame: pd.DataFrame, path: Union[str, os.PathLike[str]]) -> None:
-    """Writes a sweep's (or `Result.to_frame`'s) table to a Parquet file, without the index.
-    Needs pyarrow (``pip install nandlab[parquet]``)."""
+    """Writes a sweep's (or `Result.to_frame`'s) table to a Parquet file, without the index,
+    with a ``version`` column (see `with_version`). Needs pyarrow
+    (``pip install nandlab[parquet]``)."""
     if importlib.util.find_spec("pyarrow") is None:
         raise ImportError("write_parquet needs pyarrow: pip install 'nandlab[parquet]'")
-    frame.to_parquet(path, index=False)
+    with_version(frame).to_parquet(path, index=False)

@@ -5,7 +5,6 @@ them with the same code the CLI uses."""
 from __future__ import annotations
 
 from pathlib import Path
-
 from typing import Any
 
 import pytest

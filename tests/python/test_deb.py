@@ -29,8 +29,10 @@ def test_the_ebr_absorbs_updates_and_is_written_back_at_the_end() -> None:
     with_ebr = nandlab.run({**BASE, "deb.ebr_size_bytes": 2 << 20})
     assert without.metrics["ram_region"] is None
     ram = with_ebr.metrics["ram_region"]
-    assert ram["capacity_pages"] == 512 and ram["used_pages"] == 0
-    assert ram["in_place_updates"] > 0 and ram["final_write_back_pages"] > 0
+    assert ram["capacity_pages"] == 512
+    assert ram["used_pages"] == 0
+    assert ram["in_place_updates"] > 0
+    assert ram["final_write_back_pages"] > 0
     assert with_ebr.metrics["erases"] < 0.8 * without.metrics["erases"]
     row = with_ebr.to_frame().iloc[0]
     assert row["ram_region.in_place_updates"] == ram["in_place_updates"]
@@ -44,7 +46,7 @@ def test_sweep_mixes_runs_with_and_without_a_ram_region() -> None:
 
 
 @pytest.mark.parametrize(
-    "overrides, key",
+    ("overrides", "key"),
     [
         ({"deb.stable_time_intervals_s": [100, 50]}, "deb.stable_time_intervals_s"),
         ({"device.ram_bytes": 1 << 20}, "deb.ebr_size_bytes"),

@@ -34,14 +34,16 @@ def test_a_steeper_growth_rate_means_earlier_merges() -> None:
         optimal_migrations(alpha=a, pages_per_block=128, erase_cost=1.5, copy_cost=1.128).n0
         for a in (0.05, 0.1, 0.5, 2.0, 10.0)
     ]
-    assert n0s == sorted(n0s, reverse=True) and n0s[0] > n0s[-1]
+    assert n0s == sorted(n0s, reverse=True)
+    assert n0s[0] > n0s[-1]
 
 
 def test_no_page_is_freed_past_the_block() -> None:
     r = optimal_migrations(
         alpha=64, pages_per_block=128, erase_cost=1.5, copy_cost=1.128, n_max=3
     )
-    assert math.isinf(r.w[2]) and math.isinf(r.w[3])
+    assert math.isinf(r.w[2])
+    assert math.isinf(r.w[3])
 
 
 @pytest.mark.parametrize(
@@ -54,7 +56,9 @@ def test_no_page_is_freed_past_the_block() -> None:
     ],
 )
 def test_bad_arguments_raise_value_error(kwargs: dict[str, Any]) -> None:
-    args: dict[str, Any] = {"alpha": 0.1, "pages_per_block": 128, "erase_cost": 1.5, "copy_cost": 1.128}
+    args: dict[str, Any] = {
+        "alpha": 0.1, "pages_per_block": 128, "erase_cost": 1.5, "copy_cost": 1.128
+    }
     args.update(kwargs)
     with pytest.raises((ValueError, OverflowError)):
         optimal_migrations(**args)

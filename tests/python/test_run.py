@@ -42,7 +42,7 @@ def test_default_metrics_present(small: dict[str, Any]) -> None:
     assert m["write_amplification"] >= 1.0
     assert m["wall_seconds"] > 0
     assert result.seed == 1
-    assert result.version == nandlab.__version__
+    assert result.version == nandlab.build_version
     assert result.trace is None
 
 
@@ -179,7 +179,7 @@ def test_to_frame_and_wear_histogram(small: dict[str, Any]) -> None:
     assert row["erases"] == result.metrics["erases"]
     assert row["write_latency_ns.p99"] == result.metrics["write_latency_ns"]["p99"]
     assert row["seed"] == 1
-    assert row["version"] == nandlab.__version__
+    assert row["version"] == nandlab.build_version
     assert "wear_histogram" not in frame.columns
     assert "write_latency_ns" not in frame.columns
     wear = result.wear_histogram

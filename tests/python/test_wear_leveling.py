@@ -26,24 +26,29 @@ def test_lazy_wear_leveling_is_recorded_and_evens_wear() -> None:
     lazy = nandlab.run({**BASE, "wear.kind": "lazy", "wear.delta": 4})
     assert none.metrics["wear_leveling"] is None
     w = lazy.metrics["wear_leveling"]
-    assert w["kind"] == "lazy" and w["remaps"] > 0 and w["delta"] == 4.0
+    assert w["kind"] == "lazy"
+    assert w["remaps"] > 0
+    assert w["delta"] == 4.0
     assert 0 < lazy.metrics["wear_leveling_erases"] <= w["remaps"]
     assert lazy.metrics["wear_stddev"] < 0.5 * none.metrics["wear_stddev"]
     row = lazy.to_frame().iloc[0]
-    assert row["wear.kind"] == "lazy" and row["wear_leveling.remaps"] == w["remaps"]
+    assert row["wear.kind"] == "lazy"
+    assert row["wear_leveling.remaps"] == w["remaps"]
 
 
 def test_adaptive_delta_records_its_sessions() -> None:
     r = nandlab.run({**BASE, "wear.kind": "lazy", "wear.delta": 4, "wear.adaptive": True,
                      "wear.session_wear_erases": 20})
     history = r.metrics["wear_leveling"]["delta_history"]
-    assert history[0] == 4.0 and len(history) > 2
+    assert history[0] == 4.0
+    assert len(history) > 2
 
 
 def test_endurance_gives_a_lifetime() -> None:
     r = nandlab.run({**BASE, "wear.endurance_cycles": 40, "workload.passes": 400})
     life = r.metrics["lifetime"]
-    assert life["endurance_cycles"] == 40 and life["retired_blocks"] > 0
+    assert life["endurance_cycles"] == 40
+    assert life["retired_blocks"] > 0
     assert 0 < life["first_wear_out_host_bytes"] <= life["unusable_host_bytes"]
 
 

@@ -37,6 +37,8 @@ Usage:
   nandlab --version | --help
 
 Every config key has a default; `nandlab print-config` shows them all, resolved.
+`nandlab --version` prints `nandlab X.Y.Z (COMMIT)`, the git commit of the build (`-dirty` with
+uncommitted changes), the string every result records as its `version`.
 Examples:
   nandlab run --set workload.kind=hotcold --set ftl.placement=dac --set ftl.cleaning=cat
   nandlab run --set workload.kind=trace --set workload.path=trace.csv.gz --json out.json
@@ -64,7 +66,7 @@ fn main() -> ExitCode {
 fn dispatch(args: Args) -> Result<(), String> {
     match args.command {
         Command::Help => outp!("{USAGE}"),
-        Command::Version => outln!("nandlab {}", nandlab_core::VERSION),
+        Command::Version => outln!("{}", nandlab_version::VERSION_STRING),
         Command::Presets => presets(),
         Command::PrintConfig => print_config(&args),
         Command::Run => run_command(&args),
@@ -166,7 +168,7 @@ fn summary(r: &RunReport) -> String {
     let mut out = String::new();
     let ms = |ns: u64| format!("{:.3} ms", ns as f64 / 1e6);
     out += &format!(
-        "nandlab {} · seed {} · {} FTL, {} cleaning, {} placement ({} region{}) · {} workload\n",
+        "{} · seed {} · {} FTL, {} cleaning, {} placement ({} region{}) · {} workload\n",
         r.version,
         r.seed,
         c.ftl.kind,

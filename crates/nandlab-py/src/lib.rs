@@ -251,10 +251,10 @@ fn recycling_costs(
     Ok((m.optimal_migrations(alpha), m.w_merge(), m.equilibrium_p(), w_mig, w))
 }
 
-/// The version recorded in every result.
+/// The version recorded in every result: `nandlab X.Y.Z (COMMIT)` (`BUILD_VERSION`).
 #[pyfunction]
 fn version() -> &'static str {
-    nandlab_core::VERSION
+    nandlab_version::VERSION_STRING
 }
 
 #[pymodule]
@@ -269,6 +269,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("TraceError", py.get_type::<TraceError>())?;
     m.add("RequestError", py.get_type::<RequestError>())?;
+    // `__version__` stays the bare crate version (PEP 440, what pip knows); the full string
+    // with the commit is `BUILD_VERSION`.
     m.add("__version__", nandlab_core::VERSION)?;
+    m.add("BUILD_VERSION", nandlab_version::VERSION_STRING)?;
     Ok(())
 }

@@ -131,6 +131,8 @@ pub struct RunReport {
     /// The resolved configuration (every default filled in).
     pub config: Config,
     pub seed: u64,
+    /// `nandlab X.Y.Z (COMMIT)`: the crate version and the git commit of the build, exactly
+    /// what `nandlab --version` prints (`nandlab_version::VERSION_STRING`).
     pub version: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceInfo>,
@@ -179,7 +181,7 @@ pub fn run(prepared: &Prepared, progress: Progress<'_>) -> Result<RunReport, Err
         metrics,
         config: r.config.clone(),
         seed: r.config.run.seed,
-        version: nandlab_core::VERSION,
+        version: nandlab_version::VERSION_STRING,
         trace: prepared.trace.clone(),
     })
 }

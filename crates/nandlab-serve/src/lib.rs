@@ -374,7 +374,7 @@ impl SimEngine {
             metrics: self.device.metrics(),
             config: c,
             seed: c.run.seed,
-            version: nandlab_core::VERSION,
+            version: nandlab_version::VERSION_STRING,
             serve: ServeStats {
                 image: self.image.clone(),
                 image_bytes: self.image_bytes,
@@ -487,9 +487,9 @@ impl Engine for SimEngine {
         ExportInfo {
             name: c.serve.export_name.clone(),
             description: format!(
-                "nandlab {} simulated SSD: {} FTL, {} cleaning, {} placement; {} blocks x {} \
-                 pages x {} B",
-                nandlab_core::VERSION,
+                "{} simulated SSD: {} FTL, {} cleaning, {} placement; {} blocks x {} pages x \
+                 {} B",
+                nandlab_version::VERSION_STRING,
                 c.ftl.kind,
                 c.ftl.cleaning,
                 c.ftl.placement,
