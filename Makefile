@@ -2,7 +2,8 @@
 #   make demo   build, then run the built-in default experiment and print its table
 #   make test   build, then run the Rust and the Python test suites
 #   make bench  the speed benchmark (simulated host page writes per wall second)
-#   make lint   rustfmt, clippy (warnings are errors), ruff and mypy: the style checks CI runs
+#   make lint   rustfmt, clippy (warnings are errors), ruff, mypy and nandlab-core's module graph
+#               (no cycle): the checks CI runs
 #   make experiments   regenerate experiments/*/ CSVs, PNGs (needs ../shared/traces for traces)
 
 PYTHON ?= python3
@@ -37,6 +38,7 @@ lint: $(VENV)/.deps
 	$(CARGO) clippy --release --workspace --tests -- -D warnings
 	$(VENV)/bin/ruff check python tests/python experiments
 	$(VPY) -m mypy
+	$(PYTHON) scripts/module_graph.py >/dev/null
 
 # The Python side: a private virtualenv with the package built in place by maturin.
 $(VENV)/.deps: pyproject.toml

@@ -12,7 +12,9 @@ use crate::flash::{Geometry, Lpn};
 pub(super) const ENTRY: PlacementEntry = PlacementEntry {
     name: "round-robin",
     extra_keys: &[],
-    resolve: |keys, _| Ok(Arc::new(RoundRobin { regions: *keys.ftl.regions.get_or_insert(2), next: 0 })),
+    resolve: |keys, _| {
+        Ok(Arc::new(RoundRobin { regions: *keys.ftl.regions.get_or_insert(2), next: 0 }))
+    },
     refuse_keys: super::no_keys,
 };
 
@@ -29,7 +31,12 @@ impl PlacementSpec for RoundRobin {
     fn regions(&self) -> u32 {
         self.regions
     }
-    fn build(&self, _: &Geometry, _: u32, _: Option<Vec<u32>>) -> Result<Box<dyn Placement>, ConfigError> {
+    fn build(
+        &self,
+        _: &Geometry,
+        _: u32,
+        _: Option<Vec<u32>>,
+    ) -> Result<Box<dyn Placement>, ConfigError> {
         Ok(Box::new(*self))
     }
 }

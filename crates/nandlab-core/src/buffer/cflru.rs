@@ -21,8 +21,8 @@ use crate::flash::Lpn;
 use crate::spec::check;
 pub(super) const ENTRY: BufferEntry = BufferEntry {
     name: "cflru",
-    resolve: resolve,
-    refuse_keys: refuse_keys,
+    resolve,
+    refuse_keys,
     dense: make::<DenseMap>,
     hashed: make::<HashedMap>,
 };

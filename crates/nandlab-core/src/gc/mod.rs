@@ -23,6 +23,10 @@ pub use crate::ftl::policy::{CleaningSpec, Selection, VictimPolicy};
 use crate::ftl::FtlConfig;
 use crate::spec::{self, Named, Params};
 
+/// How a cleaning policy resolves: from the typed `[ftl]` table and its extra keys.
+pub type ResolveCleaning =
+    fn(&FtlConfig, &mut Params<'_>) -> Result<Arc<dyn CleaningSpec>, ConfigError>;
+
 /// One registered cleaning policy: its `ftl.cleaning` name, the keys of `[ftl]` it takes
 /// beyond the table's typed fields, and how it resolves its parameters.
 #[derive(Clone, Copy, Debug)]
@@ -30,7 +34,7 @@ pub struct CleaningEntry {
     pub name: &'static str,
     /// Parameters read through `Params` (written back filled, so results record them).
     pub extra_keys: &'static [&'static str],
-    pub resolve: fn(&FtlConfig, &mut Params<'_>) -> Result<Arc<dyn CleaningSpec>, ConfigError>,
+    pub resolve: ResolveCleaning,
 }
 
 impl Named for CleaningEntry {

@@ -27,6 +27,10 @@ pub struct PlacementKeys<'a> {
     pub dac: &'a mut DacConfig,
 }
 
+/// How a placement resolves: from its raw keys and the extra keys of `[ftl]`.
+pub type ResolvePlacement =
+    fn(&mut PlacementKeys<'_>, &mut Params<'_>) -> Result<Arc<dyn PlacementSpec>, ConfigError>;
+
 /// One registered placement: its `ftl.placement` name, the keys of `[ftl]` it takes beyond the
 /// table's typed fields, how it resolves its keys, and the check that its keys are unset when
 /// another placement is chosen.
@@ -34,8 +38,7 @@ pub struct PlacementKeys<'a> {
 pub struct PlacementEntry {
     pub name: &'static str,
     pub extra_keys: &'static [&'static str],
-    pub resolve:
-        fn(&mut PlacementKeys<'_>, &mut Params<'_>) -> Result<Arc<dyn PlacementSpec>, ConfigError>,
+    pub resolve: ResolvePlacement,
     pub refuse_keys: fn(&PlacementKeys<'_>) -> Result<(), ConfigError>,
 }
 
