@@ -111,21 +111,24 @@ pub fn resolve(config: &Config, image: &Path) -> Result<Resolved, ServeError> {
     // Before any image is created: a device whose tables do not fit is refused now, not after
     // leaving a huge sparse image behind.
     nandlab_run::memory::check(&r, true)?;
-    if r.config.ftl.placement == "oracle" {
+    if let Some(p) = r.placement().filter(|p| p.needs_future()) {
         return Err(nandlab_core::ConfigError::new(
             "ftl.placement",
-            "the oracle placement cannot be served: it places each page by when it will next \
-             be written, which a live drive cannot know (it exists to bound what placement \
-             can gain in `nandlab run`); serve none, dac or deb",
+            format!(
+                "the {} placement cannot be served: it places each page by when it will next \
+                 be written, which a live drive cannot know (it exists to bound what placement \
+                 can gain in `nandlab run`); serve none, dac or deb",
+                p.name()
+            ),
         )
         .into());
     }
-    if r.config.ftl.kind != "page" {
+    if let nandlab_core::ftl::FtlSpec::Hybrid(h) = &r.ftl {
         // A crash can leave one block beyond the FTL's steady state in use (a merge or a
         // migration under way); recovery finishes it with a merge that needs one free block.
         let g = &r.geometry;
         let logical_blocks = g.logical_pages.div_ceil(u64::from(g.pages_per_block));
-        let logs = u64::from(r.config.ftl.log_blocks.unwrap_or(0));
+        let logs = u64::from(h.log_blocks);
         let needed = logical_blocks + logs + 2;
         if u64::from(g.blocks) < needed {
             return Err(nandlab_core::ConfigError::new(
@@ -134,7 +137,8 @@ pub fn resolve(config: &Config, image: &Path) -> Result<Resolved, ServeError> {
                     "a served {} drive needs {needed} blocks ({logical_blocks} logical + {logs} \
                      log blocks + 2 spare, one for recovery to finish an interrupted merge) but \
                      has {}; lower ftl.log_blocks or device.utilization, or add blocks",
-                    r.config.ftl.kind, g.blocks
+                    h.kind.name(),
+                    g.blocks
                 ),
             )
             .into());

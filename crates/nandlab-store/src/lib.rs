@@ -125,14 +125,16 @@ fn damaged(path: &Path, what: String) -> StoreError {
 #[must_use]
 pub fn identity(r: &Resolved) -> ImageInfo {
     let g = &r.geometry;
-    let page = r.config.ftl.kind == "page";
+    // The identity records names (the image format stores strings), taken from the typed specs.
+    let placement = r.placement();
+    let page = placement.is_some();
     ImageInfo {
         page_size_bytes: g.page_size_bytes,
         pages_per_block: g.pages_per_block,
         blocks: g.blocks,
         logical_pages: g.logical_pages,
         ftl_kind: r.config.ftl.kind.clone(),
-        placement: if page { r.config.ftl.placement.clone() } else { String::new() },
+        placement: placement.map_or_else(String::new, |p| p.name().to_string()),
         flash_regions: if page { r.regions } else { 0 },
         nvram_pages: if page { r.ram_region_pages() } else { 0 },
     }
