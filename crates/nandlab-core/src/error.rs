@@ -241,3 +241,58 @@ impl From<ConfigError> for RecoveryError {
         Self::Config(e)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+    use std::io::ErrorKind;
+
+    #[test]
+    fn a_media_error_keeps_its_kind_context_and_source() {
+        let io = std::io::Error::from_raw_os_error(28); // ENOSPC
+        let e = MediaError::io("image.img: page 7: data write", io);
+        assert_eq!(e.kind(), ErrorKind::StorageFull);
+        assert_eq!(e.kind_name(), "StorageFull");
+        assert_eq!(e.context(), "image.img: page 7: data write");
+        let shown = e.to_string();
+        assert!(shown.starts_with("media: image.img: page 7: data write: "), "{shown}");
+        let source = e.source().and_then(|s| s.downcast_ref::<std::io::Error>());
+        assert_eq!(source.map(std::io::Error::kind), Some(ErrorKind::StorageFull));
+        // Clones compare equal; a different context does not.
+        assert_eq!(e.clone(), e);
+        assert_ne!(MediaError::new(ErrorKind::StorageFull, "image.img: page 8"), e);
+        // Through a request error, and back into io::Error for I/O-speaking callers.
+        let request = RequestError::Media(e.clone());
+        assert_eq!(request.kind_name(), "media");
+        let inner = request.source().and_then(|s| s.downcast_ref::<MediaError>());
+        assert_eq!(inner, Some(&e));
+        let io: std::io::Error = e.into();
+        assert_eq!(io.kind(), ErrorKind::StorageFull);
+        let check = MediaError::new(ErrorKind::InvalidData, "page 3 fails its data CRC");
+        assert!(check.source().is_none());
+        assert_eq!(check.to_string(), "media: page 3 fails its data CRC");
+    }
+
+    #[test]
+    fn request_error_kinds_have_stable_names() {
+        let names = [
+            RequestError::OutOfRange { offset_bytes: 0, length_bytes: 1, capacity_bytes: 0 },
+            RequestError::TimeWentBackwards { arrival_ns: 0, previous_arrival_ns: 1 },
+            RequestError::PayloadLength { expected_bytes: 1, got_bytes: 0 },
+            RequestError::Media(MediaError::new(ErrorKind::Other, "x")),
+            RequestError::WornOut { retired_blocks: 1, host_write_bytes: 0 },
+            RequestError::TimeOverflow { start_ns: 1, service_ns: u64::MAX },
+        ]
+        .map(|e| e.kind_name());
+        let expected = [
+            "out-of-range",
+            "time-went-backwards",
+            "payload-length",
+            "media",
+            "worn-out",
+            "time-overflow",
+        ];
+        assert_eq!(names, expected);
+    }
+}
