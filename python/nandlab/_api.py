@@ -64,7 +64,8 @@ def run(
     Raises:
         ConfigError: a bad key or value (``error.key`` names it) or an unreadable config file.
         TraceError: an unreadable or malformed trace (``error.path``, ``error.line``).
-        RequestError: a request the device cannot accept (``error.index``).
+        RequestError: a request the device cannot accept (``error.index``; ``error.kind`` says
+            why, ``error.io_kind`` the I/O error kind of a media failure).
 
     The GIL is released while the simulation runs.
     """

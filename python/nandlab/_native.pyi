@@ -59,6 +59,12 @@ class RequestError(NandlabError):
 
     index: int
     """The request's position in the run."""
+    kind: str
+    """Why: ``"out-of-range"``, ``"time-went-backwards"``, ``"payload-length"``, ``"media"``,
+    ``"worn-out"`` or ``"time-overflow"`` (match on this, not on the message)."""
+    io_kind: Optional[str]
+    """For ``kind == "media"``: the I/O error kind as Rust names it (``"StorageFull"``,
+    ``"PermissionDenied"``, ``"InvalidData"``, ``"Other"``, …); None for the other kinds."""
 
 def run(
     config_json: Optional[str] = None,

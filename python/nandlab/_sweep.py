@@ -38,7 +38,7 @@ _ERROR_TYPES: dict[str, type[_native.NandlabError]] = {
     "RequestError": _native.RequestError,
     "NandlabError": _native.NandlabError,
 }
-_ERROR_ATTRIBUTES = ("key", "path", "line", "index")
+_ERROR_ATTRIBUTES = ("key", "path", "line", "index", "kind", "io_kind")
 
 
 def _run_point(base: dict[str, Any], overrides: list[str]) -> _Outcome:

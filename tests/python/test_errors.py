@@ -128,6 +128,50 @@ def test_missing_and_empty_traces(tmp_path: Path) -> None:
         nandlab.run({"workload.kind": "trace", "workload.path": str(empty)})
 
 
+def test_request_error_says_which_kind(tmp_path: Path) -> None:
+    """A request the device cannot accept raises RequestError whose `kind` says why; `io_kind`
+    is None (only media errors, which need a payload-storing media, have one). Method: a
+    two-record MQSim trace (nanosecond times 0 and D, D = (2^64 - 1) / 85) replayed until a
+    request arrives at 85·D = 2^64 - 1 ns, the last instant simulated time holds (replay 42's
+    second record: replay k starts at k·2D): its completion would pass it."""
+    span_ns = (2**64 - 1) // 85
+    assert span_ns * 85 == 2**64 - 1
+    trace = tmp_path / "late.trace"
+    trace.write_text(f"0 0 0 8 0\n{span_ns} 0 8 8 0\n")
+    config = {
+        "device.blocks": 64,
+        "workload.kind": "trace",
+        "workload.path": str(trace),
+        "workload.format": "mqsim",
+        "workload.passes": 50,
+        "workload.prefill": False,
+    }
+    with pytest.raises(RequestError, match="overflows") as info:
+        nandlab.run(config)
+    assert info.value.kind == "time-overflow"
+    assert info.value.io_kind is None
+    assert info.value.index == 85
+    # A sweep re-raises it with the same attributes.
+    with pytest.raises(RequestError) as swept:
+        nandlab.sweep(config, {"run.seed": [1]})
+    assert (swept.value.kind, swept.value.io_kind) == ("time-overflow", None)
+
+
+def test_request_error_kinds_are_documented() -> None:
+    """Every `kind` the native module can set is named in the stub (users match on them)."""
+    stub = Path(nandlab.__file__).with_name("_native.pyi").read_text()
+    for kind in (
+        "out-of-range",
+        "time-went-backwards",
+        "payload-length",
+        "media",
+        "worn-out",
+        "time-overflow",
+    ):
+        assert f'"{kind}"' in stub, kind
+    assert "io_kind" in stub
+
+
 def test_callback_error_is_raised_after_the_run() -> None:
     calls = []
 

@@ -542,6 +542,9 @@ impl Device {
             self.host.rmw_read_pages += 1;
         }
         match data {
+            // A failed read left `scratch` without the page's old bytes: merging into it would
+            // store damage as good data. The page keeps its old copy; the request fails.
+            Some(_) if self.ftl.flash_mut().error_pending() => {}
             Some(d) => {
                 if !had_data {
                     self.scratch.fill(0);

@@ -43,7 +43,9 @@ create_exception!(
     RequestError,
     NandlabError,
     "A host request the simulated device cannot accept. `index` is the request's position in \
-     the run."
+     the run; `kind` says why (\"out-of-range\", \"time-went-backwards\", \"payload-length\", \
+     \"media\", \"worn-out\", \"time-overflow\"); `io_kind` is the I/O error kind of a media \
+     failure (e.g. \"StorageFull\", \"PermissionDenied\", \"Other\"), None for the other kinds."
 );
 
 /// Sets attribute `name` of the exception `err` carries and returns `err`.
@@ -76,11 +78,21 @@ fn to_py_err(py: Python<'_>, error: &Error) -> PyErr {
             let err = with_attr(py, TraceError::new_err(message), "path", path);
             with_attr(py, err, "line", line)
         }
-        Error::Request { index, .. } => {
-            with_attr(py, RequestError::new_err(message), "index", *index)
+        Error::Request { index, error } => {
+            let err = with_attr(py, RequestError::new_err(message), "index", *index);
+            let err = with_attr(py, err, "kind", error.kind_name());
+            with_attr(py, err, "io_kind", request_io_kind(error))
         }
         // `Error` is non-exhaustive: a variant added later is still a nandlab error.
         _ => NandlabError::new_err(message),
+    }
+}
+
+/// The I/O error kind of a media failure, as Rust names it (`RequestError.io_kind`).
+fn request_io_kind(error: &nandlab_core::RequestError) -> Option<String> {
+    match error {
+        nandlab_core::RequestError::Media(e) => Some(e.kind_name()),
+        _ => None,
     }
 }
 

@@ -43,7 +43,29 @@ impl std::fmt::Display for ServeError {
     }
 }
 
-impl std::error::Error for ServeError {}
+impl std::error::Error for ServeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Config(e) => Some(e),
+            Self::Store(e) => Some(e),
+            Self::Recovery(e) => Some(e),
+            Self::Io(e) => Some(e),
+        }
+    }
+}
+
+/// The NBD error a failed request is answered with. Media failures go by their I/O error kind,
+/// not their message: a full backing store (the image's file system) is ENOSPC, so the client
+/// sees "no space" as it would from a local disk; every other media failure — an I/O error on
+/// the image, data failing its CRC — is EIO. A worn-out flash is a medium failure too (EIO, as
+/// a real SSD reports it); a request the device cannot accept is EINVAL.
+fn errno_of(e: &RequestError) -> Errno {
+    match e {
+        RequestError::Media(m) if m.kind() == std::io::ErrorKind::StorageFull => Errno::NoSpc,
+        RequestError::Media(_) | RequestError::WornOut { .. } => Errno::Io,
+        _ => Errno::Inval,
+    }
+}
 
 impl From<ConfigError> for ServeError {
     fn from(e: ConfigError) -> Self {
@@ -527,13 +549,7 @@ impl Engine for SimEngine {
             }
             Err(e) => {
                 self.errors += 1;
-                let errno = match e {
-                    RequestError::Media(_) => Errno::Io,
-                    // A worn-out flash is a medium failure, as a real SSD reports it.
-                    RequestError::WornOut { .. } => Errno::Io,
-                    _ => Errno::Inval,
-                };
-                IoOutcome::err(errno, req.received)
+                IoOutcome::err(errno_of(&e), req.received)
             }
         }
     }
@@ -603,4 +619,31 @@ pub fn spawn(
     BoundAddress,
 )> {
     nandlab_nbd::spawn(engine, options)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nandlab_core::MediaError;
+    use std::io::ErrorKind;
+
+    #[test]
+    fn media_errors_map_to_nbd_errors_by_kind() {
+        let media = |kind| RequestError::Media(MediaError::new(kind, "image.img: page 3"));
+        assert_eq!(errno_of(&media(ErrorKind::StorageFull)), Errno::NoSpc);
+        for kind in [ErrorKind::Other, ErrorKind::PermissionDenied, ErrorKind::InvalidData] {
+            assert_eq!(errno_of(&media(kind)), Errno::Io, "{kind:?}");
+        }
+        let io = std::io::Error::from_raw_os_error(5); // EIO from the kernel
+        let eio = RequestError::Media(MediaError::io("image.img: page 3: data read", io));
+        assert_eq!(errno_of(&eio), Errno::Io);
+        let enospc = std::io::Error::from_raw_os_error(28);
+        let full = RequestError::Media(MediaError::io("image.img: page 3: data write", enospc));
+        assert_eq!(errno_of(&full), Errno::NoSpc);
+        let worn = RequestError::WornOut { retired_blocks: 3, host_write_bytes: 1 };
+        assert_eq!(errno_of(&worn), Errno::Io);
+        let range =
+            RequestError::OutOfRange { offset_bytes: 0, length_bytes: 1, capacity_bytes: 0 };
+        assert_eq!(errno_of(&range), Errno::Inval);
+    }
 }

@@ -355,6 +355,20 @@ pub(crate) fn encode_oob(oob: &Oob, data_crc: u32, has_payload: bool) -> [u8; OO
     mirror(&c)
 }
 
+/// The OOB record a power cut in the middle of a page's program leaves (fault injection,
+/// `Media::tear`): both copies are written but neither seals (the cells of a page cut mid-program
+/// hold neither the old nor the new bits), so the record decodes as `Damaged` — what a mount
+/// takes as a torn page when it is the last programmed page of its block.
+pub(crate) fn encode_torn_oob(oob: &Oob) -> [u8; OOB_BYTES] {
+    let mut r = encode_oob(oob, 0, true);
+    // Flip one bit of each copy's CRC: each copy fails its check, and no flip can make a
+    // record look erased (the copies stay non-zero).
+    r[COPY_BYTES - 1] ^= 0x01;
+    r[2 * COPY_BYTES - 1] ^= 0x01;
+    debug_assert_eq!(decode_oob(&r, u64::MAX), Record::Damaged);
+    r
+}
+
 /// A decoded OOB record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Record {
@@ -458,6 +472,17 @@ pub(crate) fn decode_nvram(r: &[u8]) -> Cell {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_torn_oob_record_is_damaged_never_erased_or_programmed() {
+        for oob in [
+            Oob { lpn: 0, seq: 1, region: 0 },
+            Oob { lpn: 7, seq: 99, region: 2 },
+            Oob { lpn: GARBAGE_LPN, seq: u64::MAX, region: 255 },
+        ] {
+            assert_eq!(decode_oob(&encode_torn_oob(&oob), 100), Record::Damaged, "{oob:?}");
+        }
+    }
 
     #[test]
     fn every_single_byte_flip_of_an_oob_record_is_repaired() {

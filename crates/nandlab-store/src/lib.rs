@@ -40,10 +40,10 @@ pub mod metadata;
 pub use format::ImageInfo;
 use format::{
     decode_header, decode_holder, decode_nvram, decode_oob, decode_superblock_area, encode_header,
-    encode_holder, encode_nvram, encode_oob, encode_superblock, Cell, Header, Layout, Record,
-    BLOCK_HEADER_BYTES, BLOCK_WRITTEN, CHECKPOINT_BLOCK_BYTES, CHECKPOINT_HEADER_BYTES,
-    CHECKPOINT_MAGIC, HOLDER_AT, NVRAM_HEADER_BYTES, OOB_BYTES, SUPERBLOCK_AREA_BYTES,
-    SUPERBLOCK_COPY_AT,
+    encode_holder, encode_nvram, encode_oob, encode_superblock, encode_torn_oob, Cell, Header,
+    Layout, Record, BLOCK_HEADER_BYTES, BLOCK_WRITTEN, CHECKPOINT_BLOCK_BYTES,
+    CHECKPOINT_HEADER_BYTES, CHECKPOINT_MAGIC, HOLDER_AT, NVRAM_HEADER_BYTES, OOB_BYTES,
+    SUPERBLOCK_AREA_BYTES, SUPERBLOCK_COPY_AT,
 };
 pub use metadata::Classifier;
 
@@ -148,9 +148,17 @@ pub fn read_image_info(path: &Path) -> Result<ImageInfo, StoreError> {
 
 fn read_superblock(file: &File, path: &Path) -> Result<(ImageInfo, bool), StoreError> {
     let mut area = vec![0u8; SUPERBLOCK_AREA_BYTES as usize];
-    file.read_exact_at(&mut area, 0).map_err(|e| StoreError::NotAnImage {
-        path: path.to_path_buf(),
-        message: format!("cannot read its superblock: {e}"),
+    file.read_exact_at(&mut area, 0).map_err(|e| {
+        // A file too short to hold a superblock is not an image; any other failure is the
+        // storage's, and keeps its kind.
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            StoreError::NotAnImage {
+                path: path.to_path_buf(),
+                message: format!("shorter than a superblock area ({SUPERBLOCK_AREA_BYTES} bytes)"),
+            }
+        } else {
+            io_error(path, e)
+        }
     })?;
     decode_superblock_area(&area)
         .map_err(|message| StoreError::NotAnImage { path: path.to_path_buf(), message })
@@ -618,9 +626,22 @@ impl FileMedia {
         self.layout.total
     }
 
-    fn fail(&mut self, what: &str, e: &std::io::Error) {
+    /// Records the first failure of an operation (the media's operations cannot fail: they keep
+    /// the RAM state and report here, see `Media::take_error`). `what` names the operation and
+    /// the page, block or slot; the `io::Error` is kept as the cause, with its kind.
+    #[cold]
+    fn fail(&mut self, what: std::fmt::Arguments<'_>, e: std::io::Error) {
         if self.error.is_none() {
-            self.error = Some(MediaError(format!("{}: {what}: {e}", self.path.display())));
+            self.error = Some(MediaError::io(format!("{}: {what}", self.path.display()), e));
+        }
+    }
+
+    /// Records the first failure found by a check (no `io::Error`: e.g. a CRC mismatch).
+    #[cold]
+    fn fail_check(&mut self, what: std::fmt::Arguments<'_>) {
+        if self.error.is_none() {
+            let context = format!("{}: {what}", self.path.display());
+            self.error = Some(MediaError::new(std::io::ErrorKind::InvalidData, context));
         }
     }
 
@@ -632,7 +653,7 @@ impl FileMedia {
         }
         let mut r = [0u8; OOB_BYTES];
         if let Err(e) = self.file.read_exact_at(&mut r, self.layout.oob_at(ppn)) {
-            self.fail("OOB read", &e);
+            self.fail(format_args!("page {ppn}: OOB record read"), e);
             return false;
         }
         match decode_oob(&r, self.logical_pages) {
@@ -643,12 +664,9 @@ impl FileMedia {
                 true
             }
             Record::Erased | Record::ErasedRepaired | Record::Damaged => {
-                if self.error.is_none() {
-                    self.error = Some(MediaError(format!(
-                        "{}: page {ppn}: its OOB record is unreadable in both copies",
-                        self.path.display()
-                    )));
-                }
+                self.fail_check(format_args!(
+                    "page {ppn}: its OOB record is unreadable in both copies"
+                ));
                 false
             }
         }
@@ -660,7 +678,7 @@ impl FileMedia {
 
     fn write_page_data(&mut self, ppn: Ppn, data: &[u8]) -> u32 {
         if let Err(e) = self.file.write_all_at(data, self.layout.data_at(ppn)) {
-            self.fail("page write", &e);
+            self.fail(format_args!("page {ppn}: data write"), e);
         }
         crc32fast::hash(data)
     }
@@ -668,21 +686,29 @@ impl FileMedia {
     fn write_oob(&mut self, ppn: Ppn, oob: &Oob, data_crc: u32) {
         let record = encode_oob(oob, data_crc, self.has_payload(ppn));
         if let Err(e) = self.file.write_all_at(&record, self.layout.oob_at(ppn)) {
-            self.fail("OOB write", &e);
+            self.fail(format_args!("page {ppn}: OOB record write"), e);
         }
     }
 
     fn write_header(&mut self, block: BlockId, flags: u32) {
         let h = encode_header(self.meta.erase_count(block), flags);
         if let Err(e) = self.file.write_all_at(&h, self.layout.header_at(block)) {
-            self.fail("block header write", &e);
+            self.fail(format_args!("block {block}: header write"), e);
         }
         set_bit(&mut self.written, block as usize, flags & BLOCK_WRITTEN != 0);
     }
 
     /// Programs a page; its payload is stored only when `keep` (metadata-only mode drops the
-    /// rest: such a page reads back as zeros and costs no data-area space).
-    fn program_page(&mut self, ppn: Ppn, oob: Oob, data: Option<&[u8]>, keep: bool) {
+    /// rest: such a page reads back as zeros and costs no data-area space). `carried`: the
+    /// data CRC to record instead of the data's own (a copy carries its source's, see `copy`).
+    fn program_page(
+        &mut self,
+        ppn: Ppn,
+        oob: Oob,
+        data: Option<&[u8]>,
+        keep: bool,
+        carried: Option<u32>,
+    ) {
         let block = ppn / self.layout.pages_per_block;
         if !bit(&self.written, block as usize) {
             // Before the block's first program since its erase: a checkpoint mount re-reads
@@ -712,6 +738,7 @@ impl FileMedia {
                 crc
             }
         };
+        let crc = carried.unwrap_or(crc);
         self.data_crc[ppn as usize] = crc;
         self.write_oob(ppn, &oob, crc);
     }
@@ -737,7 +764,7 @@ impl FileMedia {
             Some(d) => {
                 assert_eq!(d.len() as u64, self.layout.page_size, "NVRAM page of wrong size");
                 if let Err(e) = self.file.write_all_at(d, self.layout.nvram_data_at(slot, cell)) {
-                    self.fail("NVRAM page write", &e);
+                    self.fail(format_args!("NVRAM slot {slot} cell {cell}: page write"), e);
                 }
                 crc32fast::hash(d)
             }
@@ -747,7 +774,7 @@ impl FileMedia {
                 let mut z = z;
                 z.fill(0);
                 if let Err(e) = self.file.write_all_at(&z, self.layout.nvram_data_at(slot, cell)) {
-                    self.fail("NVRAM page write", &e);
+                    self.fail(format_args!("NVRAM slot {slot} cell {cell}: page write"), e);
                 }
                 let crc = crc32fast::hash(&z);
                 self.page_buf = z;
@@ -757,7 +784,7 @@ impl FileMedia {
         let h = encode_nvram(lpn, seq, self.nvram_order, crc, lost);
         self.nvram_order += 1;
         if let Err(e) = self.file.write_all_at(&h, self.layout.nvram_header_at(slot, cell)) {
-            self.fail("NVRAM header write", &e);
+            self.fail(format_args!("NVRAM slot {slot} cell {cell}: header write"), e);
         }
         self.nvram_cell[slot as usize] = cell;
     }
@@ -776,7 +803,7 @@ impl Media for FileMedia {
             }
             (Some(_), None) => false,
         };
-        self.program_page(ppn, oob, data, keep);
+        self.program_page(ppn, oob, data, keep, None);
     }
 
     fn read(&mut self, ppn: Ppn, data: Option<&mut [u8]>) -> Oob {
@@ -791,26 +818,46 @@ impl Media for FileMedia {
             return oob;
         }
         match self.file.read_exact_at(buf, self.layout.data_at(ppn)) {
-            Err(e) => self.fail("page read", &e),
+            Err(e) => self.fail(format_args!("page {ppn} (LPN {}): data read", oob.lpn), e),
             Ok(()) => {
-                if crc32fast::hash(buf) != self.data_crc[ppn as usize] && self.error.is_none() {
-                    self.error = Some(MediaError(format!(
-                        "{}: page {ppn} (LPN {}) fails its data CRC",
-                        self.path.display(),
+                if crc32fast::hash(buf) != self.data_crc[ppn as usize] {
+                    self.fail_check(format_args!(
+                        "page {ppn} (LPN {}) fails its data CRC",
                         oob.lpn
-                    )));
+                    ));
                 }
             }
         }
         oob
     }
 
+    /// Moves the page as it is, its data CRC with it (copyback moves the raw bits and their
+    /// ECC): a page that fails its CRC fails it at its new place too, and the LPN reads as an
+    /// error there. Verifying and re-sealing instead would give damaged data a fresh, matching
+    /// CRC — serving it later as good — and would fail the host request that merely triggered
+    /// the cleaning. A source that cannot be read at all (I/O error, or an unreadable OOB
+    /// record after a checkpoint mount) is reported, and the copy gets a CRC that cannot match.
     fn copy(&mut self, from: Ppn, to: Ppn, oob: Oob) {
+        self.meta.read(from, None);
         let mut buf = std::mem::take(&mut self.page_buf);
-        self.read(from, Some(&mut buf));
         // A copy keeps whatever its source kept: the rules apply once, when the host writes.
+        let crc = if !self.load_crc(from) {
+            buf.fill(0);
+            !crc32fast::hash(&buf)
+        } else if !self.has_payload(from) {
+            0
+        } else {
+            match self.file.read_exact_at(&mut buf, self.layout.data_at(from)) {
+                Ok(()) => self.data_crc[from as usize],
+                Err(e) => {
+                    self.fail(format_args!("page {from}: data read (copy to page {to})"), e);
+                    buf.fill(0);
+                    !crc32fast::hash(&buf)
+                }
+            }
+        };
         let keep = self.has_payload(from);
-        self.program_page(to, oob, Some(&buf), keep);
+        self.program_page(to, oob, Some(&buf), keep, Some(crc));
         self.page_buf = buf;
     }
 
@@ -831,7 +878,29 @@ impl Media for FileMedia {
         self.write_header(block, 0);
         let first = block * self.layout.pages_per_block;
         if let Err(e) = self.file.write_all_at(&self.zero_oob_block, self.layout.oob_at(first)) {
-            self.fail("erase", &e);
+            self.fail(format_args!("block {block}: erase (OOB records)"), e);
+        }
+    }
+
+    /// A program a power cut interrupted (fault injection, see `Media::tear`): the block header
+    /// says "programmed since erase" (as before any first program of the block), half of the
+    /// page's data is written and its OOB record fails its CRC in both copies, so the next
+    /// mount takes the page as torn. Only the image changes: the session that tears a page
+    /// ends there (the media is only dropped afterwards).
+    fn tear(&mut self, ppn: Ppn, oob: Oob) {
+        let block = ppn / self.layout.pages_per_block;
+        if !bit(&self.written, block as usize) {
+            self.write_header(block, BLOCK_WRITTEN);
+        }
+        let mut half = std::mem::take(&mut self.page_buf);
+        half.fill(0xA5);
+        let n = half.len() / 2;
+        if let Err(e) = self.file.write_all_at(&half[..n], self.layout.data_at(ppn)) {
+            self.fail(format_args!("page {ppn}: torn data write"), e);
+        }
+        self.page_buf = half;
+        if let Err(e) = self.file.write_all_at(&encode_torn_oob(&oob), self.layout.oob_at(ppn)) {
+            self.fail(format_args!("page {ppn}: torn OOB record write"), e);
         }
     }
 
@@ -854,8 +923,10 @@ impl Media for FileMedia {
         let payload = encode_checkpoint_payload(cp);
         let header = checkpoint_header(cp, generation, &payload);
         let at = self.layout.checkpoints + (generation % 2) * self.layout.checkpoint_slot;
-        let path = self.path.display().to_string();
-        let err = |e: std::io::Error| MediaError(format!("{path}: checkpoint: {e}"));
+        let path = &self.path;
+        let err = |e: std::io::Error| {
+            MediaError::io(format!("{}: checkpoint {generation} write", path.display()), e)
+        };
         // Payload first, header (with both CRCs) last: a torn checkpoint fails its CRC and the
         // other slot's older checkpoint is used.
         self.file.write_all_at(&payload, at + CHECKPOINT_HEADER_BYTES).map_err(err)?;
@@ -871,7 +942,7 @@ impl Media for FileMedia {
         }
         self.file
             .sync_data()
-            .map_err(|e| MediaError(format!("{}: fdatasync: {e}", self.path.display())))
+            .map_err(|e| MediaError::io(format!("{}: fdatasync", self.path.display()), e))
     }
 
     fn take_error(&mut self) -> Option<MediaError> {

@@ -517,6 +517,11 @@ impl<P: BufferPolicy, M: KeyMap> WriteBuffer<P, M> {
             if let Some(o) = out {
                 o.copy_from_slice(&self.data[s..s + self.page_bytes]);
             }
+            // A failed read's bytes are not the page's: never cache them as a clean copy.
+            if ftl.flash_mut().error_pending() {
+                self.free.push(slot);
+                return mapped;
+            }
             mapped
         };
         debug_assert!(mapped, "is_mapped said yes");
@@ -724,7 +729,10 @@ impl<P: BufferPolicy, M: KeyMap> WriteBuffer<P, M> {
                         ftl.write_page(lpn, now_ns, None);
                     } else {
                         ftl.read_page(lpn, now_ns, Some(&mut self.scratch));
-                        ftl.write_page(lpn, now_ns, Some(&self.scratch));
+                        // A failed read's bytes are not the page's: the page stays where it is.
+                        if !ftl.flash_mut().error_pending() {
+                            ftl.write_page(lpn, now_ns, Some(&self.scratch));
+                        }
                     }
                 }
             }

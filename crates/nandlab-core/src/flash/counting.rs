@@ -63,6 +63,29 @@ impl CountingMedia {
         m
     }
 
+    /// A copy of another media's metadata as it is now: every page's OOB (holes below a
+    /// write pointer stay erased, unlike `restore`), erase counts and write pointers.
+    /// `FaultyMedia` goes on with it after a power cut, leaving the media itself as the cut
+    /// left it. O(pages), once per cut: never on the simulation's path.
+    #[must_use]
+    pub(crate) fn snapshot(m: &dyn Media) -> Self {
+        let geometry = *m.geometry();
+        let mut c = Self::new(geometry);
+        let ppb = geometry.pages_per_block;
+        for b in 0..geometry.blocks {
+            c.erase_count[b as usize] = m.erase_count(b);
+            c.write_pointer[b as usize] = m.programmed_pages(b);
+            for ppn in b * ppb..(b + 1) * ppb {
+                let Some(oob) = m.oob(ppn) else { continue };
+                assert!(ppn % ppb < c.write_pointer[b as usize], "page {ppn} above its pointer");
+                c.lpn[ppn as usize] = oob.lpn;
+                c.seq[ppn as usize] = oob.seq;
+                c.block_region[b as usize] = oob.region;
+            }
+        }
+        c
+    }
+
     #[inline]
     fn split(&self, ppn: Ppn) -> (usize, u32) {
         ((ppn / self.pages_per_block) as usize, ppn % self.pages_per_block)

@@ -10,9 +10,11 @@
 //! so write amplification and cleaning cost fall out of accounting).
 
 mod counting;
+mod faulty;
 mod geometry;
 
 pub use counting::CountingMedia;
+pub use faulty::{Fault, FaultKind, FaultyMedia, Injected, Trigger};
 pub use geometry::{Geometry, Timing};
 
 /// Physical page number: `block * pages_per_block + page_in_block`.
@@ -53,6 +55,13 @@ pub trait Media: Send {
     /// Cache hint: the OOB of `block`'s pages will be read soon (the cleaner's victim).
     fn prefetch_block_oob(&self, _block: BlockId) {}
     fn erase(&mut self, block: BlockId);
+    /// Leaves page `ppn` as a power cut in the middle of its program leaves it (fault injection:
+    /// `FaultyMedia`'s torn writes): part of the data written and an OOB record that does not
+    /// verify, so that the next mount takes the page as torn (garbage) and the LPN's previous
+    /// copy stands. Nothing but drop follows: the session ends with the cut. The default writes
+    /// nothing — also a state a cut can leave (it came before the program started); a
+    /// payload-storing media writes the damaged record its mount looks for.
+    fn tear(&mut self, _ppn: Ppn, _oob: Oob) {}
     fn erase_count(&self, block: BlockId) -> u32;
     /// One past the highest page programmed since the block's last erase (the write pointer).
     fn programmed_pages(&self, block: BlockId) -> u32;
@@ -68,15 +77,22 @@ pub trait Media: Send {
         &mut self,
         _checkpoint: &Checkpoint<'_>,
     ) -> Result<(), crate::error::MediaError> {
-        Err(crate::error::MediaError("this media does not store checkpoints".into()))
+        Err(crate::error::MediaError::new(
+            std::io::ErrorKind::Unsupported,
+            "this media does not store checkpoints",
+        ))
     }
     /// The first storage failure since the last call (operations themselves cannot fail: a
-    /// failing media keeps its RAM state consistent and reports here).
+    /// failing media keeps its RAM state consistent and reports here). This is the one error
+    /// path: the device takes it at the end of every request and fails the request with it
+    /// (`RequestError::Media`), so the simulation's hot path carries no `Result` per page.
     fn take_error(&mut self) -> Option<crate::error::MediaError> {
         None
     }
     /// Records a failure found above the media (e.g. a RAM-region page whose NVRAM copy was
-    /// damaged), reported like the media's own through `take_error`.
+    /// damaged), reported like the media's own through `take_error`. A media that reports
+    /// errors keeps the one given here when none is pending (`Flash::error_pending` puts a
+    /// taken error back this way).
     fn report_error(&mut self, _error: crate::error::MediaError) {}
     /// Pages of battery-backed RAM (NVRAM) this media persists for a RAM region (DEB's EBR,
     /// DAC's RAM region); 0 when it keeps none (the simulation's media: RAM is not persisted).
@@ -239,6 +255,21 @@ impl Flash {
     #[inline]
     pub fn charge_ram(&mut self, ns: u64) {
         self.pending_ns += ns;
+    }
+
+    /// Whether the media has a failure waiting to be reported; it stays waiting (the request
+    /// still fails with it). For callers about to build on what a read returned — a
+    /// read-modify-write merging into the page, a buffer caching it — which must not when the
+    /// read failed: the bytes are not the page's.
+    #[must_use]
+    pub fn error_pending(&mut self) -> bool {
+        match self.media.take_error() {
+            Some(e) => {
+                self.media.report_error(e);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Service time accumulated since the last call.

@@ -148,7 +148,10 @@ pub trait Ftl: Send {
     }
     /// Writes a checkpoint of the tables to the media (see `flash::Checkpoint`).
     fn checkpoint(&mut self, _now_ns: u64) -> Result<(), crate::error::MediaError> {
-        Err(crate::error::MediaError("this FTL does not write checkpoints".into()))
+        Err(crate::error::MediaError::new(
+            std::io::ErrorKind::Unsupported,
+            "this FTL does not write checkpoints",
+        ))
     }
     /// Full invariant check (O(pages)); panics on a violation.
     fn check(&self);

@@ -1010,9 +1010,12 @@ impl Ftl for PageFtl {
             ram.read(ppn, data, self.ram_page_ns);
             self.flash.charge_ram(self.ram_page_ns);
             if lost {
-                self.flash.media_mut().report_error(crate::error::MediaError(format!(
-                    "LPN {lpn}: its RAM region copy was damaged in NVRAM (lost at start-up)"
-                )));
+                self.flash.media_mut().report_error(crate::error::MediaError::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "LPN {lpn}: its RAM region copy was damaged in NVRAM (lost at start-up)"
+                    ),
+                ));
             }
             return true;
         }

@@ -212,6 +212,16 @@ impl Media for Tracked {
         self.inner.erase(block);
         self.track.lock().unwrap().ops.push(Op::Erase { block });
     }
+    /// A program a power cut interrupted (`FaultyMedia`'s torn write): recorded as a program of
+    /// a garbage page, which is what the store's mount makes of a torn page (an OOB record that
+    /// fails its CRC at the end of its block's programmed pages). The RAM state is left alone:
+    /// after a cut the session ends, and only the recorded operations matter (`Image::apply`).
+    fn tear(&mut self, ppn: Ppn, _oob: Oob) {
+        let garbage = Oob { lpn: GARBAGE_LPN, seq: 0, region: 0 };
+        let mut t = self.track.lock().unwrap();
+        t.ops.push(Op::Program { ppn, oob: garbage, origin: 0 });
+        t.origin[ppn as usize] = 0;
+    }
     fn erase_count(&self, block: BlockId) -> u32 {
         self.inner.erase_count(block)
     }
