@@ -165,7 +165,13 @@ fn read_superblock(file: &File, path: &Path) -> Result<(ImageInfo, bool), StoreE
 }
 
 /// Compares an image's identity with what the configuration expects.
-fn check_identity(path: &Path, image: &ImageInfo, want: &ImageInfo) -> Result<(), StoreError> {
+/// `nvram_key` names the key that sizes the RAM region (`PlacementSpec::ram_region_key`).
+fn check_identity(
+    path: &Path,
+    image: &ImageInfo,
+    want: &ImageInfo,
+    nvram_key: &'static str,
+) -> Result<(), StoreError> {
     let mismatch = |key, image: String, config: String| {
         Err(StoreError::Mismatch { path: path.to_path_buf(), key, image, config })
     };
@@ -196,8 +202,7 @@ fn check_identity(path: &Path, image: &ImageInfo, want: &ImageInfo) -> Result<()
         return mismatch("ftl.regions", i.to_string(), c.to_string());
     }
     if image.nvram_pages < want.nvram_pages {
-        let key =
-            if want.placement == "deb" { "deb.ebr_size_bytes" } else { "dac.ram_region_bytes" };
+        let key = nvram_key;
         let (i, c) = (image.nvram_pages, want.nvram_pages);
         let (i, c) = (u64::from(i) * image.page_size_bytes, u64::from(c) * want.page_size_bytes);
         return mismatch(key, i.to_string(), c.to_string());
@@ -395,7 +400,8 @@ impl FileMedia {
         let file = open_locked(path, false)?;
         let (info, superblock_repaired) = read_superblock(&file, path)?;
         let want = identity(r);
-        check_identity(path, &info, &want)?;
+        let nvram_key = r.placement().map_or("", |p| p.ram_region_key());
+        check_identity(path, &info, &want, nvram_key)?;
         let g = r.geometry;
         let layout = Layout::of(&g, info.nvram_pages);
         let len = file.metadata().map_err(|e| io_error(path, e))?.len();
