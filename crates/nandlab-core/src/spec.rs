@@ -38,6 +38,25 @@ pub fn fraction(v: f64, key: &str, open: bool) -> Result<(), ConfigError> {
 /// A registry entry: something with a name a config value selects.
 pub trait Named {
     fn name(&self) -> &'static str;
+    /// Keys of its table the entry reads through `Params` (none by default).
+    fn extra_keys(&self) -> &'static [&'static str] {
+        &[]
+    }
+}
+
+/// The entry of `registry` named `name`, if any.
+#[must_use]
+pub fn find<'a, E: Named>(registry: &'a [E], name: &str) -> Option<&'a E> {
+    registry.iter().find(|e| e.name() == name)
+}
+
+/// The entry of `registry` that takes extra key `key`, as `selector = "name"` (for messages).
+#[must_use]
+pub fn owner_of<E: Named>(registry: &[E], key: &str, selector: &str) -> Option<String> {
+    registry
+        .iter()
+        .find(|e| e.extra_keys().contains(&key))
+        .map(|e| format!("{selector} = {:?}", e.name()))
 }
 
 /// The entry of `registry` named `value` (the value of `key`), or an error listing the names.
@@ -48,6 +67,27 @@ pub fn lookup<'a, E: Named>(
 ) -> Result<&'a E, ConfigError> {
     registry.iter().find(|e| e.name() == value).ok_or_else(|| {
         let names: Vec<&str> = registry.iter().map(Named::name).collect();
+        ConfigError::new(
+            key,
+            format!("unknown value {value:?}; expected one of {}", names.join(", ")),
+        )
+    })
+}
+
+/// `lookup` for a family whose value `none` means "no policy" (`Ok(None)`); the error lists
+/// `none` first.
+pub fn lookup_or_none<'a, E: Named>(
+    registry: &'a [E],
+    value: &str,
+    key: &str,
+    none: &str,
+) -> Result<Option<&'a E>, ConfigError> {
+    if value == none {
+        return Ok(None);
+    }
+    find(registry, value).map(Some).ok_or_else(|| {
+        let names: Vec<&str> =
+            std::iter::once(none).chain(registry.iter().map(|e| -> &str { e.name() })).collect();
         ConfigError::new(
             key,
             format!("unknown value {value:?}; expected one of {}", names.join(", ")),

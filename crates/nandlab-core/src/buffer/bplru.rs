@@ -27,13 +27,9 @@ pub(super) const ENTRY: BufferEntry = BufferEntry {
 
 fn make<M: KeyMap>(shape: BufferShape, _: &BufferConfig) -> Box<dyn Buffer> {
     Box::new(WriteBuffer::<_, M>::new(
-        Bplru::<M>::new(shape.capacity_pages, shape.pages_per_block, logical_blocks(shape)),
+        Bplru::<M>::new(shape.capacity_pages, shape.pages_per_block, shape.logical_blocks()),
         shape,
     ))
-}
-
-fn logical_blocks(shape: BufferShape) -> u64 {
-    shape.logical_pages.div_ceil(u64::from(shape.pages_per_block))
 }
 
 /// `node_next_seq` value of a block not written in order.

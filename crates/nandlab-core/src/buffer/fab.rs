@@ -29,13 +29,9 @@ pub(super) const ENTRY: BufferEntry = BufferEntry {
 
 fn make<M: KeyMap>(shape: BufferShape, _: &BufferConfig) -> Box<dyn Buffer> {
     Box::new(WriteBuffer::<_, M>::new(
-        Fab::<M>::new(shape.capacity_pages, shape.pages_per_block, logical_blocks(shape)),
+        Fab::<M>::new(shape.capacity_pages, shape.pages_per_block, shape.logical_blocks()),
         shape,
     ))
-}
-
-fn logical_blocks(shape: BufferShape) -> u64 {
-    shape.logical_pages.div_ceil(u64::from(shape.pages_per_block))
 }
 
 /// A block node (paper 001 §IV-A), its fields together so one access touches one cache line.

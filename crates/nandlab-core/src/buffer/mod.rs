@@ -187,11 +187,7 @@ pub fn by_name(kind: &str, shape: BufferShape, cflru_window: f64) -> Option<Box<
         size_bytes: Some(u64::from(shape.capacity_pages) * shape.page_size_bytes),
         cflru_window: Some(cflru_window),
     };
-    Some(if shape.logical_pages <= list::DENSE_MAX_KEYS {
-        (entry.dense)(shape, &config)
-    } else {
-        (entry.hashed)(shape, &config)
-    })
+    Some(entry.build(shape, &config))
 }
 
 /// For `refuse_keys` of a policy without keys of its own.
@@ -212,6 +208,27 @@ pub struct BufferShape {
     pub logical_pages: u64,
     pub page_size_bytes: u64,
     pub ram_page_ns: u64,
+}
+
+impl BufferShape {
+    /// Logical blocks of the space the buffer indexes (block-level policies keep one node each).
+    #[must_use]
+    pub fn logical_blocks(&self) -> u64 {
+        self.logical_pages.div_ceil(u64::from(self.pages_per_block))
+    }
+}
+
+impl BufferEntry {
+    /// The buffer for `shape`: its page index a dense array up to `list::DENSE_MAX_KEYS`
+    /// logical pages, a hash table beyond.
+    #[must_use]
+    pub fn build(&self, shape: BufferShape, config: &BufferConfig) -> Box<dyn Buffer> {
+        if shape.logical_pages <= list::DENSE_MAX_KEYS {
+            (self.dense)(shape, config)
+        } else {
+            (self.hashed)(shape, config)
+        }
+    }
 }
 
 /// A RAM buffer as the device drives it. The one implementation is `WriteBuffer<P>`, built

@@ -46,7 +46,7 @@ impl BufferSpec {
     /// no other key). Defaults are filled only for the keys the kind uses (a `none` buffer
     /// records no size).
     pub fn resolve(b: &mut BufferConfig, g: &Geometry) -> Result<Option<Self>, ConfigError> {
-        if b.kind == NO_BUFFER {
+        let Some(entry) = spec::lookup_or_none(REGISTRY, &b.kind, "buffer.kind", NO_BUFFER)? else {
             check(
                 b.size_bytes.is_none(),
                 "buffer.size_bytes",
@@ -54,15 +54,7 @@ impl BufferSpec {
             )?;
             REGISTRY.iter().try_for_each(|e| (e.refuse_keys)(b))?;
             return Ok(None);
-        }
-        let entry = spec::lookup(REGISTRY, &b.kind, "buffer.kind").map_err(|_| {
-            let mut names = vec![NO_BUFFER];
-            names.extend(spec::names(REGISTRY));
-            ConfigError::new(
-                "buffer.kind",
-                format!("unknown value {:?}; expected one of {}", b.kind, names.join(", ")),
-            )
-        })?;
+        };
         let size = *b.size_bytes.get_or_insert(BUFFER_SIZE_BYTES_DEFAULT);
         check(
             size >= g.page_size_bytes,
@@ -93,8 +85,7 @@ impl BufferSpec {
         self.capacity_pages
     }
 
-    /// The buffer for a device of `g` with RAM page time `ram_page_ns`. Its page index is a
-    /// dense array up to `list::DENSE_MAX_KEYS` logical pages, a hash table beyond.
+    /// The buffer for a device of `g` with RAM page time `ram_page_ns`.
     #[must_use]
     pub fn build(&self, g: &Geometry, ram_page_ns: u64) -> Box<dyn Buffer> {
         let shape = BufferShape {
@@ -104,10 +95,6 @@ impl BufferSpec {
             page_size_bytes: g.page_size_bytes,
             ram_page_ns,
         };
-        if shape.logical_pages <= super::list::DENSE_MAX_KEYS {
-            (self.entry.dense)(shape, &self.config)
-        } else {
-            (self.entry.hashed)(shape, &self.config)
-        }
+        self.entry.build(shape, &self.config)
     }
 }

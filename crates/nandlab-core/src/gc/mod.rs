@@ -41,6 +41,9 @@ impl Named for CleaningEntry {
     fn name(&self) -> &'static str {
         self.name
     }
+    fn extra_keys(&self) -> &'static [&'static str] {
+        self.extra_keys
+    }
 }
 
 // The registry: one line per policy.
@@ -68,16 +71,13 @@ pub fn resolve(f: &mut FtlConfig) -> Result<Arc<dyn CleaningSpec>, ConfigError> 
 /// The entry selected by `f` (for the extra keys it claims).
 #[must_use]
 pub fn entry(f: &FtlConfig) -> Option<&'static CleaningEntry> {
-    REGISTRY.iter().find(|e| e.name == f.cleaning)
+    spec::find(REGISTRY, &f.cleaning)
 }
 
 /// The policy that takes extra key `key`, if any, as "ftl.cleaning = \"name\"".
 #[must_use]
 pub fn owner_of(key: &str) -> Option<String> {
-    REGISTRY
-        .iter()
-        .find(|e| e.extra_keys.contains(&key))
-        .map(|e| format!("ftl.cleaning = {:?}", e.name))
+    spec::owner_of(REGISTRY, key, "ftl.cleaning")
 }
 
 /// The registered names.

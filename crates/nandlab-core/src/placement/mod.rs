@@ -46,6 +46,9 @@ impl Named for PlacementEntry {
     fn name(&self) -> &'static str {
         self.name
     }
+    fn extra_keys(&self) -> &'static [&'static str] {
+        self.extra_keys
+    }
 }
 
 // The registry: one line per placement.
@@ -86,16 +89,13 @@ pub fn refuse_all(keys: &PlacementKeys<'_>) -> Result<(), ConfigError> {
 /// The entry selected by `f` (for the extra keys it claims).
 #[must_use]
 pub fn entry(f: &FtlConfig) -> Option<&'static PlacementEntry> {
-    REGISTRY.iter().find(|e| e.name == f.placement)
+    spec::find(REGISTRY, &f.placement)
 }
 
 /// The placement that takes extra key `key`, if any, as "ftl.placement = \"name\"".
 #[must_use]
 pub fn owner_of(key: &str) -> Option<String> {
-    REGISTRY
-        .iter()
-        .find(|e| e.extra_keys.contains(&key))
-        .map(|e| format!("ftl.placement = {:?}", e.name))
+    spec::owner_of(REGISTRY, key, "ftl.placement")
 }
 
 /// The registered names.

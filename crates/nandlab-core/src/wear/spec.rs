@@ -92,16 +92,7 @@ impl WearSpec {
     /// `[wear]` resolved: the kind's keys filled in, other kinds' keys refused; endurance from
     /// `preset_cycles` unless set.
     pub fn resolve(w: &mut WearConfig, preset_cycles: u64) -> Result<Self, ConfigError> {
-        let entry = if w.kind == NO_LEVELER {
-            None
-        } else {
-            Some(spec::lookup(super::REGISTRY, &w.kind, "wear.kind").map_err(|_| {
-                ConfigError::new(
-                    "wear.kind",
-                    format!("unknown value {:?}; expected one of {}", w.kind, kinds().join(", ")),
-                )
-            })?)
-        };
+        let entry = spec::lookup_or_none(super::REGISTRY, &w.kind, "wear.kind", NO_LEVELER)?;
         let endurance_cycles =
             *w.endurance_cycles.get_or_insert(preset_cycles.min(u64::from(u32::MAX)) as u32);
         for e in super::REGISTRY {
