@@ -24,7 +24,7 @@ pub struct Args {
     pub quick: bool,
     pub bench_blocks: u32,
     pub bench_passes: f64,
-    /// `bench --only page|hybrid|buffer`: one section of the benchmark.
+    /// `bench --only page|hybrid|buffer|parallel`: one section of the benchmark.
     pub bench_only: Option<String>,
     pub image: Option<PathBuf>,
     pub listen: Option<String>,
@@ -100,8 +100,10 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
             }
             "--only" => {
                 let v = value(a)?;
-                if !["page", "hybrid", "buffer"].contains(&v.as_str()) {
-                    return Err(format!("--only takes page, hybrid or buffer, not {v:?}"));
+                if !["page", "hybrid", "buffer", "parallel"].contains(&v.as_str()) {
+                    return Err(format!(
+                        "--only takes page, hybrid, buffer or parallel, not {v:?}"
+                    ));
                 }
                 args.bench_only = Some(v);
             }

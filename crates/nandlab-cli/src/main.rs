@@ -28,7 +28,7 @@ Usage:
   nandlab print-config [CONFIG.toml] [--set key=value]...
   nandlab presets
   nandlab demo [--quick]
-  nandlab bench [--blocks N] [--passes P] [--only page|hybrid|buffer]
+  nandlab bench [--blocks N] [--passes P] [--only page|hybrid|buffer|parallel]
   nandlab serve [CONFIG.toml] [--set key=value]... --image PATH
                 [--listen 127.0.0.1:10809 | --unix PATH] [--stats-json PATH]
                 [--read-only] [--max-connections N (64)]

@@ -7,6 +7,7 @@
 
 use crate::config::Resolved;
 use crate::device::Device;
+use crate::engine::Engine;
 use crate::error::{ConfigError, RecoveryError};
 use crate::flash::{CountingMedia, Flash, Media};
 use crate::ftl::hybrid::{recover_from_spec, HybridFtl, HybridSpec};
@@ -28,7 +29,7 @@ impl Device {
         media: Box<dyn Media>,
         future: Option<Vec<u32>>,
     ) -> Result<Self, ConfigError> {
-        let flash = Flash::new(media, resolved.timing);
+        let flash = flash(resolved, media, 0);
         let ftl: Box<dyn Ftl> = match &resolved.ftl {
             FtlSpec::Page(spec) => {
                 let placement = spec.placement.build(
@@ -49,6 +50,7 @@ impl Device {
         };
         let mut device = Self::with_ftl(ftl);
         device.set_buffer(build_buffer(resolved));
+        device.set_background_cleaning(background(resolved) > 0);
         Ok(device)
     }
 
@@ -61,7 +63,8 @@ impl Device {
         media: Box<dyn Media>,
         now_ns: u64,
     ) -> Result<Self, RecoveryError> {
-        let flash = Flash::new(media, resolved.timing);
+        // Recovery's own flash work (sealing, repairs) is timed from `now_ns`.
+        let flash = flash(resolved, media, now_ns);
         let (ftl, recovery): (Box<dyn Ftl>, FtlRecovery) = match &resolved.ftl {
             FtlSpec::Page(spec) => {
                 let placement =
@@ -81,14 +84,31 @@ impl Device {
         };
         let mut device = Self::resumed(ftl, recovery, now_ns);
         device.set_buffer(build_buffer(resolved));
+        device.set_background_cleaning(background(resolved) > 0);
         Ok(device)
     }
 }
 
-/// The page FTL's RAM region and wear-aware allocation (from its placement), endurance and
-/// wear leveler (units: physical blocks): what a `PageFtl` gets after `PageFtl::new` or
-/// `PageFtl::recover`. Public for callers that build one by hand.
+/// The flash of `r`'s device over `media`: its sim-engine on the configured hardware with the
+/// configured scheduler, its clock at `now_ns`.
+#[must_use]
+pub fn flash(r: &Resolved, media: Box<dyn Media>, now_ns: u64) -> Flash {
+    let mut engine = Engine::new(r.hardware, &r.timing, r.scheduler.as_ref());
+    engine.start_at(now_ns);
+    Flash::with_engine(media, r.timing, engine)
+}
+
+/// `ftl.gc_background_free_blocks` when background cleaning is on, else 0.
+fn background(r: &Resolved) -> u32 {
+    r.ftl.page().and_then(|p| p.gc_background_free_blocks).unwrap_or(0)
+}
+
+/// The page FTL's RAM region and wear-aware allocation (from its placement), allocation,
+/// background cleaning, endurance and wear leveler (units: physical blocks): what a `PageFtl`
+/// gets after `PageFtl::new` or `PageFtl::recover`. Public for callers that build one by hand.
 pub fn configure_page_ftl(ftl: &mut PageFtl, r: &Resolved) {
+    ftl.set_allocator(r.allocation.build(&r.hardware));
+    ftl.set_background_cleaning(background(r));
     let ram_pages = r.ram_region_pages();
     if ram_pages > 0 {
         ftl.set_ram_region(ram_pages, r.ram_write_back_threshold(), r.timing.ram_page_ns);
@@ -102,7 +122,9 @@ pub fn configure_page_ftl(ftl: &mut PageFtl, r: &Resolved) {
 
 /// A hybrid FTL keeps one more block spare on a served drive (see `Resolved::served`).
 fn hybrid_ftl(spec: &HybridSpec, flash: Flash, r: &Resolved) -> HybridFtl {
-    HybridFtl::from_spec(spec, flash, r.wear.endurance_cycles, u32::from(r.served))
+    let mut ftl = HybridFtl::from_spec(spec, flash, r.wear.endurance_cycles, u32::from(r.served));
+    ftl.set_allocator(r.allocation.build(&r.hardware));
+    ftl
 }
 
 /// The hybrid FTL's wear leveler (units: logical blocks), `erases` erases already done.
@@ -165,6 +187,7 @@ fn recover_hybrid_spec(
 ) -> Result<(HybridFtl, FtlRecovery), RecoveryError> {
     let (mut ftl, recovery) =
         recover_from_spec(spec, &r.geometry, flash, r.wear.endurance_cycles, u32::from(r.served))?;
+    ftl.set_allocator(r.allocation.build(&r.hardware));
     // The leveler's erase average starts from the recovered erase counts.
     let erases = erase_sum(ftl.erase_counts());
     attach_hybrid_wear(&mut ftl, r, erases);

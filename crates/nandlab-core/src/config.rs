@@ -4,9 +4,15 @@
 //! Every key has a default, so an empty config runs. Keys carry their unit in the name. Errors
 //! name the dotted key at fault. Defaults live here and in `presets` only.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
+use crate::allocation::AllocationSpec;
+use crate::engine::SchedulerSpec;
+
 use crate::buffer::BufferSpec;
+use crate::engine::hardware::{Hardware, HARDWARE_LEVEL_MAX, HARDWARE_UNITS_MAX};
 use crate::error::ConfigError;
 use crate::ftl::hybrid::HybridSpec;
 use crate::ftl::policy::PlacementSpec;
@@ -101,6 +107,16 @@ pub struct DeviceConfig {
     /// (`deb.ebr_size_bytes`, `dac.ram_region_bytes`) must fit in it together. Default a quarter
     /// of the flash's physical bytes, at least 64 MiB.
     pub ram_bytes: Option<u64>,
+    /// The parallel hardware (`engine::hardware`): independent gangs (each with its own bus) ×
+    /// lock-stepped channels per gang (the effective page is `page_size_bytes` × this) × chips
+    /// per channel × dies per chip × planes per die. Default: the preset's (1 of each but
+    /// `gp5086`'s 4 channels per gang). `device.blocks` is the total of flash blocks, a multiple
+    /// of channels_per_gang × planes over the device.
+    pub gangs: Option<u32>,
+    pub channels_per_gang: Option<u32>,
+    pub chips_per_channel: Option<u32>,
+    pub dies_per_chip: Option<u32>,
+    pub planes_per_die: Option<u32>,
 }
 
 impl Default for DeviceConfig {
@@ -114,6 +130,11 @@ impl Default for DeviceConfig {
             logical_bytes: None,
             sector_size_bytes: 512,
             ram_bytes: None,
+            gangs: None,
+            channels_per_gang: None,
+            chips_per_channel: None,
+            dies_per_chip: None,
+            planes_per_die: None,
         }
     }
 }
@@ -129,6 +150,8 @@ pub struct TimingConfig {
     /// Copyback time per page; 0 disables copyback (copy = read + 2 transfers + program).
     pub copy_page_ns: Option<u64>,
     pub ram_page_ns: Option<u64>,
+    /// Issuing a command over the bus before an operation (the sim-engine's command phase).
+    pub command_ns: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -166,8 +189,15 @@ pub use crate::flash::{Geometry, Timing};
 #[derive(Clone, Debug, Serialize)]
 pub struct Resolved {
     pub config: Config,
+    /// The FTL's geometry: effective pages and blocks (`engine::hardware`).
     pub geometry: Geometry,
+    /// The parallel hardware the sim-engine times operations on.
+    pub hardware: Hardware,
     pub timing: Timing,
+    #[serde(skip)]
+    pub allocation: Arc<dyn AllocationSpec>,
+    #[serde(skip)]
+    pub scheduler: Arc<dyn SchedulerSpec>,
     /// Flash regions (logs) of the page FTL's placement; 1 for the hybrid kinds.
     pub regions: u32,
     /// The page FTL's free-block reserve; 0 for the hybrid kinds.
@@ -397,22 +427,35 @@ impl Config {
         // derived from the utilization is rounded down to that granule.
         let kind = FtlKind::of(&c.ftl)?;
         let granule_blocks = kind.mapping_granule_blocks(&c.ftl);
+        let hardware = resolve_hardware(&mut c.device, preset.hardware)?;
         let d = &mut c.device;
-        let page_size_bytes = *d.page_size_bytes.get_or_insert(preset.page_size_bytes);
+        let flash_page_bytes = *d.page_size_bytes.get_or_insert(preset.page_size_bytes);
         let pages_per_block = *d.pages_per_block.get_or_insert(preset.pages_per_block);
         check(d.sector_size_bytes >= 1, "device.sector_size_bytes", "must be at least 1")?;
         check(
-            page_size_bytes >= d.sector_size_bytes
-                && page_size_bytes.is_multiple_of(d.sector_size_bytes),
+            flash_page_bytes >= d.sector_size_bytes
+                && flash_page_bytes.is_multiple_of(d.sector_size_bytes),
             "device.page_size_bytes",
             format!("must be a positive multiple of the sector size {}", d.sector_size_bytes),
         )?;
         check(
-            page_size_bytes <= MAX_PAGE_SIZE_BYTES,
+            flash_page_bytes <= MAX_PAGE_SIZE_BYTES,
             "device.page_size_bytes",
             format!(
                 "must be at most {MAX_PAGE_SIZE_BYTES} bytes (1 MiB: flash pages are 512 B to \
                  64 KiB, an effective page striped over a gang a few hundred KiB)"
+            ),
+        )?;
+        // The FTL's page is the effective page: a flash page on each of the gang's channels.
+        let cpg = hardware.channels_per_gang;
+        let page_size_bytes = flash_page_bytes.saturating_mul(u64::from(cpg));
+        check(
+            page_size_bytes <= MAX_PAGE_SIZE_BYTES,
+            "device.channels_per_gang",
+            format!(
+                "{cpg} channels per gang stripe {flash_page_bytes}-byte flash pages into a \
+                 {page_size_bytes}-byte effective page, more than the {MAX_PAGE_SIZE_BYTES}-byte \
+                 limit"
             ),
         )?;
         check(
@@ -423,7 +466,28 @@ impl Config {
         if let Some(u) = d.utilization {
             check(u > 0.0 && u < 1.0, "device.utilization", "must be in (0, 1)")?;
         }
-        let (blocks, logical_pages) = match (d.blocks, d.logical_bytes, d.utilization) {
+        // `device.blocks` counts flash blocks; the FTL's blocks are effective blocks (one flash
+        // block on each channel of a gang), and every plane holds as many.
+        let planes = u64::from(hardware.planes());
+        let row = hardware.flash_blocks_per_block_row();
+        let given_blocks = match d.blocks {
+            Some(b) => {
+                check(
+                    u64::from(b).is_multiple_of(row),
+                    "device.blocks",
+                    format!(
+                        "{b} flash blocks do not spread evenly over the hardware: it must be a \
+                         multiple of channels_per_gang x planes ({cpg} x {planes} = {row}, one \
+                         block on every channel of every plane); {} or {} would do",
+                        (u64::from(b) / row).max(1) * row,
+                        (u64::from(b) / row + 1) * row
+                    ),
+                )?;
+                Some((u64::from(b) / u64::from(cpg)) as u32)
+            }
+            None => None,
+        };
+        let (blocks, logical_pages) = match (given_blocks, d.logical_bytes, d.utilization) {
             (Some(b), Some(lb), Some(u)) => {
                 // Over-determined: accepted only when consistent, which is what a resolved
                 // config (every result records one) looks like, so results re-run as they are.
@@ -446,15 +510,24 @@ impl Config {
                 let lp = lb.div_ceil(page_size_bytes);
                 let u = u.unwrap_or(UTILIZATION_DEFAULT);
                 let pages = (lp as f64 / u).ceil() as u64;
-                let blocks =
-                    b.map_or_else(|| u32::try_from(pages.div_ceil(u64::from(pages_per_block))), Ok);
-                let blocks = blocks.map_err(|_| {
-                    ConfigError::new("device.logical_bytes", "device too large (over 2^32 blocks)")
-                })?;
+                // Rounded up to whole rows of planes.
+                let rows = pages.div_ceil(u64::from(pages_per_block)).div_ceil(planes);
+                let blocks = b.map_or_else(|| u32::try_from(rows * planes), Ok);
+                let blocks = blocks
+                    .ok()
+                    .filter(|&eb| u64::from(eb) * u64::from(cpg) <= u64::from(u32::MAX))
+                    .ok_or_else(|| {
+                        ConfigError::new(
+                            "device.logical_bytes",
+                            "device too large (over 2^32 blocks)",
+                        )
+                    })?;
                 (blocks, lp)
             }
             (b, None, u) => {
-                let blocks = b.unwrap_or(preset.blocks);
+                // The preset's blocks, rounded down to whole rows of planes (at least one).
+                let preset_blocks = || ((u64::from(preset.blocks) / row).max(1) * planes) as u32;
+                let blocks = b.unwrap_or_else(preset_blocks);
                 let u = u.unwrap_or(UTILIZATION_DEFAULT);
                 let physical = u64::from(blocks) * u64::from(pages_per_block);
                 let lp = (physical as f64 * u).floor() as u64;
@@ -462,7 +535,8 @@ impl Config {
                 (blocks, if granule > 0 && lp >= granule { lp - lp % granule } else { lp })
             }
         };
-        d.blocks = Some(blocks);
+        debug_assert!(u64::from(blocks).is_multiple_of(planes));
+        d.blocks = Some(blocks * cpg);
         let geometry = Geometry {
             page_size_bytes,
             pages_per_block,
@@ -472,7 +546,7 @@ impl Config {
         };
         d.utilization = Some(geometry.utilization());
         d.logical_bytes = Some(geometry.logical_bytes());
-        check(blocks >= 4, "device.blocks", "must be at least 4")?;
+        check(blocks >= 4, "device.blocks", "must be at least 4 (effective) blocks")?;
         check(logical_pages >= 1, "device.logical_bytes", "the device has no logical pages")?;
         check(
             geometry.physical_pages() < u64::from(u32::MAX),
@@ -483,7 +557,9 @@ impl Config {
         let timing = resolve_timing(&mut c.timing, preset.timing);
         validate_timing(&timing)?;
 
-        let ftl = resolve_ftl(&mut c, kind, &geometry)?;
+        let ftl = resolve_ftl(&mut c, kind, &geometry, &hardware)?;
+        let allocation = crate::allocation::resolve(&c.ftl.allocation)?;
+        let scheduler = crate::engine::scheduler::resolve(&c.ftl.scheduler)?;
         let workload = WorkloadSpec::resolve(&mut c.workload, &geometry, c.run.seed)?;
         validate_serve(&c.serve)?;
         let buffer = BufferSpec::resolve(&mut c.buffer, &geometry)?;
@@ -511,7 +587,10 @@ impl Config {
         Ok(Resolved {
             config: c,
             geometry,
+            hardware,
             timing,
+            allocation,
+            scheduler,
             regions,
             gc_free_blocks_min,
             ftl,
@@ -525,9 +604,26 @@ impl Config {
 
 /// `[ftl]` and the placements' tables: the kind's mechanism with its policies. Every key of
 /// `[ftl]` no typed field declares must be claimed by the chosen cleaning policy or placement.
-fn resolve_ftl(c: &mut Config, kind: FtlKind, g: &Geometry) -> Result<FtlSpec, ConfigError> {
+fn resolve_ftl(
+    c: &mut Config,
+    kind: FtlKind,
+    g: &Geometry,
+    hw: &Hardware,
+) -> Result<FtlSpec, ConfigError> {
+    one_of(&c.ftl.gc_mode, "ftl.gc_mode", crate::ftl::spec::GC_MODES)?;
     match kind {
         FtlKind::Hybrid(h) => {
+            check(
+                c.ftl.gc_mode == "foreground",
+                "ftl.gc_mode",
+                "the hybrid FTLs (bast, sast, fast) merge when a write needs a log block: \
+                 background cleaning is modelled for the page FTL's cleaner only",
+            )?;
+            check(
+                c.ftl.gc_background_free_blocks.is_none(),
+                "ftl.gc_background_free_blocks",
+                "only the page FTL with ftl.gc_mode = \"background\" uses it",
+            )?;
             let spec = HybridSpec::resolve(h, &mut c.ftl, g)?;
             crate::placement::refuse_all(&PlacementKeys {
                 ftl: &mut c.ftl,
@@ -549,7 +645,7 @@ fn resolve_ftl(c: &mut Config, kind: FtlKind, g: &Geometry) -> Result<FtlSpec, C
             claimed.extend(crate::gc::entry(&c.ftl).map_or(&[][..], |e| e.extra_keys));
             claimed.extend(crate::placement::entry(&c.ftl).map_or(&[][..], |e| e.extra_keys));
             refuse_unclaimed(&c.ftl.extra, &claimed)?;
-            let page = crate::ftl::spec::resolve_page(&mut c.ftl, cleaning, placement, g)?;
+            let page = crate::ftl::spec::resolve_page(&mut c.ftl, cleaning, placement, g, hw)?;
             Ok(FtlSpec::Page(page))
         }
     }
@@ -627,6 +723,44 @@ fn validate_serve(sv: &ServeConfig) -> Result<(), ConfigError> {
     )
 }
 
+/// `device.gangs` ... `device.planes_per_die`: the preset's unless given; each at least 1, and
+/// the device at most `HARDWARE_UNITS_MAX` planes.
+fn resolve_hardware(d: &mut DeviceConfig, p: Hardware) -> Result<Hardware, ConfigError> {
+    let hw = Hardware {
+        gangs: *d.gangs.get_or_insert(p.gangs),
+        channels_per_gang: *d.channels_per_gang.get_or_insert(p.channels_per_gang),
+        chips_per_channel: *d.chips_per_channel.get_or_insert(p.chips_per_channel),
+        dies_per_chip: *d.dies_per_chip.get_or_insert(p.dies_per_chip),
+        planes_per_die: *d.planes_per_die.get_or_insert(p.planes_per_die),
+    };
+    for (key, n) in hw.levels() {
+        check(
+            (1..=HARDWARE_LEVEL_MAX).contains(&n),
+            key,
+            format!("must be between 1 and {HARDWARE_LEVEL_MAX}"),
+        )?;
+    }
+    check(
+        hw.planes_per_die <= 64,
+        "device.planes_per_die",
+        "must be at most 64 (a multi-plane operation spans at most 64 planes)",
+    )?;
+    let planes = u64::from(hw.gangs)
+        * u64::from(hw.chips_per_channel)
+        * u64::from(hw.dies_per_chip)
+        * u64::from(hw.planes_per_die);
+    check(
+        planes <= u64::from(HARDWARE_UNITS_MAX)
+            && planes * u64::from(hw.channels_per_gang) <= 1 << 24,
+        "device.gangs",
+        format!(
+            "gangs x chips_per_channel x dies_per_chip x planes_per_die = {planes} planes: at \
+             most {HARDWARE_UNITS_MAX}"
+        ),
+    )?;
+    Ok(hw)
+}
+
 fn resolve_timing(t: &mut TimingConfig, p: Timing) -> Timing {
     let copy = t.copy_page_ns.or(p.copy_page_ns).filter(|&ns| ns > 0);
     let timing = Timing {
@@ -636,6 +770,7 @@ fn resolve_timing(t: &mut TimingConfig, p: Timing) -> Timing {
         transfer_page_ns: *t.transfer_page_ns.get_or_insert(p.transfer_page_ns),
         copy_page_ns: copy,
         ram_page_ns: *t.ram_page_ns.get_or_insert(p.ram_page_ns),
+        command_ns: *t.command_ns.get_or_insert(p.command_ns),
     };
     t.copy_page_ns = Some(copy.unwrap_or(0));
     timing
@@ -673,6 +808,7 @@ fn validate_timing(t: &Timing) -> Result<(), ConfigError> {
         ("timing.transfer_page_ns", t.transfer_page_ns),
         ("timing.copy_page_ns", t.copy_page_ns.unwrap_or(0)),
         ("timing.ram_page_ns", t.ram_page_ns),
+        ("timing.command_ns", t.command_ns),
     ];
     for (key, ns) in ops {
         check(

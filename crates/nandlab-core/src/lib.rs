@@ -7,11 +7,14 @@
 //! construction → `flash` (timing-charged operations on a `Media`).
 #![forbid(unsafe_code)]
 
+pub mod allocation;
 pub mod assemble;
 pub mod buffer;
 pub mod config;
 pub mod device;
+pub mod engine;
 pub mod error;
+pub mod fastdiv;
 pub mod flash;
 pub mod ftl;
 pub mod gc;

@@ -327,6 +327,13 @@ pub struct Metrics {
     pub sim_time_ns: u64,
     pub read_latency_ns: LatencySummary,
     pub write_latency_ns: LatencySummary,
+    /// Queueing delay of reads and writes: arrival to their first flash operation (the rest of
+    /// the latency is service). Zero for requests served without flash (buffer hits).
+    pub read_queue_ns: LatencySummary,
+    pub write_queue_ns: LatencySummary,
+    /// The parallel hardware's use (`engine`): IOPS, throughput, utilization per unit.
+    #[serde(flatten)]
+    pub parallel: ParallelMetrics,
     /// RAM of the FTL's tables (translation, region, lookup, indexes).
     pub table_memory_bytes: u64,
     /// RAM of the media model (OOB, erase counts; payload when stored).
@@ -353,6 +360,53 @@ pub struct Metrics {
     /// Wear over the whole run (`run.sample_every_bytes`; empty without it), oldest first:
     /// unlike the window counters above, each sample is cumulative from the start of the run.
     pub wear_samples: Vec<WearSample>,
+}
+
+/// How the parallel hardware was used in the measurement window (issue 18): rates over
+/// simulated time, and each die's and bus's busy time.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct ParallelMetrics {
+    /// Host requests (all kinds) per simulated second.
+    pub iops: f64,
+    /// Host bytes read and written per simulated second, in MB/s (10^6 bytes).
+    pub host_mb_per_s: f64,
+    /// Mean number of dies busy at once: their busy time summed ÷ simulated time.
+    pub parallelism_mean: f64,
+    /// Each die's busy fraction of simulated time (dies in hardware order: gang, chip, die).
+    pub unit_utilization: Vec<f64>,
+    /// Each die's busy time in the window.
+    pub unit_busy_ns: Vec<u64>,
+    /// Each gang's bus busy fraction (commands and transfers).
+    pub channel_utilization: Vec<f64>,
+}
+
+impl ParallelMetrics {
+    /// Over a window from `start` to `end` engine statistics spanning `sim_ns`.
+    #[must_use]
+    pub fn over(
+        end: &crate::engine::EngineStats,
+        start: &crate::engine::EngineStats,
+        sim_ns: u64,
+        requests: u64,
+        bytes: u64,
+    ) -> Self {
+        let diff = |a: &[u64], b: &[u64]| -> Vec<u64> {
+            a.iter().enumerate().map(|(i, &x)| x - b.get(i).copied().unwrap_or(0)).collect()
+        };
+        let unit_busy_ns = diff(&end.die_busy_ns, &start.die_busy_ns);
+        let bus = diff(&end.bus_busy_ns, &start.bus_busy_ns);
+        let s = sim_ns as f64;
+        let frac = |ns: u64| if sim_ns == 0 { 0.0 } else { ns as f64 / s };
+        let per_s = |n: f64| if sim_ns == 0 { 0.0 } else { n * 1e9 / s };
+        Self {
+            iops: per_s(requests as f64),
+            host_mb_per_s: per_s(bytes as f64) / 1e6,
+            parallelism_mean: frac(unit_busy_ns.iter().sum()),
+            unit_utilization: unit_busy_ns.iter().map(|&b| frac(b)).collect(),
+            channel_utilization: bus.iter().map(|&b| frac(b)).collect(),
+            unit_busy_ns,
+        }
+    }
 }
 
 /// A RAM region's work in the measurement window (`ftl/ram_region.rs`). Host writes it absorbed

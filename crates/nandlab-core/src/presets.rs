@@ -7,6 +7,7 @@
 
 use serde::Serialize;
 
+use crate::engine::Hardware;
 use crate::flash::Timing;
 
 /// The timing of a preset: the flash model's `Timing`.
@@ -20,9 +21,21 @@ pub struct Preset {
     pub pages_per_block: u32,
     pub blocks: u32,
     pub timing: TimingPreset,
+    /// The parallel hardware (gangs, channels per gang, chips, dies, planes); one of each unless
+    /// the paper gives a layout.
+    pub hardware: Hardware,
     /// Rated program/erase cycles per block (0 = not given by the paper).
     pub endurance_cycles: u64,
 }
+
+/// One gang, channel, chip, die and plane: a single serialized channel and die.
+const ONE: Hardware = Hardware {
+    gangs: 1,
+    channels_per_gang: 1,
+    chips_per_channel: 1,
+    dies_per_chip: 1,
+    planes_per_die: 1,
+};
 
 /// Every preset, the default first.
 pub const PRESETS: &[Preset] = &[
@@ -40,7 +53,9 @@ pub const PRESETS: &[Preset] = &[
             transfer_page_ns: 10_240,
             copy_page_ns: None,
             ram_page_ns: 1_000,
+            command_ns: 0,
         },
+        hardware: ONE,
         endurance_cycles: 100_000,
     },
     Preset {
@@ -60,7 +75,9 @@ pub const PRESETS: &[Preset] = &[
             transfer_page_ns: 0,
             copy_page_ns: None,
             ram_page_ns: 10_240,
+            command_ns: 0,
         },
+        hardware: ONE,
         endurance_cycles: 100_000,
     },
     Preset {
@@ -80,7 +97,9 @@ pub const PRESETS: &[Preset] = &[
             transfer_page_ns: 0,
             copy_page_ns: None,
             ram_page_ns: 10_240,
+            command_ns: 0,
         },
+        hardware: ONE,
         endurance_cycles: 100_000,
     },
     Preset {
@@ -99,7 +118,9 @@ pub const PRESETS: &[Preset] = &[
             transfer_page_ns: 0,
             copy_page_ns: Some(1_128_000),
             ram_page_ns: 10_240,
+            command_ns: 0,
         },
+        hardware: ONE,
         endurance_cycles: 10_000,
     },
     Preset {
@@ -118,7 +139,9 @@ pub const PRESETS: &[Preset] = &[
             transfer_page_ns: 0,
             copy_page_ns: Some(325_000),
             ram_page_ns: 10_240,
+            command_ns: 0,
         },
+        hardware: ONE,
         endurance_cycles: 100_000,
     },
     Preset {
@@ -138,16 +161,20 @@ pub const PRESETS: &[Preset] = &[
             transfer_page_ns: 20_480,
             copy_page_ns: None,
             ram_page_ns: 1_000,
+            command_ns: 0,
         },
+        hardware: ONE,
         endurance_cycles: 5_000,
     },
     Preset {
-        // Virtual platform (GP5086 controller): 1 gang x 4 channels x 1 chip x 1 plane. The
-        // chip datasheet is not in the report; typical 2011 MLC figures are used. The channel
-        // layout is recorded for the multi-channel engine of a later issue.
+        // Virtual platform (GP5086 controller): 1 gang x 4 channels x 1 chip x 1 plane (paper
+        // 003's platform figure): the 4 lock-stepped channels make a 16 KB effective page of
+        // 4 KB flash pages. The chip datasheet is not in the report; typical 2011 MLC figures
+        // are used. 8192 flash blocks = 2048 effective blocks of 128 x 16 KB (4 GiB).
         name: "gp5086",
         description: "Virtual-platform SSD (GP5086 controller, 1 gang x 4 channels): 4 KB \
-                      pages, 128 pages per block; datasheet not given (generic MLC timing)",
+                      flash pages striped into 16 KB effective pages, 128 pages per block; \
+                      datasheet not given (generic MLC timing)",
         page_size_bytes: 4096,
         pages_per_block: 128,
         blocks: 8192,
@@ -158,7 +185,9 @@ pub const PRESETS: &[Preset] = &[
             transfer_page_ns: 20_480,
             copy_page_ns: None,
             ram_page_ns: 1_000,
+            command_ns: 0,
         },
+        hardware: Hardware { channels_per_gang: 4, ..ONE },
         endurance_cycles: 5_000,
     },
 ];

@@ -52,6 +52,9 @@ pub struct RunOptions {
     /// Take a wear sample (`Device::wear_sample`) each time the device's cumulative host write
     /// bytes reach the next multiple of this, and one at the end (0 = never; see `run`).
     pub sample_every_bytes: u64,
+    /// Closed-loop requests kept in flight at once (`workload.queue_depth`; 0 or 1: one at a
+    /// time).
+    pub queue_depth: u32,
 }
 
 impl RunOptions {
@@ -62,14 +65,19 @@ impl RunOptions {
             check_every_requests: r.config.run.check_every_requests,
             progress_every_requests: 0,
             sample_every_bytes: r.config.run.sample_every_bytes.unwrap_or(0),
+            queue_depth: r.config.workload.queue_depth,
         }
     }
 }
 
 /// Drives `device` with `items` to the end and returns the measurement window's metrics.
 ///
-/// Timed arrivals are relative to the first timed request, which arrives when the device has
-/// finished everything before it (the untimed prefill).
+/// Closed-loop requests (no arrival time) keep `options.queue_depth` requests in flight: each
+/// arrives when the device is idle (one at a time) or when one in flight completes. Timed
+/// arrivals are relative to the first timed request, which arrives when the device has
+/// finished everything before it (the untimed prefill); they are dispatched at their times
+/// whatever is in flight (open loop). The measurement window starts with nothing in flight:
+/// the requests before the workload's marker complete first.
 ///
 /// Wear samples (`Metrics::wear_samples`): after each request that brings the device's host
 /// write bytes (since the device was created: prefill and warm-up count) to or past the next
@@ -100,6 +108,9 @@ pub fn run<E>(
     let mut next_sample =
         if every > 0 { next_multiple(device.host_write_bytes(), every) } else { u64::MAX };
     let mut pieces: Vec<(u64, u64)> = Vec::new();
+    let queue_depth = options.queue_depth.max(1) as usize;
+    // The closed loop's clock: when its next request may arrive.
+    let mut clock = device.now_ns();
     loop {
         while !exhausted && window.len() < PREFETCH_FAR {
             exhausted = !pull(device, &mut items, &mut window);
@@ -112,10 +123,15 @@ pub fn run<E>(
             WorkItem::StartMeasurement => {
                 assert!(!measuring, "workload announced measurement twice");
                 measuring = true;
+                device.drain_host();
                 device.start_measurement();
+                clock = device.now_ns();
                 observer(Event::MeasurementStarted);
             }
-            WorkItem::PrefillDone => device.end_prefill(),
+            WorkItem::PrefillDone => {
+                device.end_prefill();
+                clock = device.now_ns();
+            }
             WorkItem::Continue(_) => {
                 unreachable!("a WorkItem::Continue is consumed with the request it continues")
             }
@@ -138,13 +154,32 @@ pub fn run<E>(
                         exhausted = !pull(device, &mut items, &mut window);
                     }
                 }
-                let served = if pieces.is_empty() {
-                    device.submit(&req)
+                let served = if req.arrival_ns.is_none() && queue_depth == 1 {
+                    // One at a time: it arrives when the device is idle.
+                    if pieces.is_empty() {
+                        device.submit(&req).map(|_| ())
+                    } else {
+                        device.submit_split(&req, &pieces).map(|_| ())
+                    }
+                } else if req.arrival_ns.is_some() {
+                    // Open loop: at its time, whatever is in flight.
+                    device.dispatch_open(&req, &pieces).map(|_| ())
                 } else {
-                    device.submit_split(&req, &pieces)
+                    if device.in_flight() >= queue_depth {
+                        if let Some(t) = device.wait_one() {
+                            clock = clock.max(t);
+                        }
+                    }
+                    clock = clock.max(device.last_arrival_ns());
+                    req.arrival_ns = Some(clock);
+                    if pieces.is_empty() {
+                        device.dispatch(&req).map(|_| ())
+                    } else {
+                        device.dispatch_split(&req, &pieces).map(|_| ())
+                    }
                 };
                 match served {
-                    Ok(_) => {}
+                    Ok(()) => {}
                     // The flash wore out: the run ends here (lifetime experiments run until
                     // this happens); the metrics record when.
                     Err(RequestError::WornOut { .. }) => break,

@@ -45,6 +45,9 @@ pub struct Timing {
     pub copy_page_ns: Option<u64>,
     /// RAM access per page (buffers and RAM regions of later issues).
     pub ram_page_ns: u64,
+    /// Issuing one command (and its address cycles) over the bus, before an operation's data
+    /// or array time (`engine`). 0 in every preset: the papers fold it into the other times.
+    pub command_ns: u64,
 }
 
 impl Timing {

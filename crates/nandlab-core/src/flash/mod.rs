@@ -5,9 +5,10 @@
 //! metadata (no payload): the fast path. A payload-storing, file-backed media (NBD issue)
 //! implements the same trait; FTL code never knows which one it runs on.
 //!
-//! `Flash` wraps a media with the timing model and source-tagged operation counters (the
-//! MQSim idea: tag every flash operation with why it happened — host, cleaner, wear leveling —
-//! so write amplification and cleaning cost fall out of accounting).
+//! `Flash` wraps a media with the timing model (the sim-engine, `engine`: every operation is
+//! timed on its die and bus) and source-tagged operation counters (the MQSim idea: tag every
+//! flash operation with why it happened — host, cleaner, wear leveling — so write amplification
+//! and cleaning cost fall out of accounting).
 
 mod counting;
 mod faulty;
@@ -16,6 +17,9 @@ mod geometry;
 pub use counting::CountingMedia;
 pub use faulty::{Fault, FaultKind, FaultyMedia, Injected, Trigger};
 pub use geometry::{Geometry, Timing};
+
+use crate::engine::{Engine, Hardware, OpKind, OpRef};
+use crate::fastdiv::Divisor;
 
 /// Physical page number: `block * pages_per_block + page_in_block`.
 pub type Ppn = u32;
@@ -208,20 +212,55 @@ impl FlashCounters {
     }
 }
 
-/// A media plus the timing model. Each operation adds its time to `pending_ns`, which the
-/// device turns into the current request's service time (single channel, serialized: the seam
-/// for a multi-channel scheduler is `take_pending_ns`).
+/// A media plus the timing model: every operation is counted by source and handed to the
+/// sim-engine (`engine`), which times it on its die and bus. RAM time (a RAM region's page
+/// accesses) is collected apart: the device adds it to the current request.
 pub struct Flash {
     media: Box<dyn Media>,
     timing: Timing,
-    pending_ns: u64,
+    engine: Engine,
+    pages_per_block: u32,
+    ppb: Divisor,
+    planes_div: Divisor,
+    /// Planes of the device (block `b` is on plane `b mod planes`).
+    planes: u32,
+    /// The last read issued: a read-modify-write's program waits for it (`Flash::last_read`).
+    last_read: OpRef,
+    ram_ns: u64,
     pub counters: FlashCounters,
 }
 
 impl Flash {
+    /// A flash with one serialized channel and die (the default hardware) and FIFO scheduling.
     #[must_use]
     pub fn new(media: Box<dyn Media>, timing: Timing) -> Self {
-        Self { media, timing, pending_ns: 0, counters: FlashCounters::default() }
+        let engine =
+            Engine::new(Hardware::default(), &timing, &crate::engine::scheduler::fifo::Fifo);
+        Self::with_engine(media, timing, engine)
+    }
+
+    /// A flash timed by `engine` (its hardware must match the media's geometry).
+    #[must_use]
+    pub fn with_engine(media: Box<dyn Media>, timing: Timing, engine: Engine) -> Self {
+        let geometry = *media.geometry();
+        let planes = engine.hardware().planes();
+        assert!(
+            geometry.blocks.is_multiple_of(planes),
+            "{} blocks do not fill {planes} planes evenly",
+            geometry.blocks
+        );
+        Self {
+            media,
+            timing,
+            engine,
+            pages_per_block: geometry.pages_per_block,
+            ppb: Divisor::new(u64::from(geometry.pages_per_block)),
+            planes_div: Divisor::new(u64::from(planes)),
+            planes,
+            last_read: OpRef::Done(0),
+            ram_ns: 0,
+            counters: FlashCounters::default(),
+        }
     }
 
     #[must_use]
@@ -243,18 +282,66 @@ impl Flash {
         &self.timing
     }
 
+    /// The sim-engine timing this flash's operations.
+    #[must_use]
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub fn engine_mut(&mut self) -> &mut Engine {
+        &mut self.engine
+    }
+
+    /// The plane holding block `block`.
+    #[inline]
+    #[must_use]
+    pub fn plane_of(&self, block: BlockId) -> u32 {
+        if self.planes == 1 {
+            0
+        } else {
+            self.planes_div.rem32(block)
+        }
+    }
+
+    /// Planes of the device.
+    #[inline]
+    #[must_use]
+    pub fn planes(&self) -> u32 {
+        self.planes
+    }
+
     #[inline]
     fn charge(&mut self, op: Op, ns: u64) {
-        self.pending_ns += ns;
         self.counters.busy_ns += ns;
         self.counters.op_ns[op as usize] += ns;
+    }
+
+    /// The plane of `ppn` and its offset in its block (one die of one plane needs neither).
+    #[inline(always)]
+    fn at(&self, ppn: Ppn) -> (u32, u32) {
+        if self.engine.single() {
+            return (0, 0);
+        }
+        (self.plane_of(self.ppb.div32(ppn)), self.ppb.rem32(ppn))
     }
 
     /// Adds RAM access time (a RAM region's page accesses) to the current request's service
     /// time; it is not flash busy time.
     #[inline]
     pub fn charge_ram(&mut self, ns: u64) {
-        self.pending_ns += ns;
+        self.ram_ns += ns;
+    }
+
+    /// RAM time charged since the last call.
+    pub fn take_ram_ns(&mut self) -> u64 {
+        std::mem::take(&mut self.ram_ns)
+    }
+
+    /// The last read issued (a read-modify-write's program must wait for it:
+    /// `Engine::set_after`).
+    #[must_use]
+    pub fn last_read(&self) -> OpRef {
+        self.last_read
     }
 
     /// Whether the media has a failure waiting to be reported; it stays waiting (the request
@@ -272,43 +359,56 @@ impl Flash {
         }
     }
 
-    /// Service time accumulated since the last call.
-    pub fn take_pending_ns(&mut self) -> u64 {
-        std::mem::take(&mut self.pending_ns)
-    }
-
-    #[inline]
+    #[inline(always)]
     pub fn read(&mut self, ppn: Ppn, source: Source, data: Option<&mut [u8]>) -> Oob {
         self.counters.reads[source as usize] += 1;
         self.charge(Op::Read, self.timing.read_page_ns + self.timing.transfer_page_ns);
+        let (plane, page) = self.at(ppn);
+        self.last_read = self.engine.op(OpKind::Read, plane, page, OpRef::Done(0));
         self.media.read(ppn, data)
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn program(&mut self, ppn: Ppn, oob: Oob, source: Source, data: Option<&[u8]>) {
         self.counters.programs[source as usize] += 1;
         self.charge(Op::Program, self.timing.transfer_page_ns + self.timing.program_page_ns);
+        let (plane, page) = self.at(ppn);
+        self.engine.op(OpKind::Program, plane, page, OpRef::Done(0));
         self.media.program(ppn, oob, data);
     }
 
-    /// Moves a page: on-chip copyback when the chip has it, otherwise read, transfer out and
-    /// in, program.
-    #[inline]
+    /// Moves a page: on-chip copyback when the chip has it and both pages are in one plane,
+    /// otherwise a read (data out to the controller) and a program that waits for it.
+    #[inline(always)]
     pub fn copy(&mut self, from: Ppn, to: Ppn, oob: Oob, source: Source) {
         let s = source as usize;
         self.counters.copies[s] += 1;
         self.counters.reads[s] += 1;
         self.counters.programs[s] += 1;
         let t = &self.timing;
-        let ns = t.copy_cost_ns();
+        let (from_plane, from_page) = self.at(from);
+        let (to_plane, to_page) = self.at(to);
+        // Copyback needs both pages in one plane (`at` gives plane 0 for all on a one-plane
+        // device, where that holds).
+        let ns = if t.copy_page_ns.is_some() && from_plane == to_plane {
+            self.engine.op(OpKind::Copyback, to_plane, to_page, OpRef::Done(0));
+            t.copy_cost_ns()
+        } else {
+            let ns = t.read_page_ns + 2 * t.transfer_page_ns + t.program_page_ns;
+            let read = (OpKind::Read, from_plane, from_page);
+            self.engine.op_then(read, (OpKind::Program, to_plane, to_page));
+            ns
+        };
         self.charge(Op::Copy, ns);
         self.media.copy(from, to, oob);
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn erase(&mut self, block: BlockId, source: Source) {
         self.counters.erases[source as usize] += 1;
         self.charge(Op::Erase, self.timing.erase_block_ns);
+        let (plane, _) = self.at(block * self.pages_per_block);
+        self.engine.op(OpKind::Erase, plane, 0, OpRef::Done(0));
         self.media.erase(block);
     }
 

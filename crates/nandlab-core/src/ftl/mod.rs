@@ -138,6 +138,16 @@ pub trait Ftl: Send {
     fn sync(&mut self) -> Result<(), crate::error::MediaError> {
         self.flash_mut().media_mut().sync()
     }
+    /// Whether background cleaning (`ftl.gc_mode = "background"`) has work: fewer free blocks
+    /// than its threshold. Always false for FTLs without it.
+    fn wants_background_clean(&self) -> bool {
+        false
+    }
+    /// One step of background cleaning (one victim) if it has work; returns whether it did
+    /// any. The device calls it when no host request is in flight.
+    fn background_clean(&mut self, _now_ns: u64) -> bool {
+        false
+    }
     /// Writes every page of the RAM region (if any) back to flash; returns how many.
     fn flush_ram_region(&mut self, _now_ns: u64, _reason: ram_region::RamWriteBack) -> u64 {
         0

@@ -24,7 +24,9 @@ use std::collections::VecDeque;
 use super::block_table::{BlockState, BlockTable};
 use super::ram_region::{RamRegion, RamRegionInfo, RamWriteBack};
 use super::{Ftl, FtlCounters, FtlRecovery};
+use crate::allocation::{AllocationSpec, Allocator, PlaneSet, Room};
 use crate::error::RecoveryError;
+use crate::fastdiv::Divisor;
 use crate::flash::Geometry;
 use crate::flash::{
     BlockId, BlockRecord, Checkpoint, Flash, Lpn, NvramEntry, Oob, Ppn, Source, NONE,
@@ -35,6 +37,8 @@ use crate::wear::{Endurance, LifetimeState, WearHost, WearLeveler, WearLevelingS
 pub struct PageFtl {
     geometry: Geometry,
     pages_per_block: u32,
+    /// Divides by `pages_per_block`.
+    ppb: Divisor,
     flash: Flash,
     /// LPN → PPN (`NONE` = unmapped).
     l2p: Vec<Ppn>,
@@ -46,9 +50,25 @@ pub struct PageFtl {
     valid_bits: Vec<u64>,
     words_per_block: u32,
     blocks: BlockTable,
-    /// Active (open) block of each region, `NONE` if none yet.
+    /// Active (open) block of each region on each plane (index `region × planes + plane`),
+    /// `NONE` if none.
     active: Vec<BlockId>,
-    free: VecDeque<BlockId>,
+    /// Flash regions (logs).
+    flash_regions: u32,
+    /// Planes of the device: every region keeps an open block on each (`allocation`).
+    planes: u32,
+    /// Per region: planes whose active block has room (not `NONE`).
+    open_planes: Vec<PlaneSet>,
+    /// Planes with a free block.
+    free_planes: PlaneSet,
+    /// Free blocks of each plane, oldest first.
+    free: Vec<VecDeque<BlockId>>,
+    /// Free blocks over every plane.
+    free_count: u32,
+    /// Picks the plane of every page written (`ftl.allocation`).
+    alloc: Box<dyn Allocator>,
+    /// Background cleaning runs while fewer free blocks remain (0: foreground only).
+    gc_background_free_blocks: u32,
     gc_free_blocks_min: u32,
     victim: Box<dyn VictimPolicy>,
     placement: Box<dyn Placement>,
@@ -99,22 +119,39 @@ impl PageFtl {
         let flash_regions = regions - u32::from(placement.ram_region());
         assert!(flash_regions >= 1, "a RAM region needs a flash region to write back to");
         assert!(gc_free_blocks_min >= 2, "the cleaner needs a block to copy into");
-        assert!(geometry.blocks > gc_free_blocks_min + regions);
+        assert!(geometry.blocks > gc_free_blocks_min + regions * flash.planes());
         let logical = geometry.logical_pages as usize;
         let entered_ns =
             if placement.needs_residence_time() { vec![0; logical] } else { Vec::new() };
         let words_per_block = geometry.pages_per_block.div_ceil(64);
+        let hw = *flash.engine().hardware();
+        let planes = flash.planes();
+        let mut free = vec![VecDeque::new(); planes as usize];
+        for b in 0..geometry.blocks {
+            free[flash.plane_of(b) as usize].push_back(b);
+        }
         Self {
             geometry,
             pages_per_block: geometry.pages_per_block,
+            ppb: Divisor::new(u64::from(geometry.pages_per_block)),
             flash,
             l2p: vec![NONE; logical],
             entered_ns,
             valid_bits: vec![0; (geometry.blocks * words_per_block) as usize],
             words_per_block,
             blocks: BlockTable::new(geometry.blocks, geometry.pages_per_block),
-            active: vec![NONE; flash_regions as usize],
-            free: (0..geometry.blocks).collect(),
+            active: vec![NONE; (flash_regions * planes) as usize],
+            flash_regions,
+            planes,
+            open_planes: vec![PlaneSet::new(planes); flash_regions as usize],
+            free_planes: (0..planes).fold(PlaneSet::new(planes), |mut set, p| {
+                set.insert(p);
+                set
+            }),
+            free,
+            free_count: geometry.blocks,
+            alloc: crate::allocation::dynamic::DynamicSpec.build(&hw),
+            gc_background_free_blocks: 0,
             gc_free_blocks_min,
             victim,
             placement,
@@ -209,10 +246,10 @@ impl PageFtl {
             };
             let region = self.placement.ram_write_back(lpn, state, now_ns);
             assert!(region < self.ram_index, "a RAM page is written back to a flash region");
-            if (self.free.len() as u32) < self.gc_free_blocks_min {
+            if self.free_count < self.gc_free_blocks_min {
                 self.clean(now_ns);
             }
-            let target = self.next_page(region, now_ns);
+            let target = self.next_page(region, lpn, None, now_ns);
             self.seq += 1;
             let oob = Oob { lpn, seq: self.seq, region };
             let ram = self.ram.as_mut().expect("checked");
@@ -234,21 +271,26 @@ impl PageFtl {
     /// the least worn (hotter half of the regions) or most worn (colder half) among the
     /// oldest `WEAR_AWARE_WINDOW`.
     #[inline]
-    fn take_free(&mut self, region: u8) -> BlockId {
-        if !self.wear_aware {
-            return self.free.pop_front().expect("free-block reserve exhausted");
+    fn take_free(&mut self, region: u8, plane: u32) -> BlockId {
+        self.free_count -= 1;
+        let free = &mut self.free[plane as usize];
+        if free.len() == 1 {
+            self.free_planes.remove(plane);
         }
-        let hot = 2 * usize::from(region) >= self.active.len();
+        if !self.wear_aware {
+            return free.pop_front().expect("the plane the allocator picked has a free block");
+        }
+        let hot = 2 * u32::from(region) >= self.flash_regions;
         let counts = &self.blocks.erase_count;
-        let window = self.free.iter().take(WEAR_AWARE_WINDOW).enumerate();
+        let window = free.iter().take(WEAR_AWARE_WINDOW).enumerate();
         let pick = if hot {
             window.min_by_key(|&(_, &b)| counts[b as usize]).map(|(i, _)| i)
         } else {
             // The first of the most worn: `max_by_key` would take the last.
             window.min_by_key(|&(_, &b)| std::cmp::Reverse(counts[b as usize])).map(|(i, _)| i)
         };
-        let i = pick.expect("free-block reserve exhausted");
-        self.free.remove(i).expect("index in range")
+        let i = pick.expect("the plane the allocator picked has a free block");
+        free.remove(i).expect("index in range")
     }
 
     /// Attaches a wear leveler (`crate::wear::by_name`; `None` turns leveling off). Its units
@@ -269,14 +311,18 @@ impl PageFtl {
         self.endurance =
             Endurance::new(cycles, self.geometry.blocks, min_good.min(self.geometry.blocks));
         let mut free = std::mem::take(&mut self.free);
-        free.retain(|&b| {
-            let worn = self.endurance.after_erase(b, self.blocks.erase_count[b as usize], true);
-            if worn {
-                self.blocks.retire(b);
-            }
-            !worn
-        });
+        for list in &mut free {
+            list.retain(|&b| {
+                let worn = self.endurance.after_erase(b, self.blocks.erase_count[b as usize], true);
+                if worn {
+                    self.blocks.retire(b);
+                    self.free_count -= 1;
+                }
+                !worn
+            });
+        }
         self.free = free;
+        self.rebuild_plane_sets();
     }
 
     /// Counts the erase of `block` (already erased on flash) and returns it to the free pool,
@@ -285,11 +331,14 @@ impl PageFtl {
         self.blocks.erased(block);
         // Retiring is safe while the free blocks left can take one cleaning step's copies
         // (gc_free_blocks_min − 1 ≥ the blocks a step may open, `Config::resolve`).
-        let room = self.free.len() as u32 + 1 >= self.gc_free_blocks_min;
+        let room = self.free_count + 1 >= self.gc_free_blocks_min;
         if self.endurance.after_erase(block, self.blocks.erase_count[block as usize], room) {
             self.blocks.retire(block);
         } else {
-            self.free.push_back(block);
+            let plane = self.flash.plane_of(block);
+            self.free[plane as usize].push_back(block);
+            self.free_planes.insert(plane);
+            self.free_count += 1;
         }
     }
 
@@ -339,6 +388,7 @@ impl PageFtl {
         let mut report = FtlRecovery::default();
         let block_seq = ftl.scan_flash(now_ns)?;
         ftl.reopen_partial_blocks(&block_seq, now_ns, &mut report);
+        ftl.rebuild_plane_sets();
         if !ftl.entered_ns.is_empty() {
             ftl.entered_ns.fill(now_ns);
         }
@@ -358,10 +408,11 @@ impl PageFtl {
     /// written last).
     fn scan_flash(&mut self, now_ns: u64) -> Result<Vec<u64>, RecoveryError> {
         let ppb = self.pages_per_block;
-        let flash_regions = self.active.len();
+        let flash_regions = self.flash_regions as usize;
         let mut newest_seq = vec![0u64; self.l2p.len()];
         let mut block_seq = vec![0u64; self.geometry.blocks as usize];
-        self.free.clear();
+        self.free.iter_mut().for_each(VecDeque::clear);
+        self.free_count = 0;
         for block in 0..self.geometry.blocks {
             let b = block as usize;
             let erases = self.flash.erase_count(block);
@@ -377,7 +428,8 @@ impl PageFtl {
             self.blocks.restore_erase_count(block, erases);
             let programmed = self.flash.media().programmed_pages(block);
             if programmed == 0 {
-                self.free.push_back(block);
+                self.free[self.flash.plane_of(block) as usize].push_back(block);
+                self.free_count += 1;
                 continue;
             }
             let oobs = (0..programmed).map(|o| self.flash.oob(block * ppb + o));
@@ -439,19 +491,22 @@ impl PageFtl {
     /// victim indexes see final valid counts.
     fn reopen_partial_blocks(&mut self, block_seq: &[u64], now_ns: u64, report: &mut FtlRecovery) {
         let ppb = self.pages_per_block;
-        let flash_regions = self.active.len();
-        let mut open_by_region: Vec<Vec<BlockId>> = vec![Vec::new(); flash_regions];
+        // One open block per region on each plane: index region × planes + plane.
+        let mut open_by_slot: Vec<Vec<BlockId>> = vec![Vec::new(); self.active.len()];
         for block in 0..self.geometry.blocks {
             if self.blocks.state[block as usize] == BlockState::Open && !self.blocks.is_full(block)
             {
-                open_by_region[self.blocks.region[block as usize] as usize].push(block);
+                let r = self.blocks.region[block as usize] as usize;
+                let plane = self.flash.plane_of(block) as usize;
+                open_by_slot[r * self.planes as usize + plane].push(block);
             }
         }
-        for (r, blocks) in open_by_region.iter().enumerate() {
+        for (slot, blocks) in open_by_slot.iter().enumerate() {
+            let r = slot / self.planes as usize;
             let keep = blocks.iter().copied().max_by_key(|&b| (block_seq[b as usize], b));
             for &block in blocks {
                 if Some(block) == keep {
-                    self.active[r] = block;
+                    self.active[slot] = block;
                     continue;
                 }
                 let region = r as u8;
@@ -493,7 +548,7 @@ impl PageFtl {
         // (tests/page_recovery.rs `crash_at_every_operation`,
         // `cleaning_cut_with_a_page_superseded_in_nvram`).
         self.nvram_entries = self.flash.media_mut().take_nvram_entries();
-        if (self.free.len() as u32) + 1 < self.gc_free_blocks_min {
+        if self.free_count + 1 < self.gc_free_blocks_min {
             self.unmap_superseded_by_nvram(now_ns);
         }
         // A step cut after its last copy, or during its erase (a cut erase leaves the victim's
@@ -504,7 +559,7 @@ impl PageFtl {
         // victim to finish (they hold no page a read can reach).
         // (tests/page_recovery.rs: `crash_at_every_operation`, `cleaning_cut_before_its_erase`.)
         for block in 0..self.geometry.blocks {
-            if (self.free.len() as u32) + 1 >= self.gc_free_blocks_min {
+            if self.free_count + 1 >= self.gc_free_blocks_min {
                 break;
             }
             let b = block as usize;
@@ -515,8 +570,10 @@ impl PageFtl {
                 BlockState::Closed => self.blocks.take_victim(block),
                 BlockState::Open => {
                     let r = usize::from(self.blocks.region[b]);
-                    if self.active[r] == block {
-                        self.active[r] = NONE;
+                    let slot = r * self.planes as usize + self.flash.plane_of(block) as usize;
+                    if self.active[slot] == block {
+                        self.active[slot] = NONE;
+                        self.open_planes[r].remove(self.flash.plane_of(block));
                     }
                 }
                 BlockState::Free | BlockState::Retired => continue,
@@ -525,7 +582,7 @@ impl PageFtl {
             self.return_erased(block);
             report.erased_blocks += 1;
         }
-        if (self.free.len() as u32) + 1 < self.gc_free_blocks_min {
+        if self.free_count + 1 < self.gc_free_blocks_min {
             // Pages a trim had left behind are current again after a restart (a trim leaves no
             // record) and may need more room than the step opened: then the step cannot be
             // finished here — refused below rather than running out of blocks mid-copy
@@ -564,7 +621,7 @@ impl PageFtl {
     /// is a pure function of the page's state: asking it here changes nothing.)
     fn completion_fits(&mut self, victim: BlockId, now_ns: u64) -> bool {
         let ppb = self.pages_per_block;
-        let mut need = vec![0u32; self.active.len()];
+        let mut need = vec![0u32; self.flash_regions as usize];
         for ppn in victim * ppb..(victim + 1) * ppb {
             let Some(lpn) = self.flash.lpn(ppn) else { continue };
             if u64::from(lpn) < self.geometry.logical_pages && self.l2p[lpn as usize] == ppn {
@@ -573,15 +630,26 @@ impl PageFtl {
                 need[usize::from(region)] += 1;
             }
         }
-        let blocks: u32 = need
-            .iter()
-            .zip(&self.active)
-            .map(|(&n, &a)| {
-                let left = if a == NONE { 0 } else { ppb - self.blocks.write_pointer[a as usize] };
-                n.saturating_sub(left).div_ceil(ppb)
-            })
-            .sum();
-        blocks as usize <= self.free.len()
+        // Copies fill the regions' open blocks on every plane before a new block is opened.
+        let planes = self.planes as usize;
+        let blocks: u32 =
+            need.iter()
+                .enumerate()
+                .map(|(r, &n)| {
+                    let left: u32 = self.active[r * planes..(r + 1) * planes]
+                        .iter()
+                        .map(|&a| {
+                            if a == NONE {
+                                0
+                            } else {
+                                ppb - self.blocks.write_pointer[a as usize]
+                            }
+                        })
+                        .sum();
+                    n.saturating_sub(left).div_ceil(ppb)
+                })
+                .sum();
+        blocks <= self.free_count
     }
 
     /// Unmaps the LPNs whose flash copy an NVRAM entry supersedes by `restore_nvram`'s rule
@@ -720,7 +788,7 @@ impl PageFtl {
 
     #[must_use]
     pub fn free_blocks(&self) -> usize {
-        self.free.len()
+        self.free_count as usize
     }
 
     /// Physical page an LPN maps to, if any.
@@ -735,21 +803,24 @@ impl PageFtl {
         let region = if self.in_ram(ppn) {
             self.ram_index
         } else {
-            self.blocks.region[(ppn / self.pages_per_block) as usize]
+            self.blocks.region[self.ppb.div32(ppn) as usize]
         };
         PageState { region, entered_ns: self.entered_ns.get(lpn as usize).copied().unwrap_or(0) }
     }
 
-    /// A page to program in `region`, opening a new active block if needed. Never cleans: the
-    /// caller made sure enough free blocks exist.
+    /// A page to program in `region` for LPN `lpn` (a host write) or for a cleaner copy out
+    /// of a block on `victim_plane`, on the plane the allocator picks, opening a new active
+    /// block there if needed. Never cleans: the caller made sure enough free blocks exist.
     #[inline]
-    fn next_page(&mut self, region: u8, now_ns: u64) -> Ppn {
-        let r = region as usize;
-        let mut block = self.active[r];
+    fn next_page(&mut self, region: u8, lpn: Lpn, victim_plane: Option<u32>, now_ns: u64) -> Ppn {
+        let plane = self.pick_plane(region, lpn, victim_plane);
+        let slot = region as usize * self.planes as usize + plane as usize;
+        let mut block = self.active[slot];
         if block == NONE {
-            block = self.take_free(region);
+            block = self.take_free(region, plane);
             self.blocks.open(block, region, now_ns);
-            self.active[r] = block;
+            self.active[slot] = block;
+            self.open_planes[region as usize].insert(plane);
         }
         let offset = self.blocks.program(block, now_ns);
         let ppn = block * self.pages_per_block + offset;
@@ -757,9 +828,73 @@ impl PageFtl {
             // A full block stops being active: it may be cleaned and freed from now on.
             self.blocks.close(block);
             self.mark_closed(block);
-            self.active[r] = NONE;
+            self.active[slot] = NONE;
+            self.open_planes[region as usize].remove(plane);
         }
         ppn
+    }
+
+    /// Recomputes the plane sets from the active blocks and free lists (after recovery or
+    /// retirement changed them wholesale).
+    fn rebuild_plane_sets(&mut self) {
+        let planes = self.planes as usize;
+        for r in 0..self.flash_regions as usize {
+            let mut set = PlaneSet::new(self.planes);
+            for (p, &b) in self.active[r * planes..(r + 1) * planes].iter().enumerate() {
+                if b != NONE {
+                    set.insert(p as u32);
+                }
+            }
+            self.open_planes[r] = set;
+        }
+        let mut free = PlaneSet::new(self.planes);
+        for (p, list) in self.free.iter().enumerate() {
+            if !list.is_empty() {
+                free.insert(p as u32);
+            }
+        }
+        self.free_planes = free;
+    }
+
+    /// The plane of the next page of `region` (see `allocation`): for a host write, a plane
+    /// whose open block has room or that has a free block; for a cleaner copy, a plane whose
+    /// open block has room — a free block is opened only when none has, so a cleaning step
+    /// opens at most one block per destination region.
+    #[inline(always)]
+    fn pick_plane(&mut self, region: u8, lpn: Lpn, victim_plane: Option<u32>) -> u32 {
+        if self.planes == 1 {
+            return 0;
+        }
+        self.pick_plane_among(region, lpn, victim_plane)
+    }
+
+    #[inline(never)]
+    fn pick_plane_among(&mut self, region: u8, lpn: Lpn, victim_plane: Option<u32>) -> u32 {
+        let open = &self.open_planes[region as usize];
+        let free = &self.free_planes;
+        let engine = self.flash.engine();
+        let plane = match victim_plane {
+            Some(v) if !open.is_empty() => self.alloc.cleaner(engine, v, Room { a: open, b: None }),
+            Some(v) => self.alloc.cleaner(engine, v, Room { a: free, b: None }),
+            None => self.alloc.host(engine, lpn, Room { a: open, b: Some(free) }),
+        };
+        debug_assert!(open.contains(plane) || free.contains(plane));
+        plane
+    }
+
+    /// Sets the allocation policy (`ftl.allocation`; `dynamic` until set).
+    pub fn set_allocator(&mut self, alloc: Box<dyn Allocator>) {
+        self.alloc = alloc;
+    }
+
+    /// Turns background cleaning on (`n` > 0: on an idle device, clean while fewer than `n`
+    /// blocks are free) or off (0).
+    pub fn set_background_cleaning(&mut self, n: u32) {
+        assert!(
+            n == 0 || n > self.gc_free_blocks_min,
+            "the background threshold is above the floor"
+        );
+        self.gc_background_free_blocks = n;
     }
 
     /// Lazy wear leveling's recency record (see `WearHost::has_sector_mapping`).
@@ -773,8 +908,8 @@ impl PageFtl {
     /// Index of the bitmap word holding `ppn`'s bit, and the bit.
     #[inline]
     fn bit(&self, ppn: Ppn) -> (usize, u64) {
-        let block = ppn / self.pages_per_block;
-        let offset = ppn % self.pages_per_block;
+        let block = self.ppb.div32(ppn);
+        let offset = self.ppb.rem32(ppn);
         ((block * self.words_per_block + offset / 64) as usize, 1u64 << (offset % 64))
     }
 
@@ -790,7 +925,7 @@ impl PageFtl {
         let (w, bit) = self.bit(ppn);
         assert_ne!(self.valid_bits[w] & bit, 0, "invalidate of a page that is not valid");
         self.valid_bits[w] &= !bit;
-        self.blocks.invalidate(ppn / self.pages_per_block, now_ns);
+        self.blocks.invalidate(self.ppb.div32(ppn), now_ns);
     }
 
     #[inline]
@@ -805,11 +940,21 @@ impl PageFtl {
         // Each victim frees one block and its copies consume at most that many pages, so the
         // loop ends; the bound turns a logic error into a loud failure instead of a hang.
         let mut rounds = 0u32;
-        while (self.free.len() as u32) < self.gc_free_blocks_min {
+        while self.free_count < self.gc_free_blocks_min {
             rounds += 1;
             assert!(rounds <= 4 * self.geometry.blocks, "cleaner makes no progress");
             self.clean_one(now_ns);
         }
+    }
+
+    /// Background cleaning (`ftl.gc_mode = "background"`): one victim, if fewer than the
+    /// background threshold of blocks are free. The device calls it when idle.
+    fn clean_in_background(&mut self, now_ns: u64) -> bool {
+        if self.free_count >= self.gc_background_free_blocks || self.blocks.closed_blocks() == 0 {
+            return false;
+        }
+        self.clean_one(now_ns);
+        true
     }
 
     fn clean_one(&mut self, now_ns: u64) {
@@ -847,6 +992,7 @@ impl PageFtl {
     /// the block is left with no valid page, not yet erased.
     fn empty_block(&mut self, victim: BlockId, source: Source, now_ns: u64) {
         self.blocks.take_victim(victim);
+        let victim_plane = self.flash.plane_of(victim);
         let first = victim * self.pages_per_block;
         let first_word = (victim * self.words_per_block) as usize;
         // The copies below update one random translation entry each; ask for all of those
@@ -874,7 +1020,7 @@ impl PageFtl {
                 debug_assert_eq!(self.l2p[lpn as usize], ppn, "valid bit without mapping");
                 let state = self.page_state(lpn, ppn);
                 let region = self.placement.cleaner_copy(lpn, state, now_ns);
-                let target = self.next_page(region, now_ns);
+                let target = self.next_page(region, lpn, Some(victim_plane), now_ns);
                 self.seq += 1;
                 let new_oob = Oob { lpn, seq: self.seq, region };
                 self.flash.copy(ppn, target, new_oob, source);
@@ -974,7 +1120,7 @@ impl Ftl for PageFtl {
 
     fn write_page(&mut self, lpn: Lpn, now_ns: u64, data: Option<&[u8]>) {
         assert!(u64::from(lpn) < self.geometry.logical_pages);
-        if (self.free.len() as u32) < self.gc_free_blocks_min {
+        if self.free_count < self.gc_free_blocks_min {
             self.clean(now_ns);
         }
         if self.wear.is_some() {
@@ -989,7 +1135,7 @@ impl Ftl for PageFtl {
             return;
         }
         assert!(!self.in_ram(old_ppn), "a host write moved a page out of the RAM region");
-        let ppn = self.next_page(region, now_ns);
+        let ppn = self.next_page(region, lpn, None, now_ns);
         self.seq += 1;
         self.flash.program(ppn, Oob { lpn, seq: self.seq, region }, Source::Host, data);
         self.l2p[lpn as usize] = ppn;
@@ -1026,6 +1172,14 @@ impl Ftl for PageFtl {
         true
     }
 
+    fn wants_background_clean(&self) -> bool {
+        self.free_count < self.gc_background_free_blocks && self.blocks.closed_blocks() > 0
+    }
+
+    fn background_clean(&mut self, now_ns: u64) -> bool {
+        self.clean_in_background(now_ns)
+    }
+
     fn trim_page(&mut self, lpn: Lpn, now_ns: u64) {
         let ppn = self.l2p[lpn as usize];
         if ppn != NONE {
@@ -1037,8 +1191,10 @@ impl Ftl for PageFtl {
         }
     }
 
+    /// Only tables beyond the caches benefit: below 2^20 logical pages (4 MiB of translation
+    /// table) the hints are pure overhead.
     fn takes_prefetch_hints(&self) -> bool {
-        true
+        self.l2p.len() >= 1 << 20
     }
 
     #[inline]
@@ -1054,7 +1210,7 @@ impl Ftl for PageFtl {
         }
         let (w, _) = self.bit(ppn);
         nandlab_prefetch::prefetch(&self.valid_bits, w);
-        self.blocks.prefetch(ppn / self.pages_per_block);
+        self.blocks.prefetch(self.ppb.div32(ppn));
     }
 
     fn is_mapped(&self, lpn: Lpn) -> bool {
@@ -1103,7 +1259,8 @@ impl Ftl for PageFtl {
                 valid_pages: self.blocks.valid[b],
             })
             .collect();
-        let free_order: Vec<BlockId> = self.free.iter().copied().collect();
+        // Oldest first within each plane (blocks are opened in this order per plane).
+        let free_order: Vec<BlockId> = self.free.iter().flatten().copied().collect();
         // RAM region pages are not on flash: a mount from this checkpoint does not have them
         // (the region is written back at shutdown, before the last checkpoint).
         let l2p: std::borrow::Cow<'_, [Ppn]> = match &self.ram {
@@ -1201,14 +1358,33 @@ impl Ftl for PageFtl {
             assert_eq!(media.programmed_pages(b), self.blocks.write_pointer[i]);
             assert_eq!(media.erase_count(b), self.blocks.erase_count[i]);
         }
-        let free_listed = self.free.len();
+        let free_listed: usize = self.free.iter().map(VecDeque::len).sum();
         let free_state = self.blocks.state.iter().filter(|s| **s == BlockState::Free).count();
         assert_eq!(free_listed, free_state, "free list and block states disagree");
-        for &b in &self.active {
+        assert_eq!(free_listed, self.free_count as usize, "free blocks counted");
+        for (plane, list) in self.free.iter().enumerate() {
+            for &b in list {
+                assert_eq!(self.flash.plane_of(b) as usize, plane, "free block {b} on its plane");
+            }
+        }
+        for (slot, &b) in self.active.iter().enumerate() {
             if b != NONE {
                 assert_eq!(self.blocks.state[b as usize], BlockState::Open);
                 assert!(!self.blocks.is_full(b));
+                let plane = slot % self.planes as usize;
+                assert_eq!(self.flash.plane_of(b) as usize, plane, "active block {b} on its plane");
+                let region = slot / self.planes as usize;
+                assert_eq!(usize::from(self.blocks.region[b as usize]), region);
             }
+        }
+        for r in 0..self.flash_regions as usize {
+            let p = self.planes as usize;
+            for (q, &b) in self.active[r * p..(r + 1) * p].iter().enumerate() {
+                assert_eq!(b != NONE, self.open_planes[r].contains(q as u32), "open planes set");
+            }
+        }
+        for (q, list) in self.free.iter().enumerate() {
+            assert_eq!(!list.is_empty(), self.free_planes.contains(q as u32), "free planes set");
         }
     }
 }

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::hybrid::spec::{HybridKind, HybridSpec};
 use super::policy::{CleaningSpec, PlacementSpec};
+use crate::engine::Hardware;
 use crate::error::ConfigError;
 use crate::flash::Geometry;
 use crate::spec::{check, ExtraKeys};
@@ -54,6 +55,20 @@ pub struct FtlConfig {
     pub recycling: Option<String>,
     /// `periodic` recycling: merge after this many consecutive migrations. Default N_p / 2.
     pub migration_period: Option<u32>,
+    /// Which plane each write goes to on a parallel device (`allocation`): `dynamic` (the
+    /// least loaded die), `round-robin` (channel-way-die-plane order) or `static` (by address).
+    pub allocation: String,
+    /// How the sim-engine orders each die's operations (`engine::scheduler`): `fifo` or
+    /// `read-priority`.
+    pub scheduler: String,
+    /// When the page FTL cleans: `foreground` (the write that finds fewer than
+    /// `gc_free_blocks_min` free blocks waits for the cleaning) or `background` (also, on an
+    /// idle device, while fewer than `gc_background_free_blocks` are free, preempted by host
+    /// requests between operations).
+    pub gc_mode: String,
+    /// `background` cleaning runs on an idle device while fewer free blocks remain. Default:
+    /// `gc_free_blocks_min` + 1/32 of the spare blocks, at least two per plane.
+    pub gc_background_free_blocks: Option<u32>,
     /// Parameters of policies beyond the keys above (see `spec::Params`).
     #[serde(flatten)]
     pub extra: ExtraKeys,
@@ -76,6 +91,10 @@ impl Default for FtlConfig {
             group_log_blocks: None,
             recycling: None,
             migration_period: None,
+            allocation: "dynamic".into(),
+            scheduler: "fifo".into(),
+            gc_mode: "foreground".into(),
+            gc_background_free_blocks: None,
             extra: ExtraKeys::new(),
         }
     }
@@ -149,7 +168,13 @@ pub struct PageSpec {
     pub placement: Arc<dyn PlacementSpec>,
     /// `ftl.gc_free_blocks_min`.
     pub gc_free_blocks_min: u32,
+    /// `ftl.gc_background_free_blocks` with `ftl.gc_mode = "background"`; `None` in the
+    /// foreground mode.
+    pub gc_background_free_blocks: Option<u32>,
 }
+
+/// The names of `ftl.gc_mode`.
+pub const GC_MODES: &[&str] = &["foreground", "background"];
 
 /// The hybrid kinds' keys are refused on the page FTL.
 pub fn refuse_hybrid_keys(f: &FtlConfig) -> Result<(), ConfigError> {
@@ -173,6 +198,7 @@ pub fn resolve_page(
     cleaning: Arc<dyn CleaningSpec>,
     placement: Arc<dyn PlacementSpec>,
     g: &Geometry,
+    hw: &Hardware,
 ) -> Result<PageSpec, ConfigError> {
     let destinations = placement.cleaner_destinations_max();
     let regions = placement.regions();
@@ -187,18 +213,50 @@ pub fn resolve_page(
         ),
     )?;
     // Blocks that can never hold valid data at steady state: the free reserve plus one open
-    // block per region. With fewer spare pages than that, the cleaner could find every
-    // closed block full of valid pages and make no progress.
-    let spare_blocks_min = u64::from(gc_free_blocks_min) + u64::from(regions) + 1;
+    // block per region on every plane. With fewer spare pages than that, the cleaner could
+    // find every closed block full of valid pages and make no progress.
+    let planes = u64::from(hw.planes());
+    let spare_blocks_min = u64::from(gc_free_blocks_min) + u64::from(regions) * planes + 1;
     let spare_pages = g.physical_pages().saturating_sub(g.logical_pages);
+    let spare_blocks = spare_pages / u64::from(g.pages_per_block);
     check(
-        spare_pages >= spare_blocks_min * u64::from(g.pages_per_block),
+        spare_blocks >= spare_blocks_min,
         "device.utilization",
         format!(
             "leaves {spare_pages} spare pages; the cleaner needs at least \
-             {spare_blocks_min} spare blocks (gc_free_blocks_min + regions + 1); lower the \
-             utilization or add blocks"
+             {spare_blocks_min} spare blocks (gc_free_blocks_min + regions x planes + 1 = \
+             {gc_free_blocks_min} + {regions} x {planes} + 1); lower the utilization or add \
+             blocks"
         ),
     )?;
-    Ok(PageSpec { cleaning, placement, gc_free_blocks_min })
+    let gc_background_free_blocks = match f.gc_mode.as_str() {
+        "background" => {
+            let default = u64::from(gc_free_blocks_min)
+                + (spare_blocks.saturating_sub(spare_blocks_min) / 32).max(2 * planes);
+            let n = *f.gc_background_free_blocks.get_or_insert(
+                default.min(spare_blocks - spare_blocks_min + u64::from(gc_free_blocks_min)) as u32,
+            );
+            check(
+                n > gc_free_blocks_min
+                    && u64::from(n)
+                        <= spare_blocks - spare_blocks_min + u64::from(gc_free_blocks_min),
+                "ftl.gc_background_free_blocks",
+                format!(
+                    "must be above ftl.gc_free_blocks_min = {gc_free_blocks_min} (the foreground \
+                     floor) and at most {} (the spare blocks beyond the open blocks)",
+                    spare_blocks - spare_blocks_min + u64::from(gc_free_blocks_min)
+                ),
+            )?;
+            Some(n)
+        }
+        _ => {
+            check(
+                f.gc_background_free_blocks.is_none(),
+                "ftl.gc_background_free_blocks",
+                "only ftl.gc_mode = \"background\" uses it",
+            )?;
+            None
+        }
+    };
+    Ok(PageSpec { cleaning, placement, gc_free_blocks_min, gc_background_free_blocks })
 }

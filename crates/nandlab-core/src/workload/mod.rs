@@ -82,8 +82,12 @@ pub struct Synthetic {
     request_bytes: u64,
     page_size_bytes: u64,
     read_fraction: f64,
-    /// Mean Poisson inter-arrival time (`None`: closed loop).
+    /// Mean inter-arrival time (`None`: closed loop).
     interarrival_ns: Option<f64>,
+    /// Arrivals are evenly spaced (`fixed`) rather than Poisson.
+    fixed_interval: bool,
+    /// Timed requests issued so far (the `fixed` clock).
+    arrivals: u64,
     clock_ns: f64,
     rng: Prng,
     measurement_announced: bool,
@@ -173,7 +177,7 @@ impl Synthetic {
             segments.iter().filter(|s| s.timed).map(|s| s.page_writes).sum();
         let timed_requests = timed_page_writes.div_ceil(pages_per_request) as f64
             / (1.0 - w.read_fraction).max(1e-9);
-        let interarrival_ns = if w.arrival == "poisson" {
+        let interarrival_ns = if w.arrival != "closed" {
             Some(match (w.arrival_rate_per_s, w.duration_s) {
                 (Some(rate), _) => 1e9 / rate,
                 (None, Some(d)) => d * 1e9 / timed_requests.max(1.0),
@@ -193,6 +197,8 @@ impl Synthetic {
             page_size_bytes: g.page_size_bytes,
             read_fraction: w.read_fraction,
             interarrival_ns,
+            fixed_interval: w.arrival == "fixed",
+            arrivals: 0,
             clock_ns: 0.0,
             rng: Prng::for_stream(r.seed, "workload"),
             measurement_announced: false,
@@ -215,7 +221,7 @@ impl Synthetic {
         Err(ConfigError::new(
             "workload.arrival_rate_per_s",
             format!(
-                "the Poisson arrivals would span {span_s:.3e} s of simulated time, more than the \
+                "the timed arrivals would span {span_s:.3e} s of simulated time, more than the \
                  {max:.0e} s a run may cover: raise workload.arrival_rate_per_s (or lower \
                  workload.duration_s, workload.passes or workload.repeat)"
             ),
@@ -312,7 +318,13 @@ impl Iterator for Synthetic {
         };
         let arrival_ns = match (seg.timed, self.interarrival_ns) {
             (true, Some(mean)) => {
-                self.clock_ns += self.rng.exponential(mean);
+                if self.fixed_interval {
+                    // n·mean, not a running sum, so rounding never drifts.
+                    self.arrivals += 1;
+                    self.clock_ns = (self.arrivals as f64 * mean).round();
+                } else {
+                    self.clock_ns += self.rng.exponential(mean);
+                }
                 Some(self.clock_ns as u64)
             }
             _ => None,

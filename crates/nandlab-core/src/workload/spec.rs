@@ -53,9 +53,11 @@ pub struct WorkloadConfig {
     pub request_bytes: Option<u64>,
     /// Fraction of synthetic requests that are reads (same address distribution).
     pub read_fraction: f64,
-    /// `closed` (next request when the previous one completes) or `poisson`.
+    /// `closed` (next request when one in flight completes, `queue_depth` in flight),
+    /// `poisson` (open loop, exponential gaps) or `fixed` (open loop, one every 1/rate s).
     pub arrival: String,
-    /// Poisson arrival rate; alternatively `workload.duration_s` spreads the requests evenly.
+    /// Poisson or fixed arrival rate; alternatively `workload.duration_s` spreads the requests
+    /// over that time.
     pub arrival_rate_per_s: Option<f64>,
     pub duration_s: Option<f64>,
     /// Phases of a `phases` workload. Default: the DAC paper's four-phase server run.
@@ -78,6 +80,10 @@ pub struct WorkloadConfig {
     /// `[workload.fs]`: the FAT volume and file-system workload of `postmark`, `embedded` and
     /// `media-player`.
     pub fs: Option<FsConfig>,
+    /// Closed-loop arrivals: requests kept outstanding at once (the host's queue depth; a new
+    /// request arrives when one completes). Open-loop arrivals (`poisson`, `fixed`, trace
+    /// timestamps) keep their times and take no queue depth. Default 1.
+    pub queue_depth: u32,
 }
 
 impl Default for WorkloadConfig {
@@ -104,6 +110,7 @@ impl Default for WorkloadConfig {
             trace_timing: "trace".into(),
             media: None,
             fs: None,
+            queue_depth: 1,
         }
     }
 }
@@ -282,6 +289,10 @@ pub const WORKLOAD_KINDS: &[&str] = &[
     "media-player",
 ];
 
+/// Largest `workload.queue_depth`: far beyond NVMe's practical depths (a few thousand), small
+/// enough that the in-flight bookkeeping stays trivial.
+pub const QUEUE_DEPTH_MAX: u32 = 65_536;
+
 /// Longest stretch of simulated time a synthetic workload's arrivals may span, 10^9 s (about 32
 /// years; u64 nanoseconds hold 584 years).
 pub const MAX_WORKLOAD_SPAN_S: f64 = 1e9;
@@ -321,7 +332,7 @@ fn validate_workload(w: &mut WorkloadConfig, g: &Geometry) -> Result<(), ConfigE
         "must be below 1: a synthetic workload's length is counted in page writes (reads are \
          extra requests), so a workload of reads only would never end",
     )?;
-    one_of(&w.arrival, "workload.arrival", &["closed", "poisson"])?;
+    one_of(&w.arrival, "workload.arrival", &["closed", "poisson", "fixed"])?;
     one_of(&w.fit, "workload.fit", &["auto", "error", "fold", "compact"])?;
     one_of(&w.trace_timing, "workload.trace_timing", &["trace", "closed"])?;
     let is_trace = w.kind == "trace";
@@ -359,14 +370,30 @@ fn validate_workload(w: &mut WorkloadConfig, g: &Geometry) -> Result<(), ConfigE
             format!("must be at most {MAX_WORKLOAD_SPAN_S:.0e} s (simulated time is u64 ns)"),
         )?;
     }
-    if w.arrival == "poisson" {
+    if w.arrival != "closed" {
         check(
             w.arrival_rate_per_s.is_some() != w.duration_s.is_some(),
             "workload.arrival_rate_per_s",
-            "poisson arrivals need exactly one of workload.arrival_rate_per_s or \
-             workload.duration_s",
+            format!(
+                "{} arrivals need exactly one of workload.arrival_rate_per_s or \
+                 workload.duration_s",
+                w.arrival
+            ),
         )?;
     }
+    check(
+        (1..=QUEUE_DEPTH_MAX).contains(&w.queue_depth),
+        "workload.queue_depth",
+        format!("must be between 1 and {QUEUE_DEPTH_MAX}"),
+    )?;
+    let open_loop = w.arrival != "closed" || (is_trace && w.trace_timing == "trace");
+    check(
+        w.queue_depth == 1 || !open_loop,
+        "workload.queue_depth",
+        "applies to closed-loop arrivals only: open-loop arrivals (poisson, fixed, a trace's \
+         timestamps) keep their times, however many requests that leaves in flight; use \
+         workload.arrival = \"closed\" (traces: workload.trace_timing = \"closed\")",
+    )?;
     validate_applicable(w)?;
     if w.kind == "phases" {
         let phases = w.phases.get_or_insert_with(default_phases);
@@ -445,8 +472,8 @@ fn validate_applicable(w: &WorkloadConfig) -> Result<(), ConfigError> {
         )?;
     }
     if w.arrival == "closed" {
-        let why = "closed arrivals issue each request when the previous one completes; set \
-                   workload.arrival = \"poisson\" for timed arrivals";
+        let why = "closed arrivals issue each request when one in flight completes; set \
+                   workload.arrival = \"poisson\" or \"fixed\" for timed arrivals";
         check(w.arrival_rate_per_s.is_none(), "workload.arrival_rate_per_s", why)?;
         check(w.duration_s.is_none(), "workload.duration_s", why)?;
     }

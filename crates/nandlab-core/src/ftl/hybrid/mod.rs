@@ -44,6 +44,7 @@ pub use recover::recover_from_spec;
 use std::collections::VecDeque;
 
 use super::{Ftl, FtlCounters, RecycleKind};
+use crate::allocation::{AllocationSpec, Allocator, PlaneSet, Room};
 use crate::flash::Geometry;
 use crate::flash::{BlockId, BlockRecord, Checkpoint, Flash, Lpn, Oob, Ppn, Source, NONE};
 use crate::wear::{Endurance, LifetimeState, WearHost, WearLeveler, WearLevelingStats};
@@ -103,7 +104,13 @@ pub struct HybridFtl {
     sequential: u32,
     /// FAST: random log slots, oldest first (the back one is being filled).
     random: VecDeque<u32>,
-    free: VecDeque<BlockId>,
+    /// Erased blocks of each plane, in allocation order.
+    free: Vec<VecDeque<BlockId>>,
+    free_count: u32,
+    /// Planes with a free block.
+    free_planes: PlaneSet,
+    /// Picks the plane of every new block (`ftl.allocation`).
+    alloc: Box<dyn Allocator>,
     recycling: Box<dyn RecyclingPolicy>,
     seq: u64,
     clock: u64,
@@ -151,6 +158,12 @@ impl HybridFtl {
             }
         };
         let blocks = geometry.blocks as usize;
+        let hw = *flash.engine().hardware();
+        let planes = flash.planes();
+        let mut free = vec![VecDeque::new(); planes as usize];
+        for b in 0..geometry.blocks {
+            free[flash.plane_of(b) as usize].push_back(b);
+        }
         Self {
             geometry,
             ppb,
@@ -170,7 +183,13 @@ impl HybridFtl {
             group_logs: vec![0; groups as usize],
             sequential: NONE,
             random: VecDeque::new(),
-            free: (0..geometry.blocks).collect(),
+            free,
+            free_count: geometry.blocks,
+            free_planes: (0..planes).fold(PlaneSet::new(planes), |mut set, p| {
+                set.insert(p);
+                set
+            }),
+            alloc: crate::allocation::dynamic::DynamicSpec.build(&hw),
             recycling,
             seq: 0,
             clock: 0,
@@ -202,7 +221,12 @@ impl HybridFtl {
     /// Free blocks (erased, ready for allocation).
     #[must_use]
     pub fn free_blocks(&self) -> usize {
-        self.free.len()
+        self.free_count as usize
+    }
+
+    /// Sets the allocation policy (`ftl.allocation`; `dynamic` until set).
+    pub fn set_allocator(&mut self, alloc: Box<dyn Allocator>) {
+        self.alloc = alloc;
     }
 
     /// The data block of logical block `lbn` (`None`: never consolidated).
@@ -274,10 +298,36 @@ impl HybridFtl {
 
     // ---- blocks -----------------------------------------------------------------------------
 
-    fn take_free(&mut self) -> BlockId {
-        let b = self.free.pop_front().expect("the free reserve covers every allocation");
+    /// A free block for `key` (the logical block or group it is for, `NONE` for a shared log)
+    /// from the plane the allocator picks.
+    fn take_free(&mut self, key: u32) -> BlockId {
+        assert!(self.free_count > 0, "the free reserve covers every allocation");
+        let plane = if self.free.len() == 1 {
+            0
+        } else {
+            self.alloc.host(self.flash.engine(), key, Room { a: &self.free_planes, b: None })
+        };
+        let list = &mut self.free[plane as usize];
+        let b = list.pop_front().expect("the picked plane has a free block");
+        if list.is_empty() {
+            self.free_planes.remove(plane);
+        }
+        self.free_count -= 1;
         debug_assert_eq!(self.flash.media().programmed_pages(b), 0);
         b
+    }
+
+    /// Puts an erased block back on its plane's free list (`front`: to be used next).
+    fn push_free(&mut self, block: BlockId, front: bool) {
+        let plane = self.flash.plane_of(block);
+        self.free_planes.insert(plane);
+        let list = &mut self.free[plane as usize];
+        if front {
+            list.push_front(block);
+        } else {
+            list.push_back(block);
+        }
+        self.free_count += 1;
     }
 
     /// Erases a block that holds no valid page and returns it to the free pool. A block that was
@@ -285,7 +335,7 @@ impl HybridFtl {
     fn release(&mut self, block: BlockId) {
         debug_assert_eq!(self.block_valid[block as usize], 0);
         if self.flash.media().programmed_pages(block) == 0 {
-            self.free.push_front(block);
+            self.push_free(block, true);
             return;
         }
         // Lazy wear leveling may put cold data into a worn victim and hand back the block
@@ -310,7 +360,7 @@ impl HybridFtl {
         *count += 1;
         // Good blocks ≥ data + log blocks + 1 leaves a free block for every merge step.
         if !self.endurance.after_erase(block, *count, true) {
-            self.free.push_back(block);
+            self.push_free(block, false);
         }
     }
 
@@ -327,7 +377,7 @@ impl HybridFtl {
     fn new_log(&mut self, owner: u32) -> u32 {
         debug_assert!(self.logs_in_use < self.log_blocks_max);
         let slot = self.logs.iter().position(Option::is_none).expect("a log slot is free") as u32;
-        let block = self.take_free();
+        let block = self.take_free(owner);
         self.clock += 1;
         self.logs[slot as usize] = Some(Log {
             block,
@@ -452,7 +502,7 @@ impl HybridFtl {
                 (kind, log.block)
             }
             None => {
-                let block = self.take_free();
+                let block = self.take_free(lbn);
                 self.gather(lbn, block, 0);
                 (RecycleKind::FullMerge, block)
             }
@@ -533,7 +583,7 @@ impl HybridFtl {
     fn migrate(&mut self, slot: u32) {
         let start = self.mark();
         let old = self.log(slot);
-        let block = self.take_free();
+        let block = self.take_free(old.owner);
         let mut w = 0;
         for i in 0..old.write_pointer {
             let src = old.block * self.ppb + i;
@@ -715,7 +765,7 @@ impl WearHost for HybridFtl {
         if self.data[lbn as usize] != b || self.has_sector_mapping(lbn) {
             return false;
         }
-        let to = self.take_free();
+        let to = self.take_free(lbn);
         self.move_block(lbn, b, to);
         self.flash.erase(b, Source::WearLeveling);
         self.return_erased(b);
@@ -827,7 +877,7 @@ impl Ftl for HybridFtl {
         let l2p: Vec<Ppn> = (0..self.geometry.logical_pages as Lpn)
             .map(|l| self.newest(l).unwrap_or(NONE))
             .collect();
-        let free_order: Vec<BlockId> = self.free.iter().copied().collect();
+        let free_order: Vec<BlockId> = self.free.iter().flatten().copied().collect();
         let cp = Checkpoint {
             seq: self.seq,
             time_ns: now_ns,
@@ -861,7 +911,15 @@ impl Ftl for HybridFtl {
         }
         assert_eq!(in_use, self.logs_in_use);
         assert!(self.logs_in_use <= self.log_blocks_max);
-        for &b in &self.free {
+        let listed: usize = self.free.iter().map(VecDeque::len).sum();
+        assert_eq!(listed, self.free_count as usize, "free blocks counted");
+        for (plane, list) in self.free.iter().enumerate() {
+            for &b in list {
+                assert_eq!(self.flash.plane_of(b) as usize, plane, "free block {b} on its plane");
+            }
+            assert_eq!(!list.is_empty(), self.free_planes.contains(plane as u32), "free planes");
+        }
+        for &b in self.free.iter().flatten() {
             assert_eq!(role[b as usize], 0, "free block {b} is in use");
             assert_eq!(self.flash.media().programmed_pages(b), 0, "free block {b} not erased");
             assert_eq!(self.block_valid[b as usize], 0);

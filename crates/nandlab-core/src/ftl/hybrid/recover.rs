@@ -52,6 +52,8 @@
 //! only in a damaged image) are ordered by physical page; the wear leveler and the recycling
 //! policy restart from their initial state (the lazy leveler's average from the erase counts).
 
+use std::collections::VecDeque;
+
 use super::{Association, HybridFtl, HybridSpec, Log};
 use crate::error::RecoveryError;
 use crate::flash::{BlockId, Flash, Geometry, Ppn, Source, NONE};
@@ -196,14 +198,16 @@ impl HybridFtl {
     /// Step 2 and the free list: blocks never programmed since their erase are free (retired
     /// if already worn out); programmed blocks without a valid page are erased and freed.
     fn erase_empty_blocks(&mut self, scans: &[BlockScan], report: &mut FtlRecovery) {
-        self.free.clear();
+        self.free.iter_mut().for_each(VecDeque::clear);
+        self.free_count = 0;
+        self.free_planes = crate::allocation::PlaneSet::new(self.free.len() as u32);
         let mut emptied = Vec::new();
         for (b, s) in scans.iter().enumerate() {
             let block = b as BlockId;
             if s.programmed == 0 {
                 let count = self.erase_counts[b];
                 if !self.endurance.after_erase(block, count, true) {
-                    self.free.push_back(block);
+                    self.push_free(block, false);
                 }
             } else if self.block_valid[b] == 0 {
                 emptied.push(block);
@@ -419,7 +423,7 @@ impl HybridFtl {
                 (RecycleKind::PartialMerge, t)
             }
             None => {
-                if self.free.is_empty() {
+                if self.free_count == 0 {
                     return Err(RecoveryError::NoSpace {
                         what: format!(
                             "a full merge of logical block {lbn} is needed to place block {u}, \
@@ -427,7 +431,7 @@ impl HybridFtl {
                         ),
                     });
                 }
-                let block = self.take_free();
+                let block = self.take_free(lbn);
                 self.gather(lbn, block, 0);
                 (RecycleKind::FullMerge, block)
             }

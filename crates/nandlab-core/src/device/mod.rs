@@ -1,27 +1,40 @@
 //! The request-level device: the one API that trace replay, synthetic workloads, the NBD
 //! virtual drive and the benchmarks all drive.
 //!
-//! `submit` takes a read / write / trim / flush of a byte range at a simulated arrival time and
-//! returns its simulated start and completion times. Requests are split into pages; a write
-//! that covers part of a page merges with the page's old content (read-modify-write, one flash
-//! read when the page holds data). Timing is one serialized channel: a request starts when it
-//! arrives or when the flash finishes the previous one, whichever is later, and takes the sum
-//! of its flash operations' times (foreground cleaning included). A multi-channel engine will
-//! replace `busy_until_ns` with a scheduler over `Flash::take_pending_ns`-style per-op times.
+//! A request — a read, write, trim or flush of a byte range arriving at a simulated time — is
+//! *dispatched* at its arrival: split into pages, a write that covers part of a page merged
+//! with the page's old content (read-modify-write: one flash read, which the page's program
+//! waits for), and handed to the FTL, whose tables change at once. Every flash operation the
+//! FTL issues is timed by the sim-engine (`engine`: dies and buses working in parallel, the
+//! scheduler's queues); the request completes when its last operation ends, plus the RAM time
+//! of the buffer and RAM region accesses it made. On a device with one die this is the
+//! serialized timing of earlier versions: a request starts when it arrives or the flash
+//! finishes what came before, and takes the sum of its operations' times.
+//!
+//! `submit` dispatches and returns the completion (waiting for queued operations if the
+//! scheduler queued any). `dispatch` is the asynchronous form the run loop uses for queue
+//! depths above one and open-loop arrivals: completions are then collected with `wait_one`,
+//! `advance_to` and `drain` (`inflight`). Between requests, on an idle device, background
+//! cleaning runs when `ftl.gc_mode = "background"`.
 //!
 //! An optional RAM buffer (`buffer/`, `[buffer]` in the config) sits between the page split
-//! and the FTL: every whole-page read, write and trim goes through it, and its RAM time is
-//! added to the request's service time.
+//! and the FTL: every whole-page read, write and trim goes through it.
+
+mod inflight;
+
+use inflight::{InFlight, Track, Waiting};
 
 use crate::buffer::{Buffer, BufferCounters, FlushReason};
+use crate::engine::{Class, EngineStats, OpRef, Outcome};
 use crate::error::RequestError;
+use crate::fastdiv::Divisor;
 use crate::flash::Geometry;
 use crate::flash::{FlashCounters, Lpn, Op, Source};
 use crate::ftl::ram_region::RamWriteBack;
 use crate::ftl::{Ftl, FtlCounters, FtlRecovery, RecycleKind};
 use crate::metrics::{
     self, ExecTime, FlashTime, HostCounters, LatencyHistogram, LifetimeMetrics, Metrics,
-    RamRegionMetrics, WearSample, WearStats, WearSummary,
+    ParallelMetrics, RamRegionMetrics, WearSample, WearStats, WearSummary,
 };
 use crate::request::{Request, RequestKind};
 
@@ -29,8 +42,17 @@ use crate::request::{Request, RequestKind};
 #[derive(Clone, Copy)]
 struct Started {
     arrival_ns: u64,
-    start_ns: u64,
     before: Effects,
+}
+
+/// How a dispatched request stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dispatched {
+    /// Every operation is timed: the request completes as given.
+    Timed(Completion),
+    /// Some operations wait in the scheduler's queues: the request completes later (`wait_one`,
+    /// `advance_to`, `drain` account for it).
+    Queued,
 }
 
 /// What happened to one request.
@@ -38,10 +60,11 @@ struct Started {
 pub struct Completion {
     /// When the request arrived (closed-loop requests arrive when the device becomes idle).
     pub arrival_ns: u64,
-    /// When the flash started serving it.
+    /// When its first flash operation started (its arrival if it had none): the time before is
+    /// queueing delay.
     pub start_ns: u64,
     pub complete_ns: u64,
-    /// Flash time spent on this request, cleaning included.
+    /// `complete_ns - start_ns`: from its first flash operation to its end, RAM time included.
     pub service_ns: u64,
     /// Flash operations the request caused (its own and the cleaning it triggered).
     pub effects: Effects,
@@ -84,12 +107,13 @@ impl Completion {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Snapshot {
     host: HostCounters,
     flash: FlashCounters,
     ftl: FtlCounters,
     buffer: BufferCounters,
+    engine: EngineStats,
     time_ns: u64,
 }
 
@@ -109,14 +133,28 @@ pub struct Device {
     /// One page of scratch space for merging partial-page writes and splitting reads.
     scratch: Vec<u8>,
     geometry: Geometry,
-    busy_until_ns: u64,
+    /// Divides by the page size.
+    page: Divisor,
+    /// The latest completion of anything the device did (host requests, syncs, write-backs).
+    last_complete_ns: u64,
     last_arrival_ns: u64,
     host: HostCounters,
     read_latency: LatencyHistogram,
     write_latency: LatencyHistogram,
+    /// Queueing delay (arrival to first flash operation) of reads and writes.
+    read_queue: LatencyHistogram,
+    write_queue: LatencyHistogram,
     window_start: Snapshot,
+    /// Counts measurement windows, so a request completing after a window started is measured
+    /// only if it was dispatched in it.
+    window: u32,
     lifetime: Lifetime,
     recovery: FtlRecovery,
+    inflight: InFlight,
+    /// Background cleaning is on (`ftl.gc_mode = "background"`).
+    background: bool,
+    /// Cache hints pay off (the FTL's tables are large, or a buffer's index may be).
+    prefetch: bool,
 }
 
 impl Device {
@@ -129,13 +167,13 @@ impl Device {
     /// Writes a checkpoint of the FTL's tables to the media (LFSS fast mount), stamped with the
     /// device's current simulated time.
     pub fn checkpoint(&mut self) -> Result<(), crate::error::MediaError> {
-        let now = self.busy_until_ns.max(self.last_arrival_ns);
+        let now = self.now_ns();
         self.ftl.checkpoint(now)
     }
 
     /// Makes every acknowledged write durable (what a host FLUSH does): writes the buffer's
     /// dirty pages back, then syncs the media. The flash time this takes is charged to the
-    /// device's clock.
+    /// device's clock (`now_ns` afterwards is when it ends).
     pub fn sync(&mut self) -> Result<(), crate::error::MediaError> {
         self.write_back(FlushReason::Host);
         self.ftl.sync()
@@ -143,10 +181,12 @@ impl Device {
 
     /// Ends a run: the buffer's dirty pages are written back (counted as
     /// `buffer.final_written_pages`), then the RAM region's pages (`final_write_back_pages`),
-    /// so the metrics include what RAM only deferred.
+    /// so the metrics include what RAM only deferred; then everything queued is timed.
     pub fn finish(&mut self) {
+        self.drain();
         self.write_back(FlushReason::EndOfRun);
         self.flush_ram_region(RamWriteBack::EndOfRun);
+        self.drain();
     }
 
     /// Ends the prefill (`WorkItem::PrefillDone`): what the buffer and the RAM region hold is
@@ -165,18 +205,40 @@ impl Device {
     }
 
     fn flush_ram_region(&mut self, reason: RamWriteBack) {
-        let now = self.busy_until_ns.max(self.last_arrival_ns);
-        if self.ftl.flush_ram_region(now, reason) > 0 {
-            self.busy_until_ns = now.saturating_add(self.ftl.flash_mut().take_pending_ns());
-        }
+        self.device_work(|d, now| {
+            d.ftl.flush_ram_region(now, reason);
+        });
     }
 
     fn write_back(&mut self, reason: FlushReason) {
-        let Some(b) = &mut self.buffer else { return };
-        let now = self.busy_until_ns.max(self.last_arrival_ns);
-        b.flush(self.ftl.as_mut(), now, reason);
-        let ns = self.ftl.flash_mut().take_pending_ns() + b.take_pending_ns();
-        self.busy_until_ns = now.saturating_add(ns);
+        if self.buffer.is_none() {
+            return;
+        }
+        self.device_work(|d, now| {
+            if let Some(b) = &mut d.buffer {
+                b.flush(d.ftl.as_mut(), now, reason);
+            }
+        });
+    }
+
+    /// Work of the device's own (a sync's or shutdown's write-back, the end of a run), as a
+    /// request starting now; the device's clock moves to its end.
+    fn device_work(&mut self, work: impl FnOnce(&mut Self, u64)) {
+        let now = self.now_ns().max(self.ftl.flash().engine().now_ns());
+        self.advance_to(now);
+        let now = self.now_ns().max(self.ftl.flash().engine().now_ns());
+        let tag = self.ftl.flash_mut().engine_mut().begin(Class::HostWrite, now);
+        work(self, now);
+        let ram = self.take_ram_ns();
+        let end = match self.ftl.flash_mut().engine_mut().end() {
+            Outcome::Timed { end_ns, .. } => end_ns,
+            Outcome::Queued { tag: t } => {
+                debug_assert_eq!(t, tag);
+                self.inflight.expect(t, Waiting::device(now));
+                self.completion_of(t).complete_ns
+            }
+        };
+        self.last_complete_ns = self.last_complete_ns.max(end.max(now).saturating_add(ram));
     }
 
     /// Installs (or removes) a RAM buffer; an existing one must be empty.
@@ -186,6 +248,7 @@ impl Device {
         if let Some(b) = &mut self.buffer {
             b.attach(self.ftl.as_ref());
         }
+        self.prefetch = self.buffer.is_some() || self.ftl.takes_prefetch_hints();
     }
 
     /// Removes the RAM buffer; it must hold no dirty page (call `sync` first).
@@ -203,31 +266,47 @@ impl Device {
     #[must_use]
     pub fn with_ftl(ftl: Box<dyn Ftl>) -> Self {
         let geometry = *ftl.geometry();
+        let prefetch = ftl.takes_prefetch_hints();
         Self {
             ftl,
             buffer: None,
             scratch: vec![0; geometry.page_size_bytes as usize],
             geometry,
-            busy_until_ns: 0,
+            page: Divisor::new(geometry.page_size_bytes),
+            last_complete_ns: 0,
             last_arrival_ns: 0,
             host: HostCounters::default(),
             read_latency: LatencyHistogram::default(),
             write_latency: LatencyHistogram::default(),
+            read_queue: LatencyHistogram::default(),
+            write_queue: LatencyHistogram::default(),
             window_start: Snapshot::default(),
+            window: 0,
             lifetime: Lifetime::default(),
             recovery: FtlRecovery::default(),
+            inflight: InFlight::default(),
+            background: false,
+            prefetch,
         }
     }
 
+    /// Turns background cleaning on: on an idle device, the FTL cleans while it wants to
+    /// (`Ftl::wants_background_clean`), its operations ranked last by the scheduler.
+    pub fn set_background_cleaning(&mut self, on: bool) {
+        self.background = on;
+    }
+
     /// A device around an FTL whose tables were rebuilt from the media (`assemble`'s
-    /// `Device::recover`), resuming at simulated time `now_ns`. Work recovery did on the flash
-    /// (sealing, repair merges, write-backs) delays the first request like any background work.
+    /// `Device::recover`), resuming at simulated time `now_ns` (its engine started there:
+    /// `Engine::start_at`). Work recovery did on the flash (sealing, repair merges,
+    /// write-backs) delays the first request like any background work.
     #[must_use]
     pub fn resumed(mut ftl: Box<dyn Ftl>, recovery: FtlRecovery, now_ns: u64) -> Self {
-        let pending_ns = ftl.flash_mut().take_pending_ns();
+        let ram_ns = ftl.flash_mut().take_ram_ns();
+        let horizon = ftl.flash().engine().horizon_ns();
         let mut device = Self::with_ftl(ftl);
         device.recovery = recovery;
-        device.busy_until_ns = now_ns.saturating_add(pending_ns);
+        device.last_complete_ns = now_ns.max(horizon).saturating_add(ram_ns);
         device.last_arrival_ns = now_ns;
         device
     }
@@ -242,17 +321,24 @@ impl Device {
         self.ftl.as_ref()
     }
 
-    /// Simulated time at which the flash becomes idle.
+    /// The device's clock: the later of the last arrival and the last completion known (when
+    /// a closed-loop request issued now arrives; for one request at a time, when the flash
+    /// became idle).
     #[must_use]
     pub fn now_ns(&self) -> u64 {
-        self.busy_until_ns
+        self.last_complete_ns.max(self.last_arrival_ns)
+    }
+
+    /// Arrival time of the last request dispatched.
+    #[must_use]
+    pub fn last_arrival_ns(&self) -> u64 {
+        self.last_arrival_ns
     }
 
     /// Pages `[first, end)` a byte range touches.
     #[must_use]
     pub fn page_range(&self, offset_bytes: u64, length_bytes: u64) -> (u64, u64) {
-        let p = self.geometry.page_size_bytes;
-        (offset_bytes / p, (offset_bytes + length_bytes).div_ceil(p))
+        (self.page.quotient(offset_bytes), self.page.div_ceil(offset_bytes + length_bytes))
     }
 
     fn check_range(&self, req: &Request) -> Result<(), RequestError> {
@@ -272,6 +358,9 @@ impl Device {
     /// buffer's index cell).
     #[inline]
     pub fn prefetch_far(&self, req: &Request) {
+        if !self.prefetch {
+            return;
+        }
         match &self.buffer {
             None => self.prefetch_pages(req, |ftl, lpn| ftl.prefetch_translation(lpn)),
             Some(b) => {
@@ -291,6 +380,9 @@ impl Device {
     /// Cache hint for a request about to be served (second stage: what translation points at).
     #[inline]
     pub fn prefetch_near(&self, req: &Request) {
+        if !self.prefetch {
+            return;
+        }
         match &self.buffer {
             None => self.prefetch_pages(req, |ftl, lpn| ftl.prefetch_mapped(lpn)),
             Some(b) => {
@@ -310,22 +402,79 @@ impl Device {
         if matches!(req.kind, RequestKind::Flush) {
             return;
         }
-        let p = self.geometry.page_size_bytes;
-        let first = req.offset_bytes / p;
+        let first = self.page.quotient(req.offset_bytes);
         // Long requests are sequential: the hardware prefetcher handles them after a few pages.
-        let end = (req.offset_bytes.saturating_add(req.length_bytes)).div_ceil(p).min(first + 4);
+        let end =
+            self.page.div_ceil(req.offset_bytes.saturating_add(req.length_bytes)).min(first + 4);
         for lpn in first..end.min(self.geometry.logical_pages) {
             f(self.ftl.as_ref(), lpn as Lpn);
         }
     }
 
-    /// Serves one request without payload (simulation only); see the module doc for timing.
+    /// Serves one request without payload (simulation only) and returns its completion; see
+    /// the module doc for timing.
     pub fn submit(&mut self, req: &Request) -> Result<Completion, RequestError> {
         self.submit_io(req, Io::None)
     }
 
-    /// Serves one request, moving its payload to or from the media.
+    /// Serves one request, moving its payload to or from the media, and returns its
+    /// completion (operations the scheduler queued are timed first: the device's engine runs
+    /// up to the request's end).
     pub fn submit_io(&mut self, req: &Request, io: Io<'_>) -> Result<Completion, RequestError> {
+        match self.dispatch_io(req, io, Track::Wait)? {
+            (Dispatched::Timed(c), _) => Ok(c),
+            (Dispatched::Queued, tag) => Ok(self.completion_of(tag)),
+        }
+    }
+
+    /// Dispatches one request (no payload) of a closed loop and leaves it in flight: its
+    /// completion is taken with `wait_one` (the run loop's form for queue depths above one).
+    pub fn dispatch(&mut self, req: &Request) -> Result<Dispatched, RequestError> {
+        self.dispatch_io(req, Io::None, Track::Closed).map(|(d, _)| d)
+    }
+
+    /// Dispatches one open-loop request (no payload; `more` pieces as `submit_split` takes
+    /// them): nobody waits for its completion, time passes it (`advance_to`, `drain`).
+    pub fn dispatch_open(
+        &mut self,
+        req: &Request,
+        more: &[(u64, u64)],
+    ) -> Result<Dispatched, RequestError> {
+        self.dispatch_split_inner(req, more, Track::Open).map(|(d, _)| d)
+    }
+
+    /// Serves one host request made of several byte ranges (no payload): `req`'s own range,
+    /// then each of `more`, all of `req`'s kind, arriving together. This is how a trace request
+    /// that address fitting split into pieces is replayed (`WorkItem::Continue`): it counts as
+    /// **one** host request with one latency, to the end of its last piece, while its bytes and
+    /// pages are those of all pieces.
+    pub fn submit_split(
+        &mut self,
+        req: &Request,
+        more: &[(u64, u64)],
+    ) -> Result<Completion, RequestError> {
+        match self.dispatch_split_inner(req, more, Track::Wait)? {
+            (Dispatched::Timed(c), _) => Ok(c),
+            (Dispatched::Queued, tag) => Ok(self.completion_of(tag)),
+        }
+    }
+
+    /// `submit_split`, left in flight as `dispatch` leaves a request.
+    pub fn dispatch_split(
+        &mut self,
+        req: &Request,
+        more: &[(u64, u64)],
+    ) -> Result<Dispatched, RequestError> {
+        self.dispatch_split_inner(req, more, Track::Closed).map(|(d, _)| d)
+    }
+
+    #[inline(always)]
+    fn dispatch_io(
+        &mut self,
+        req: &Request,
+        io: Io<'_>,
+        track: Track,
+    ) -> Result<(Dispatched, u64), RequestError> {
         self.check_range(req)?;
         let got = match &io {
             Io::None => req.length_bytes,
@@ -343,37 +492,38 @@ impl Device {
                 got_bytes: got,
             });
         }
-        let started = self.begin(req)?;
-        self.serve_range(req, io, started.start_ns)?;
-        self.complete(req.kind, started)
+        let (started, tag) = self.begin(req)?;
+        let served = self.serve_range(req, io, started.arrival_ns);
+        self.complete(req.kind, started, tag, served, track)
     }
 
-    /// Serves one host request made of several byte ranges (no payload): `req`'s own range,
-    /// then each of `more`, all of `req`'s kind, arriving together. This is how a trace request
-    /// that address fitting split into pieces is replayed (`WorkItem::Continue`): it counts as
-    /// **one** host request with one latency, to the end of its last piece, while its bytes and
-    /// pages are those of all pieces.
-    pub fn submit_split(
+    fn dispatch_split_inner(
         &mut self,
         req: &Request,
         more: &[(u64, u64)],
-    ) -> Result<Completion, RequestError> {
+        track: Track,
+    ) -> Result<(Dispatched, u64), RequestError> {
         self.check_range(req)?;
         for &(offset_bytes, length_bytes) in more {
             self.check_range(&Request { offset_bytes, length_bytes, ..*req })?;
         }
-        let started = self.begin(req)?;
-        self.serve_range(req, Io::None, started.start_ns)?;
+        let (started, tag) = self.begin(req)?;
+        let mut served = self.serve_range(req, Io::None, started.arrival_ns);
         for &(offset_bytes, length_bytes) in more {
+            if served.is_err() {
+                break;
+            }
             let piece = Request { offset_bytes, length_bytes, ..*req };
-            self.serve_range(&piece, Io::None, started.start_ns)?;
+            served = self.serve_range(&piece, Io::None, started.arrival_ns);
         }
-        self.complete(req.kind, started)
+        self.complete(req.kind, started, tag, served, track)
     }
 
     /// Admits a request: its arrival time (checked not to go backwards), the wear-out stop, the
-    /// time its service starts, and the host request count.
-    fn begin(&mut self, req: &Request) -> Result<Started, RequestError> {
+    /// host request count; background work due before it runs, and the engine opens the
+    /// request. Returns its engine tag.
+    #[inline(always)]
+    fn begin(&mut self, req: &Request) -> Result<(Started, u64), RequestError> {
         let arrival_ns = match req.arrival_ns {
             Some(a) => {
                 if a < self.last_arrival_ns {
@@ -384,9 +534,8 @@ impl Device {
                 }
                 a
             }
-            None => self.busy_until_ns.max(self.last_arrival_ns),
+            None => self.now_ns(),
         };
-        self.last_arrival_ns = arrival_ns;
         if matches!(req.kind, RequestKind::Write) && self.lifetime.unusable_host_bytes.is_some() {
             let state = self.ftl.lifetime();
             return Err(RequestError::WornOut {
@@ -394,6 +543,10 @@ impl Device {
                 host_write_bytes: self.host.write_bytes,
             });
         }
+        // What the engine still has to time before this arrival (and background cleaning on
+        // the idle device) comes first.
+        self.advance_to(arrival_ns);
+        self.last_arrival_ns = arrival_ns;
         let h = &mut self.host;
         match req.kind {
             RequestKind::Write => h.write_requests += 1,
@@ -401,8 +554,10 @@ impl Device {
             RequestKind::Trim => h.trim_requests += 1,
             RequestKind::Flush => h.flush_requests += 1,
         }
-        let start_ns = arrival_ns.max(self.busy_until_ns);
-        Ok(Started { arrival_ns, start_ns, before: Effects::of(&self.ftl.flash().counters) })
+        let class = if req.kind == RequestKind::Read { Class::HostRead } else { Class::HostWrite };
+        let tag = self.ftl.flash_mut().engine_mut().begin(class, arrival_ns);
+        let before = Effects::of(&self.ftl.flash().counters);
+        Ok((Started { arrival_ns, before }, tag))
     }
 
     /// The flash and buffer work of one byte range of an admitted request.
@@ -410,7 +565,7 @@ impl Device {
         &mut self,
         req: &Request,
         mut io: Io<'_>,
-        start_ns: u64,
+        now_ns: u64,
     ) -> Result<(), RequestError> {
         let (first, end) = self.page_range(req.offset_bytes, req.length_bytes);
         let h = &mut self.host;
@@ -423,23 +578,22 @@ impl Device {
                 };
                 // Without payload, the buffer takes the run of whole pages in one call; partial
                 // pages at either end go through read-modify-write, in page order.
-                let p = self.geometry.page_size_bytes;
-                let whole_first = req.offset_bytes.div_ceil(p);
-                let whole_end = (req.offset_bytes + req.length_bytes) / p;
+                let whole_first = self.page.div_ceil(req.offset_bytes);
+                let whole_end = self.page.quotient(req.offset_bytes + req.length_bytes);
                 if data.is_none() && self.buffer.is_some() && whole_first < whole_end {
                     for lpn in first..whole_first {
-                        self.write_page(req, lpn as Lpn, start_ns, None);
+                        self.write_page(req, lpn as Lpn, now_ns, None);
                     }
                     if let Some(b) = &mut self.buffer {
                         let run = whole_first as Lpn..whole_end as Lpn;
-                        b.write_pages(self.ftl.as_mut(), run, start_ns);
+                        b.write_pages(self.ftl.as_mut(), run, now_ns);
                     }
                     for lpn in whole_end..end {
-                        self.write_page(req, lpn as Lpn, start_ns, None);
+                        self.write_page(req, lpn as Lpn, now_ns, None);
                     }
                 } else {
                     for lpn in first..end {
-                        self.write_page(req, lpn as Lpn, start_ns, data);
+                        self.write_page(req, lpn as Lpn, now_ns, data);
                     }
                 }
                 self.host.write_pages += end - first;
@@ -452,32 +606,31 @@ impl Device {
                 let batched = matches!(io, Io::None) && self.buffer.is_some();
                 if let (true, Some(b)) = (batched, &mut self.buffer) {
                     let run = first as Lpn..end as Lpn;
-                    self.host.unmapped_read_pages += b.read_pages(self.ftl.as_mut(), run, start_ns);
+                    self.host.unmapped_read_pages += b.read_pages(self.ftl.as_mut(), run, now_ns);
                 }
                 for lpn in if batched { end..end } else { first..end } {
                     let buf = match &mut io {
                         Io::Read(d) => Some(&mut **d),
                         _ => None,
                     };
-                    self.read_page(req, lpn as Lpn, start_ns, buf);
+                    self.read_page(req, lpn as Lpn, now_ns, buf);
                 }
             }
             RequestKind::Trim => {
                 // Only pages the range covers entirely are discarded.
-                let p = self.geometry.page_size_bytes;
-                let whole_first = req.offset_bytes.div_ceil(p);
-                let whole_end = (req.offset_bytes + req.length_bytes) / p;
+                let whole_first = self.page.div_ceil(req.offset_bytes);
+                let whole_end = self.page.quotient(req.offset_bytes + req.length_bytes);
                 for lpn in whole_first..whole_end.max(whole_first) {
                     if let Some(b) = &mut self.buffer {
                         b.trim(lpn as Lpn);
                     }
-                    self.ftl.trim_page(lpn as Lpn, start_ns);
+                    self.ftl.trim_page(lpn as Lpn, now_ns);
                 }
                 self.host.trim_pages += whole_end.saturating_sub(whole_first);
             }
             RequestKind::Flush => {
                 if let Some(b) = &mut self.buffer {
-                    b.flush(self.ftl.as_mut(), start_ns, FlushReason::Host);
+                    b.flush(self.ftl.as_mut(), now_ns, FlushReason::Host);
                 }
                 if let Err(e) = self.ftl.sync() {
                     return Err(RequestError::Media(e));
@@ -487,33 +640,97 @@ impl Device {
         Ok(())
     }
 
-    /// Ends an admitted request: media errors, its service time, completion and latency.
+    /// Ends an admitted request: the engine closes it, then media errors, its completion (now
+    /// if all its operations are timed, else when the queued ones are) and latency.
+    #[inline(always)]
     fn complete(
         &mut self,
         kind: RequestKind,
         started: Started,
-    ) -> Result<Completion, RequestError> {
-        let Started { arrival_ns, start_ns, before } = started;
-        if let Some(e) = self.ftl.flash_mut().media_mut().take_error() {
-            return Err(RequestError::Media(e));
-        }
-        let ram_ns = self.buffer.as_mut().map_or(0, |b| b.take_pending_ns());
-        let service_ns = self.ftl.flash_mut().take_pending_ns() + ram_ns;
-        // Simulated time is u64 ns (584 years). Operation times are bounded by the config
-        // (`MAX_OPERATION_NS`), so only an absurdly long run can get here; it must stop with an
-        // error rather than wrap.
-        let complete_ns = start_ns
-            .checked_add(service_ns)
-            .ok_or(RequestError::TimeOverflow { start_ns, service_ns })?;
-        self.busy_until_ns = complete_ns;
-        let latency = complete_ns - arrival_ns;
-        match kind {
-            RequestKind::Read => self.read_latency.record(latency),
-            RequestKind::Write => self.write_latency.record(latency),
-            RequestKind::Trim | RequestKind::Flush => {}
-        }
+        tag: u64,
+        served: Result<(), RequestError>,
+        track: Track,
+    ) -> Result<(Dispatched, u64), RequestError> {
+        let Started { arrival_ns, before } = started;
+        let ram_ns = self.take_ram_ns();
+        let outcome = self.ftl.flash_mut().engine_mut().end();
         let effects = Effects::of(&self.ftl.flash().counters).since(before);
-        Ok(Completion { arrival_ns, start_ns, complete_ns, service_ns, effects })
+        let waiting = Waiting { kind, arrival_ns, ram_ns, window: self.window, track, effects };
+        let media = self.ftl.flash_mut().media_mut().take_error();
+        match outcome {
+            Outcome::Timed { first_start_ns, end_ns } => {
+                let times = self.finish_request(&waiting, first_start_ns, end_ns);
+                if served.is_err() || media.is_some() {
+                    return Err(served.err().or(media.map(RequestError::Media)).expect("failed"));
+                }
+                let Some((start_ns, complete_ns)) = times else {
+                    return Err(overflow(&waiting, end_ns));
+                };
+                self.inflight.completes(track, complete_ns);
+                let c = Completion {
+                    arrival_ns,
+                    start_ns,
+                    complete_ns,
+                    service_ns: complete_ns - start_ns,
+                    effects,
+                };
+                Ok((Dispatched::Timed(c), tag))
+            }
+            Outcome::Queued { tag: t } => {
+                debug_assert_eq!(t, tag);
+                self.inflight.expect(tag, waiting);
+                match served.err().or(media.map(RequestError::Media)) {
+                    // The request failed: its queued operations still run (the flash was
+                    // changed), but nobody waits for it.
+                    Some(e) => {
+                        self.inflight.forget(tag);
+                        Err(e)
+                    }
+                    None => Ok((Dispatched::Queued, tag)),
+                }
+            }
+        }
+    }
+
+    /// A request's completion once its operations are all timed (the first started at
+    /// `first_start_ns`, the last ends at `end_ns`): the end of its last operation (its arrival
+    /// if none) plus its RAM time; latency and queueing delay recorded. Returns (start,
+    /// completion), or `None` when the completion would pass the end of simulated time.
+    #[inline(always)]
+    fn finish_request(
+        &mut self,
+        w: &Waiting,
+        first_start_ns: u64,
+        end_ns: u64,
+    ) -> Option<(u64, u64)> {
+        let arrival_ns = w.arrival_ns;
+        let start_ns = first_start_ns.max(arrival_ns);
+        // Simulated time is u64 ns (584 years); the engine saturates at its end. A request
+        // that would complete there fails rather than wrap.
+        let complete_ns = end_ns.max(arrival_ns).checked_add(w.ram_ns).filter(|&c| c < u64::MAX)?;
+        self.last_complete_ns = self.last_complete_ns.max(complete_ns);
+        if w.window == self.window {
+            let latency = complete_ns - arrival_ns;
+            let queue = start_ns - arrival_ns;
+            match w.kind {
+                RequestKind::Read => {
+                    self.read_latency.record(latency);
+                    self.read_queue.record(queue);
+                }
+                RequestKind::Write => {
+                    self.write_latency.record(latency);
+                    self.write_queue.record(queue);
+                }
+                RequestKind::Trim | RequestKind::Flush => {}
+            }
+        }
+        Some((start_ns, complete_ns))
+    }
+
+    /// RAM time of the request under way: the buffer's and the RAM region's.
+    fn take_ram_ns(&mut self) -> u64 {
+        let buffer = self.buffer.as_mut().map_or(0, |b| b.take_pending_ns());
+        buffer + self.ftl.flash_mut().take_ram_ns()
     }
 
     /// The part of page `lpn` that `req` covers: (offset in the page, offset in the request,
@@ -537,9 +754,17 @@ impl Device {
             return;
         }
         let scratch = data.map(|_| &mut self.scratch[..]);
+        let reads = FlashCounters::total(&self.ftl.flash().counters.reads);
         let had_data = page_read(&mut self.buffer, self.ftl.as_mut(), lpn, now_ns, scratch);
         if had_data {
             self.host.rmw_read_pages += 1;
+        }
+        // The merged page's program (and what it causes) waits for the read when it went to
+        // flash.
+        let waits = FlashCounters::total(&self.ftl.flash().counters.reads) > reads;
+        if waits {
+            let read = self.ftl.flash().last_read();
+            self.ftl.flash_mut().engine_mut().set_after(read);
         }
         match data {
             // A failed read left `scratch` without the page's old bytes: merging into it would
@@ -553,6 +778,9 @@ impl Device {
                 page_write(&mut self.buffer, self.ftl.as_mut(), lpn, now_ns, Some(&self.scratch));
             }
             None => page_write(&mut self.buffer, self.ftl.as_mut(), lpn, now_ns, None),
+        }
+        if waits {
+            self.ftl.flash_mut().engine_mut().set_after(OpRef::Done(0));
         }
     }
 
@@ -612,9 +840,12 @@ impl Device {
     /// Starts the measurement window: counters and latencies reported by `metrics` count from
     /// here (warm-up before it is excluded).
     pub fn start_measurement(&mut self) {
+        self.window += 1;
         self.window_start = self.snapshot();
         self.read_latency.reset();
         self.write_latency.reset();
+        self.read_queue.reset();
+        self.write_queue.reset();
     }
 
     fn snapshot(&self) -> Snapshot {
@@ -623,7 +854,8 @@ impl Device {
             flash: self.ftl.flash().counters,
             ftl: self.ftl.counters(),
             buffer: self.buffer.as_ref().map(|b| b.counters()).unwrap_or_default(),
-            time_ns: self.busy_until_ns,
+            engine: self.ftl.flash().engine().stats(),
+            time_ns: self.now_ns(),
         }
     }
 
@@ -700,6 +932,15 @@ impl Device {
             sim_time_ns: now.time_ns - w.time_ns,
             read_latency_ns: self.read_latency.summary(),
             write_latency_ns: self.write_latency.summary(),
+            read_queue_ns: self.read_queue.summary(),
+            write_queue_ns: self.write_queue.summary(),
+            parallel: ParallelMetrics::over(
+                &now.engine,
+                &w.engine,
+                now.time_ns - w.time_ns,
+                host.read_requests + host.write_requests + host.trim_requests + host.flush_requests,
+                host.read_bytes + host.write_bytes,
+            ),
             table_memory_bytes: table,
             media_memory_bytes: media,
             memory_bytes_per_page: (table + media) as f64 / self.geometry.physical_pages() as f64,
@@ -753,12 +994,22 @@ impl Device {
         }
     }
 
-    /// Runs the FTL's full invariant check.
+    /// Runs the FTL's full invariant check (and the engine's).
     pub fn check(&self) {
         self.ftl.check();
+        self.ftl.flash().engine().check();
         if let Some(b) = &self.buffer {
             b.check();
         }
+    }
+}
+
+/// The error of a request whose completion would pass the end of simulated time.
+#[cold]
+fn overflow(w: &Waiting, end_ns: u64) -> RequestError {
+    RequestError::TimeOverflow {
+        start_ns: w.arrival_ns,
+        service_ns: end_ns.saturating_sub(w.arrival_ns).saturating_add(w.ram_ns),
     }
 }
 

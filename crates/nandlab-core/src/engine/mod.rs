@@ -1,0 +1,1056 @@
+//! The SSD sim-engine (paper 003's virtual platform, SPEC §7; issue 18): when every flash
+//! operation runs on the device's parallel hardware (`hardware`: gangs of lock-stepped
+//! channels, chips, dies, planes), and so when every host request completes.
+//!
+//! The FTL works *functionally first*: a request changes the FTL's tables when it is dispatched
+//! (at its arrival), and each flash operation it causes is handed here. The engine times it on
+//! per-resource timelines:
+//! - each **die** runs one operation at a time (array time, and its page register holds data
+//!   until transferred), in the order the scheduler picks;
+//! - each **gang's bus** carries commands and data transfers, one at a time, placed in the
+//!   earliest free slot at or after they are ready (`bus`).
+//!
+//! Operation shapes (c = `timing.command_ns`, x = `timing.transfer_page_ns`):
+//! - read: c on the bus; t_R on the die; x on the bus (data out). Die busy throughout.
+//! - program: c + x on the bus (command, data in); t_PROG on the die.
+//! - erase: c on the bus; t_BERS on the die.
+//! - copyback (`timing.copy_page_ns` > 0, source and target in one plane): c; copy time on the
+//!   die. A copy between planes is a read then a program that waits for it.
+//!
+//! With one die the phases of consecutive operations never overlap, so a request takes the sum
+//! of its operations' times, exactly the serialized timing of earlier versions.
+//!
+//! **Multi-plane operations**: consecutive operations of one request (or, when the scheduler
+//! picks from a queue, of one pick) on one die merge when they have the same kind, target
+//! different planes and — for reads and programs — the same page offset in their blocks: one
+//! command, one array time, each plane's data moved over the bus in turn. Erases merge on any
+//! blocks of different planes; copybacks never merge.
+//!
+//! **Scheduling** (`scheduler`): each operation has a class — host read, host write (writes,
+//! trims, flushes and the foreground cleaning they cause) or background (background cleaning) —
+//! and the scheduler gives each class a rank. Operations of the best rank are timed when issued
+//! (no later operation can overtake them); others wait in per-die queues and are timed only
+//! when their die becomes free and nothing better is waiting, so a later host read passes a
+//! queued write (`read-priority`) and host work passes background cleaning (which is thereby
+//! preempted between operations, never inside one). A request whose operations all are timed
+//! is complete at its last operation's end; otherwise it completes when its last queued
+//! operation has been timed (`take_finished`).
+
+pub mod bus;
+pub mod hardware;
+pub mod scheduler;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use bus::Bus;
+pub use hardware::Hardware;
+pub use scheduler::SchedulerSpec;
+
+use crate::fastdiv::Divisor;
+use crate::flash::Timing;
+
+/// What an operation does to its die and bus.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpKind {
+    Read,
+    Program,
+    Erase,
+    /// On-chip copy of a page inside one plane.
+    Copyback,
+}
+
+/// Why an operation is issued: the scheduler ranks classes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// Operations of host read requests.
+    HostRead = 0,
+    /// Operations of every other host request (writes, trims, flushes), with the foreground
+    /// cleaning and buffer write-backs they cause, and the device's own work (shutdown, sync).
+    HostWrite = 1,
+    /// Background cleaning on an idle device (`ftl.gc_mode = "background"`).
+    Background = 2,
+}
+
+pub const CLASSES: usize = 3;
+
+/// An issued operation: timed (it ends at the given time) or queued (its id).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpRef {
+    Done(u64),
+    Queued(u32),
+}
+
+/// How a request's operations went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every operation is timed: the first started at `first_start_ns` (its arrival if it had
+    /// none) and the last ends at `end_ns`.
+    Timed { first_start_ns: u64, end_ns: u64 },
+    /// Some operations wait in queues; `take_finished` reports the request by `tag` once its
+    /// last one is timed.
+    Queued { tag: u64 },
+}
+
+/// A request whose queued operations have all been timed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Finished {
+    pub tag: u64,
+    pub class: Class,
+    pub first_start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// Busy time per unit, cumulative.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EngineStats {
+    /// Per die: time its array or page registers were in use.
+    pub die_busy_ns: Vec<u64>,
+    /// Per gang: time its bus carried commands or data.
+    pub bus_busy_ns: Vec<u64>,
+    /// The latest time any operation timed so far ends.
+    pub horizon_ns: u64,
+}
+
+const NONE: u32 = u32::MAX;
+const UNKNOWN: u64 = u64::MAX;
+
+#[derive(Clone, Copy, Debug)]
+struct Times {
+    command: u64,
+    read: u64,
+    program: u64,
+    erase: u64,
+    transfer: u64,
+    copyback: u64,
+}
+
+impl Times {
+    fn of(t: &Timing) -> Self {
+        Self {
+            command: t.command_ns,
+            read: t.read_page_ns,
+            program: t.program_page_ns,
+            erase: t.erase_block_ns,
+            transfer: t.transfer_page_ns,
+            copyback: t.copy_page_ns.unwrap_or(0),
+        }
+    }
+
+    /// Die time of an operation run alone (for load estimates).
+    fn alone(&self, kind: OpKind) -> u64 {
+        self.command
+            + match kind {
+                OpKind::Read => self.read + self.transfer,
+                OpKind::Program => self.transfer + self.program,
+                OpKind::Erase => self.erase,
+                OpKind::Copyback => self.copyback,
+            }
+    }
+}
+
+/// The last operation timed on a die, which a following one may join as a multi-plane
+/// operation.
+#[derive(Clone, Copy, Debug)]
+struct LastOp {
+    /// The request (or scheduler pick) it belongs to; 0 = none.
+    batch: u64,
+    kind: OpKind,
+    /// Planes it covers (bit per plane of the die).
+    planes: u64,
+    page: u32,
+    /// When its array phase starts and ends (reads: ends before the data goes out).
+    array_start: u64,
+    array_end: u64,
+    /// End of its last bus phase so far.
+    bus_end: u64,
+    end: u64,
+}
+
+/// The dies' loads as allocation scans them (`Engine::die_loads`).
+#[derive(Clone, Copy)]
+pub struct DieLoads<'a> {
+    dies: &'a [Die],
+    now_ns: u64,
+}
+
+impl DieLoads<'_> {
+    /// `Engine::die_load_ns` of `die`.
+    #[inline(always)]
+    #[must_use]
+    pub fn load_ns(&self, die: u32) -> u64 {
+        let d = &self.dies[die as usize];
+        d.free_ns.max(self.now_ns) + d.backlog_ns
+    }
+
+    /// The least load a die can have (nothing to do: the engine's clock).
+    #[inline(always)]
+    #[must_use]
+    pub fn idle_ns(&self) -> u64 {
+        self.now_ns
+    }
+}
+
+/// A die's timeline (kept small: allocation reads every die's on every page written).
+#[derive(Clone, Debug)]
+struct Die {
+    free_ns: u64,
+    /// Estimated die time of the queued operations (for load-based allocation).
+    backlog_ns: u64,
+    busy_ns: u64,
+    /// Time of this die's event in the event heap, `UNKNOWN` if none.
+    event_ns: u64,
+    /// Ranks with queued operations (a bit per rank).
+    queued_ranks: u8,
+}
+
+/// A queued operation.
+#[derive(Clone, Copy, Debug)]
+struct Queued {
+    kind: OpKind,
+    plane: u32,
+    page: u32,
+    rank: u8,
+    /// Its request's slot in `requests`.
+    request: u32,
+    /// Earliest start; `UNKNOWN` while the operation it depends on is queued.
+    ready_ns: u64,
+    /// Operations waiting for this one (a list through `next_dependent`).
+    dependents: u32,
+    next_dependent: u32,
+}
+
+/// A request with queued operations.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    tag: u64,
+    class: Class,
+    first_start_ns: u64,
+    end_ns: u64,
+    queued: u32,
+    /// Its dispatch has ended (`Engine::end`): it finishes when `queued` reaches 0.
+    closed: bool,
+    /// Nobody waits for it (work issued outside `begin`/`end`).
+    orphan: bool,
+}
+
+/// The request being dispatched.
+#[derive(Clone, Copy, Debug)]
+struct Current {
+    tag: u64,
+    class: Class,
+    rank: u8,
+    /// Its operations start no earlier (its arrival).
+    at_ns: u64,
+    /// Operations issued from now on also wait for this one (read-modify-write).
+    after: OpRef,
+    first_start_ns: u64,
+    end_ns: u64,
+    /// Slot in `requests` once an operation was queued, else `NONE`.
+    slot: u32,
+    /// Opened by `begin` (not the implicit context of work issued outside requests).
+    explicit: bool,
+    /// The fast path of one die of one plane (`Engine::single`) with nothing queued and a
+    /// class of the best rank: the request's operations run back to back from `first_start_ns`
+    /// (fixed at `begin`), so each only adds its plain time to `end_ns` and the die's state is
+    /// updated once, at `end`.
+    fast: bool,
+    /// Bus time of the operations on the fast path (for the die's bus statistics).
+    fast_bus_ns: u64,
+}
+
+pub struct Engine {
+    hw: Hardware,
+    t: Times,
+    planes_per_die: u32,
+    /// Divides by `planes_per_die`.
+    ppd: Divisor,
+    dies: Vec<Die>,
+    /// Each die's last operation (multi-plane hardware only).
+    last: Vec<LastOp>,
+    /// Each operation kind's shape: bus time before its array phase, array time, bus time
+    /// after (see the module doc).
+    shape: [(u64, u64, u64); 4],
+    /// Queued operations of each die by rank, issue order within each.
+    queues: Vec<[VecDeque<u32>; CLASSES]>,
+    /// Gang of each die.
+    gang_of_die: Vec<u32>,
+    buses: Vec<Bus>,
+    /// Whether a gang's bus is shared by more than one die (otherwise its die's timeline
+    /// already serializes its transfers, and no slot needs recording).
+    bus_shared: Vec<bool>,
+    /// One die of one plane: every operation's phases follow each other, so an operation
+    /// takes its plain time (`alone_ns`) from when the die is free — the fast path.
+    single: bool,
+    /// Die time of each operation kind run alone, and the part of it on the bus.
+    alone_ns: [u64; 4],
+    bus_ns: [u64; 4],
+    /// Rank of each class (lower goes first); ops of the best rank are timed when issued.
+    rank: [u8; CLASSES],
+    best_rank: u8,
+    /// The engine's clock: no operation will be timed to start before it.
+    now_ns: u64,
+    cur: Current,
+    next_tag: u64,
+    queued: Vec<Queued>,
+    free_queued: Vec<u32>,
+    requests: Vec<Pending>,
+    free_requests: Vec<u32>,
+    /// Queued operations over all dies.
+    queued_count: u32,
+    events: BinaryHeap<Reverse<(u64, u32)>>,
+    finished: Vec<Finished>,
+    horizon_ns: u64,
+}
+
+impl Engine {
+    #[must_use]
+    pub fn new(hw: Hardware, timing: &Timing, scheduler: &dyn SchedulerSpec) -> Self {
+        let dies = hw.dies();
+        let ppd = hw.planes_per_die;
+        assert!(dies >= 1 && ppd >= 1);
+        assert!(ppd <= 64, "the plane mask of a multi-plane operation is a u64");
+        let rank = scheduler.ranks();
+        let best_rank = *rank.iter().min().expect("classes");
+        assert!(rank.iter().all(|&r| usize::from(r) < CLASSES));
+        let last = LastOp {
+            batch: 0,
+            kind: OpKind::Erase,
+            planes: 0,
+            page: 0,
+            array_start: 0,
+            array_end: 0,
+            bus_end: 0,
+            end: 0,
+        };
+        let die = Die { free_ns: 0, backlog_ns: 0, busy_ns: 0, event_ns: UNKNOWN, queued_ranks: 0 };
+        let gang_of_die: Vec<u32> = (0..dies).map(|d| hw.gang_of_die(d)).collect();
+        let t = Times::of(timing);
+        let kinds = [OpKind::Read, OpKind::Program, OpKind::Erase, OpKind::Copyback];
+        let shape = kinds.map(|k| match k {
+            OpKind::Read => (t.command, t.read, t.transfer),
+            OpKind::Program => (t.command + t.transfer, t.program, 0),
+            OpKind::Erase => (t.command, t.erase, 0),
+            OpKind::Copyback => (t.command, t.copyback, 0),
+        });
+        let alone_ns = kinds.map(|k| t.alone(k));
+        let bus_ns = kinds.map(|k| match k {
+            OpKind::Read | OpKind::Program => t.command + t.transfer,
+            OpKind::Erase | OpKind::Copyback => t.command,
+        });
+        let mut engine = Self {
+            hw,
+            t,
+            planes_per_die: ppd,
+            ppd: Divisor::new(u64::from(ppd)),
+            single: dies == 1 && ppd == 1,
+            shape,
+            alone_ns,
+            bus_ns,
+            dies: vec![die; dies as usize],
+            last: vec![last; dies as usize],
+            queues: vec![Default::default(); dies as usize],
+            gang_of_die,
+            buses: vec![Bus::default(); hw.gangs as usize],
+            bus_shared: vec![hw.dies_per_gang() > 1; hw.gangs as usize],
+            rank,
+            best_rank,
+            now_ns: 0,
+            cur: Current {
+                tag: 0,
+                class: Class::HostWrite,
+                rank: 0,
+                at_ns: 0,
+                after: OpRef::Done(0),
+                first_start_ns: UNKNOWN,
+                end_ns: 0,
+                slot: NONE,
+                explicit: false,
+                fast: false,
+                fast_bus_ns: 0,
+            },
+            next_tag: 1,
+            queued: Vec::new(),
+            free_queued: Vec::new(),
+            requests: Vec::new(),
+            free_requests: Vec::new(),
+            queued_count: 0,
+            events: BinaryHeap::new(),
+            finished: Vec::new(),
+            horizon_ns: 0,
+        };
+        engine.implicit(0);
+        engine
+    }
+
+    #[must_use]
+    pub fn hardware(&self) -> &Hardware {
+        &self.hw
+    }
+
+    /// The engine's clock (the latest dispatch or event time).
+    #[must_use]
+    pub fn now_ns(&self) -> u64 {
+        self.now_ns
+    }
+
+    /// Moves the clock to `at_ns` without timing anything (a resumed device starts at the time
+    /// its image was saved; the first operations start no earlier).
+    pub fn start_at(&mut self, at_ns: u64) {
+        assert!(self.queued_count == 0, "start_at with queued operations");
+        self.now_ns = self.now_ns.max(at_ns);
+        for d in &mut self.dies {
+            d.free_ns = d.free_ns.max(at_ns);
+        }
+        self.horizon_ns = self.horizon_ns.max(at_ns);
+        self.implicit(self.now_ns);
+    }
+
+    /// The latest end of any operation timed so far.
+    #[must_use]
+    pub fn horizon_ns(&self) -> u64 {
+        self.horizon_ns
+    }
+
+    /// Operations waiting in queues.
+    #[must_use]
+    pub fn queued_ops(&self) -> u32 {
+        self.queued_count
+    }
+
+    /// When die `die` will have done everything timed or queued for it, estimated from its
+    /// free time and the plain time of its queued operations (allocation's load measure).
+    #[inline(always)]
+    #[must_use]
+    pub fn die_load_ns(&self, die: u32) -> u64 {
+        let d = &self.dies[die as usize];
+        d.free_ns.max(self.now_ns) + d.backlog_ns
+    }
+
+    /// Every die's load (`die_load_ns`), for scanning them all.
+    #[inline(always)]
+    #[must_use]
+    pub fn die_loads(&self) -> DieLoads<'_> {
+        DieLoads { dies: &self.dies, now_ns: self.now_ns }
+    }
+
+    /// Cumulative busy time of every die and bus.
+    #[must_use]
+    pub fn stats(&self) -> EngineStats {
+        EngineStats {
+            die_busy_ns: self.dies.iter().map(|d| d.busy_ns).collect(),
+            bus_busy_ns: self.buses.iter().map(|b| b.busy_ns).collect(),
+            horizon_ns: self.horizon_ns,
+        }
+    }
+
+    // ---- requests ---------------------------------------------------------------------------
+
+    /// Starts a request of `class` arriving at `at_ns` (not before the clock's last dispatch:
+    /// arrivals are dispatched in order). Operations issued until `end` belong to it.
+    pub fn begin(&mut self, class: Class, at_ns: u64) -> u64 {
+        debug_assert!(at_ns >= self.now_ns, "a request dispatched in the past");
+        self.close_implicit();
+        self.now_ns = self.now_ns.max(at_ns);
+        let tag = self.new_tag();
+        let rank = self.rank[class as usize];
+        let fast = self.single && rank == self.best_rank && self.dies[0].queued_ranks == 0;
+        let start = if fast { self.now_ns.max(self.dies[0].free_ns) } else { UNKNOWN };
+        self.cur = Current {
+            tag,
+            class,
+            rank,
+            at_ns: self.now_ns,
+            after: OpRef::Done(self.now_ns),
+            first_start_ns: start,
+            end_ns: if fast { start } else { self.now_ns },
+            slot: NONE,
+            explicit: true,
+            fast,
+            fast_bus_ns: 0,
+        };
+        tag
+    }
+
+    /// Ends the current request: timed (every operation timed) or queued.
+    #[inline]
+    pub fn end(&mut self) -> Outcome {
+        assert!(self.cur.explicit, "end without begin");
+        if self.cur.fast {
+            // The die's state, deferred from the operations.
+            let c = &mut self.cur;
+            let (first, end) = (c.first_start_ns, c.end_ns);
+            // What follows outside a request is the device's own work, at the clock.
+            c.explicit = false;
+            c.fast = false;
+            c.first_start_ns = UNKNOWN;
+            c.at_ns = self.now_ns;
+            c.end_ns = self.now_ns;
+            if end > first {
+                let d = &mut self.dies[0];
+                d.busy_ns += end - first;
+                d.free_ns = end;
+                self.buses[0].busy_ns += c.fast_bus_ns;
+                self.horizon_ns = self.horizon_ns.max(end);
+                return Outcome::Timed { first_start_ns: first, end_ns: end };
+            }
+            return Outcome::Timed { first_start_ns: self.now_ns, end_ns: self.now_ns };
+        }
+        let c = self.cur;
+        let outcome = if c.slot == NONE {
+            let first = if c.first_start_ns == UNKNOWN { c.at_ns } else { c.first_start_ns };
+            Outcome::Timed { first_start_ns: first, end_ns: c.end_ns }
+        } else {
+            let r = &mut self.requests[c.slot as usize];
+            r.closed = true;
+            r.first_start_ns = r.first_start_ns.min(c.first_start_ns);
+            r.end_ns = r.end_ns.max(c.end_ns);
+            Outcome::Queued { tag: c.tag }
+        };
+        self.implicit(self.now_ns);
+        outcome
+    }
+
+    /// Operations issued from now on in this request wait for `after` as well (a program that
+    /// writes back what a read fetched). `OpRef::Done(0)` clears it.
+    pub fn set_after(&mut self, after: OpRef) {
+        self.cur.after = match after {
+            OpRef::Done(t) => OpRef::Done(t.max(self.cur.at_ns)),
+            q => q,
+        };
+    }
+
+    /// Requests whose queued operations have all been timed since the last call (appended to
+    /// `out`).
+    pub fn take_finished(&mut self, out: &mut Vec<Finished>) {
+        out.append(&mut self.finished);
+    }
+
+    /// The earliest time a queued operation may be timed (`None` if nothing is queued or every
+    /// queued operation waits for another).
+    #[must_use]
+    pub fn next_event_ns(&self) -> Option<u64> {
+        self.events.peek().map(|Reverse((t, _))| *t)
+    }
+
+    /// Times the queued operations whose turn comes strictly before `t_ns`, in time order, and
+    /// moves the clock to `t_ns`.
+    pub fn advance_before(&mut self, t_ns: u64) {
+        while let Some(&Reverse((at, die))) = self.events.peek() {
+            if at >= t_ns {
+                break;
+            }
+            self.events.pop();
+            self.service(die, at);
+        }
+        self.now_ns = self.now_ns.max(t_ns);
+    }
+
+    /// Moves the clock to `t_ns` when nothing is queued (`advance_before` without events).
+    #[inline]
+    pub fn set_clock(&mut self, t_ns: u64) {
+        debug_assert!(self.events.is_empty());
+        self.now_ns = self.now_ns.max(t_ns);
+    }
+
+    /// Times the queued operations whose turn comes at the next event time (`None`: nothing
+    /// can be timed).
+    pub fn step(&mut self) -> Option<u64> {
+        let Reverse((at, _)) = *self.events.peek()?;
+        while let Some(&Reverse((t, die))) = self.events.peek() {
+            if t != at {
+                break;
+            }
+            self.events.pop();
+            self.service(die, at);
+        }
+        Some(at)
+    }
+
+    // ---- operations -------------------------------------------------------------------------
+
+    /// Whether the hardware is one die of one plane (operations need no address: `op` may be
+    /// given plane 0, page 0).
+    #[inline(always)]
+    #[must_use]
+    pub fn single(&self) -> bool {
+        self.single
+    }
+
+    /// Issues an operation on `plane` (page offset `page` in its block) for the current
+    /// request, after `after` (and anything `set_after` named).
+    #[inline(always)]
+    pub fn op(&mut self, kind: OpKind, plane: u32, page: u32, after: OpRef) -> OpRef {
+        if self.cur.fast {
+            let c = &mut self.cur;
+            c.end_ns = c.end_ns.saturating_add(self.alone_ns[kind as usize]);
+            c.fast_bus_ns += self.bus_ns[kind as usize];
+            return OpRef::Done(c.end_ns);
+        }
+        if self.single {
+            if let (OpRef::Done(a), OpRef::Done(b)) = (after, self.cur.after) {
+                let d = &self.dies[0];
+                let start = self.cur.at_ns.max(a).max(b).max(d.free_ns);
+                if d.queued_ranks == 0 && (self.cur.rank == self.best_rank || start <= self.now_ns)
+                {
+                    return self.op_single(kind, start);
+                }
+            }
+        }
+        self.op_general(kind, plane, page, after)
+    }
+
+    /// Two operations, the second waiting for the first (a page copy between planes: a read,
+    /// then the program of what it read). Returns the second's reference.
+    #[inline(always)]
+    pub fn op_then(&mut self, first: (OpKind, u32, u32), then: (OpKind, u32, u32)) -> OpRef {
+        if self.cur.fast {
+            self.op(first.0, first.1, first.2, OpRef::Done(0));
+            return self.op(then.0, then.1, then.2, OpRef::Done(0));
+        }
+        if self.single {
+            if let OpRef::Done(b) = self.cur.after {
+                let d = &self.dies[0];
+                let start = self.cur.at_ns.max(b).max(d.free_ns);
+                if d.queued_ranks == 0 && (self.cur.rank == self.best_rank || start <= self.now_ns)
+                {
+                    // Back to back on the one die: the same as one after the other.
+                    self.op_single(first.0, start);
+                    let start = self.dies[0].free_ns;
+                    return self.op_single(then.0, start);
+                }
+            }
+        }
+        let a = self.op_general(first.0, first.1, first.2, OpRef::Done(0));
+        self.op_general(then.0, then.1, then.2, a)
+    }
+
+    /// One die, one plane: the phases of an operation follow each other and those of
+    /// consecutive operations never overlap (see the module doc), so the operation takes its
+    /// plain time from `start`.
+    #[inline(always)]
+    fn op_single(&mut self, kind: OpKind, start: u64) -> OpRef {
+        let start = start.max(self.now_ns);
+        let end = start.saturating_add(self.alone_ns[kind as usize]);
+        let d = &mut self.dies[0];
+        d.free_ns = end;
+        d.busy_ns += end - start;
+        self.buses[0].busy_ns += self.bus_ns[kind as usize];
+        self.horizon_ns = self.horizon_ns.max(end);
+        let c = &mut self.cur;
+        c.first_start_ns = c.first_start_ns.min(start);
+        c.end_ns = c.end_ns.max(end);
+        OpRef::Done(end)
+    }
+
+    #[inline(never)]
+    fn op_general(&mut self, kind: OpKind, plane: u32, page: u32, after: OpRef) -> OpRef {
+        debug_assert!(plane < self.hw.planes());
+        let die = self.ppd.div32(plane);
+        let rank = self.cur.rank;
+        // The earliest start, if known: the request's arrival and what it waits for.
+        let mut ready = self.cur.at_ns;
+        let mut waits_on = None;
+        match after {
+            OpRef::Done(t) => ready = ready.max(t),
+            OpRef::Queued(id) => waits_on = Some(id),
+        }
+        match self.cur.after {
+            OpRef::Done(t) => ready = ready.max(t),
+            OpRef::Queued(id) => waits_on = Some(id),
+        }
+        let d = &self.dies[die as usize];
+        let ahead = d.queued_ranks & ((2u8 << rank) - 1) != 0;
+        let start = ready.max(d.free_ns);
+        if waits_on.is_none() && !ahead && (rank == self.best_rank || start <= self.now_ns) {
+            let batch = self.cur.tag;
+            let (first, end) = self.reserve(kind, plane, page, ready, batch);
+            let c = &mut self.cur;
+            c.first_start_ns = c.first_start_ns.min(first);
+            c.end_ns = c.end_ns.max(end);
+            return OpRef::Done(end);
+        }
+        let slot = self.current_slot();
+        let id = self.enqueue(Queued {
+            kind,
+            plane,
+            page,
+            rank,
+            request: slot,
+            ready_ns: if waits_on.is_some() { UNKNOWN } else { ready },
+            dependents: NONE,
+            next_dependent: NONE,
+        });
+        if let Some(pred) = waits_on {
+            let p = &mut self.queued[pred as usize];
+            self.queued[id as usize].next_dependent = p.dependents;
+            self.queued[pred as usize].dependents = id;
+        }
+        self.wake(die);
+        OpRef::Queued(id)
+    }
+
+    /// Times one operation on its die at the earliest time ≥ `ready` (the die free, its bus
+    /// phases in free bus slots), joining the die's last operation as a multi-plane operation
+    /// when allowed. Returns (start of its first phase, end).
+    #[inline(always)]
+    fn reserve(
+        &mut self,
+        kind: OpKind,
+        plane: u32,
+        page: u32,
+        ready: u64,
+        batch: u64,
+    ) -> (u64, u64) {
+        let die = self.ppd.div32(plane) as usize;
+        let gang = self.gang_of_die[die] as usize;
+        let multi_plane = self.planes_per_die > 1;
+        if multi_plane {
+            // The address rules of a multi-plane operation (`join` checks the timing).
+            let l = &self.last[die];
+            let bit = 1u64 << self.ppd.rem32(plane);
+            if l.batch == batch
+                && l.kind == kind
+                && l.planes & bit == 0
+                && (kind == OpKind::Erase || l.page == page)
+            {
+                if let Some(timed) = self.join(kind, plane, page, ready, batch) {
+                    return timed;
+                }
+            }
+        }
+        let (before, array, after) = self.shape[kind as usize];
+        let s0 = ready.max(self.dies[die].free_ns).max(self.now_ns);
+        // Times saturate at the end of u64 time rather than wrap (the device reports a request
+        // that would complete there as a time overflow).
+        let first = self.bus(gang, s0, before);
+        let array_start = first.saturating_add(before);
+        let array_end = array_start.saturating_add(array);
+        let (bus_end, end) = if after > 0 {
+            let out = self.bus(gang, array_end, after).saturating_add(after);
+            (out, out)
+        } else {
+            (array_start, array_end)
+        };
+        let d = &mut self.dies[die];
+        assert!(first >= d.free_ns, "die {die} runs two operations at once");
+        d.busy_ns += end - first;
+        d.free_ns = end;
+        if multi_plane {
+            let planes = 1u64 << self.ppd.rem32(plane);
+            self.last[die] =
+                LastOp { batch, kind, planes, page, array_start, array_end, bus_end, end };
+        }
+        self.horizon_ns = self.horizon_ns.max(end);
+        (first, end)
+    }
+
+    /// Joins `kind` on `plane` to its die's last operation as a multi-plane operation if the
+    /// address rules allow (see the module doc); returns (start of its bus phase, end).
+    #[inline(never)]
+    fn join(
+        &mut self,
+        kind: OpKind,
+        plane: u32,
+        page: u32,
+        ready: u64,
+        batch: u64,
+    ) -> Option<(u64, u64)> {
+        let die = self.ppd.div32(plane) as usize;
+        let bit = 1u64 << self.ppd.rem32(plane);
+        let gang = self.gang_of_die[die] as usize;
+        let t = self.t;
+        let last = self.last[die];
+        let joins = last.batch == batch
+            && last.kind == kind
+            && kind != OpKind::Copyback
+            && last.planes & bit == 0
+            && (kind == OpKind::Erase || last.page == page)
+            && ready <= last.array_start;
+        if !joins {
+            return None;
+        }
+        let (start, end) = match kind {
+            OpKind::Program => {
+                // This plane's data goes over the bus after the others'; the array phase
+                // starts once all are in.
+                let x = self.bus(gang, last.bus_end, t.transfer);
+                let x_end = x.saturating_add(t.transfer);
+                let array_start = last.array_start.max(x_end);
+                let d = &mut self.last[die];
+                d.array_start = array_start;
+                d.bus_end = x_end;
+                d.end = array_start.saturating_add(t.program);
+                (x, d.end)
+            }
+            OpKind::Read => {
+                // One array time; this plane's data goes out after the others'.
+                let x = self.bus(gang, last.bus_end.max(last.array_end), t.transfer);
+                let x_end = x.saturating_add(t.transfer);
+                let d = &mut self.last[die];
+                d.bus_end = x_end;
+                d.end = d.end.max(x_end);
+                (x, d.end)
+            }
+            OpKind::Erase | OpKind::Copyback => (last.array_start, last.end),
+        };
+        self.last[die].planes |= bit;
+        let d = &mut self.dies[die];
+        d.busy_ns += end - last.end;
+        d.free_ns = end;
+        self.horizon_ns = self.horizon_ns.max(end);
+        Some((start, end))
+    }
+
+    /// Reserves `len` ns of gang `gang`'s bus at or after `at`; returns the start.
+    #[inline(always)]
+    fn bus(&mut self, gang: usize, at: u64, len: u64) -> u64 {
+        if len == 0 {
+            return at;
+        }
+        if !self.bus_shared[gang] {
+            // One die on this bus: its own timeline serializes the transfers.
+            self.buses[gang].busy_ns += len;
+            return at;
+        }
+        self.buses[gang].reserve(at, len, self.now_ns)
+    }
+
+    // ---- queues -----------------------------------------------------------------------------
+
+    fn new_tag(&mut self) -> u64 {
+        let t = self.next_tag;
+        self.next_tag += 1;
+        t
+    }
+
+    /// Work issued outside `begin`/`end` (an FTL driven by hand, recovery): a context of its
+    /// own at the clock, whose completion nobody waits for.
+    fn implicit(&mut self, at_ns: u64) {
+        let tag = self.new_tag();
+        self.cur = Current {
+            tag,
+            class: Class::HostWrite,
+            rank: self.rank[Class::HostWrite as usize],
+            at_ns,
+            after: OpRef::Done(at_ns),
+            first_start_ns: UNKNOWN,
+            end_ns: at_ns,
+            slot: NONE,
+            explicit: false,
+            fast: false,
+            fast_bus_ns: 0,
+        };
+    }
+
+    /// An implicit context with queued operations is left to finish as an orphan.
+    fn close_implicit(&mut self) {
+        assert!(!self.cur.explicit, "begin inside a request");
+        if self.cur.slot != NONE {
+            let r = &mut self.requests[self.cur.slot as usize];
+            r.closed = true;
+            r.orphan = true;
+        }
+    }
+
+    /// The current request's slot in `requests`, made on its first queued operation.
+    fn current_slot(&mut self) -> u32 {
+        if self.cur.slot == NONE {
+            let p = Pending {
+                tag: self.cur.tag,
+                class: self.cur.class,
+                first_start_ns: UNKNOWN,
+                end_ns: 0,
+                queued: 0,
+                closed: false,
+                orphan: false,
+            };
+            self.cur.slot = match self.free_requests.pop() {
+                Some(i) => {
+                    self.requests[i as usize] = p;
+                    i
+                }
+                None => {
+                    self.requests.push(p);
+                    (self.requests.len() - 1) as u32
+                }
+            };
+        }
+        self.cur.slot
+    }
+
+    fn enqueue(&mut self, q: Queued) -> u32 {
+        let die = q.plane / self.planes_per_die;
+        let id = match self.free_queued.pop() {
+            Some(i) => {
+                self.queued[i as usize] = q;
+                i
+            }
+            None => {
+                self.queued.push(q);
+                (self.queued.len() - 1) as u32
+            }
+        };
+        self.requests[q.request as usize].queued += 1;
+        self.queues[die as usize][usize::from(q.rank)].push_back(id);
+        let d = &mut self.dies[die as usize];
+        d.queued_ranks |= 1 << q.rank;
+        d.backlog_ns += self.t.alone(q.kind);
+        self.queued_count += 1;
+        id
+    }
+
+    /// Makes sure die `die` has an event at the time its next queued operation may start.
+    fn wake(&mut self, die: u32) {
+        let Some(at) = self.next_start(die) else { return };
+        let d = &mut self.dies[die as usize];
+        if d.event_ns <= at {
+            return; // an event at or before then is already there
+        }
+        d.event_ns = at;
+        self.events.push(Reverse((at, die)));
+    }
+
+    /// When die `die` may start its next queued operation: free, and the best rank's head
+    /// ready (a head waiting on another operation blocks its rank; a worse rank may then use
+    /// the idle die).
+    fn next_start(&self, die: u32) -> Option<u64> {
+        let d = &self.dies[die as usize];
+        let ready = self.queues[die as usize]
+            .iter()
+            .filter_map(|q| q.front())
+            .map(|&id| self.queued[id as usize].ready_ns)
+            .filter(|&r| r != UNKNOWN)
+            .min()?;
+        Some(ready.max(d.free_ns).max(self.now_ns))
+    }
+
+    /// Die `die`'s event at `at`: times the best queued operation that may start then, with
+    /// the queued operations that can join it as a multi-plane operation.
+    fn service(&mut self, die: u32, at: u64) {
+        let d = &mut self.dies[die as usize];
+        if d.event_ns != at {
+            return; // superseded by an earlier event for this die
+        }
+        d.event_ns = UNKNOWN;
+        self.now_ns = self.now_ns.max(at);
+        if d.free_ns > at {
+            self.wake(die);
+            return;
+        }
+        // The first rank whose head may start now.
+        let queues = &self.queues[die as usize];
+        let pick = queues.iter().enumerate().find_map(|(r, q)| {
+            q.front().filter(|&&id| self.queued[id as usize].ready_ns <= at).map(|&id| (r, id))
+        });
+        let Some((rank, id)) = pick else {
+            self.wake(die);
+            return;
+        };
+        self.pop_queued(die, rank, 0);
+        let batch = self.new_tag();
+        self.time_queued(id, batch);
+        // Same-kind operations of the same rank on other planes at the same page offset join
+        // it (a multi-plane operation): look a few entries down the queue.
+        if self.planes_per_die > 1 {
+            let lead = self.queued[id as usize];
+            let mut i = 0;
+            let window = 4 * self.planes_per_die as usize;
+            while i < self.queues[die as usize][rank].len().min(window) {
+                let other = self.queues[die as usize][rank][i];
+                let o = self.queued[other as usize];
+                let same = o.kind == lead.kind
+                    && o.kind != OpKind::Copyback
+                    && o.plane != lead.plane
+                    && (o.kind == OpKind::Erase || o.page == lead.page)
+                    && o.ready_ns <= at;
+                let before = self.last[die as usize];
+                let bit = 1u64 << (o.plane % self.planes_per_die);
+                if same && before.planes & bit == 0 {
+                    self.pop_queued(die, rank, i);
+                    self.time_queued(other, batch);
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        self.wake(die);
+    }
+
+    /// Takes the `i`-th operation of die `die`'s queue of rank `rank` out of it.
+    fn pop_queued(&mut self, die: u32, rank: usize, i: usize) {
+        let q = &mut self.queues[die as usize][rank];
+        q.remove(i);
+        if q.is_empty() {
+            self.dies[die as usize].queued_ranks &= !(1 << rank);
+        }
+    }
+
+    /// Times queued operation `id` now, as part of `batch`; finishes its request if it was
+    /// the last, and releases the operations waiting for it.
+    fn time_queued(&mut self, id: u32, batch: u64) {
+        let q = self.queued[id as usize];
+        let die = q.plane / self.planes_per_die;
+        let (first, end) = self.reserve(q.kind, q.plane, q.page, q.ready_ns, batch);
+        let d = &mut self.dies[die as usize];
+        d.backlog_ns -= self.t.alone(q.kind);
+        self.queued_count -= 1;
+        self.free_queued.push(id);
+        let r = &mut self.requests[q.request as usize];
+        r.first_start_ns = r.first_start_ns.min(first);
+        r.end_ns = r.end_ns.max(end);
+        r.queued -= 1;
+        if r.queued == 0 && r.closed {
+            let r = *r;
+            if !r.orphan {
+                self.finished.push(Finished {
+                    tag: r.tag,
+                    class: r.class,
+                    first_start_ns: r.first_start_ns,
+                    end_ns: r.end_ns,
+                });
+            }
+            self.free_requests.push(q.request);
+        }
+        // The current request's own queued operations may be timed only by an event, which
+        // never happens during a dispatch.
+        debug_assert!(q.request != self.cur.slot || !self.cur.explicit);
+        let mut dep = q.dependents;
+        while dep != NONE {
+            let next = self.queued[dep as usize].next_dependent;
+            self.queued[dep as usize].ready_ns = end;
+            self.queued[dep as usize].next_dependent = NONE;
+            let dep_die = self.queued[dep as usize].plane / self.planes_per_die;
+            self.wake(dep_die);
+            dep = next;
+        }
+    }
+
+    /// Full invariant check (O(queued operations)); panics on a violation.
+    pub fn check(&self) {
+        for b in &self.buses {
+            b.check();
+        }
+        let mut queued = 0u32;
+        for (i, d) in self.dies.iter().enumerate() {
+            let last = &self.last[i];
+            assert!(last.end <= d.free_ns || last.batch == 0, "die {i}: last op after free");
+            for (r, q) in self.queues[i].iter().enumerate() {
+                assert_eq!(q.is_empty(), d.queued_ranks & (1 << r) == 0, "die {i}: ranks queued");
+                for &id in q {
+                    let op = &self.queued[id as usize];
+                    assert_eq!(op.plane / self.planes_per_die, i as u32, "op queued on its die");
+                    assert!(self.requests[op.request as usize].queued > 0);
+                    queued += 1;
+                }
+            }
+            if self.queues[i].iter().all(VecDeque::is_empty) {
+                assert_eq!(d.backlog_ns, 0, "die {i}: backlog without queued operations");
+            }
+        }
+        assert_eq!(queued, self.queued_count, "queued operations counted");
+    }
+}
+
+#[cfg(test)]
+mod tests;
