@@ -1049,3 +1049,6 @@ fn page_read(
         None => ftl.read_page(lpn, now_ns, out),
     }
 }
+
+#[cfg(test)]
+mod tests;

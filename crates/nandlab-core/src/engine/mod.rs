@@ -200,6 +200,9 @@ struct Die {
     busy_ns: u64,
     /// Time of this die's event in the event heap, `UNKNOWN` if none.
     event_ns: u64,
+    /// The request (or scheduler pick) whose operation was timed last on this die: while it
+    /// is the current request, the die's whole future belongs to it.
+    chain: u64,
     /// Ranks with queued operations (a bit per rank).
     queued_ranks: u8,
 }
@@ -300,6 +303,8 @@ pub struct Engine {
     queued_count: u32,
     events: BinaryHeap<Reverse<(u64, u32)>>,
     finished: Vec<Finished>,
+    /// The operations one event times (reused).
+    picked: Vec<(u32, (u64, u64))>,
     horizon_ns: u64,
 }
 
@@ -323,7 +328,14 @@ impl Engine {
             bus_end: 0,
             end: 0,
         };
-        let die = Die { free_ns: 0, backlog_ns: 0, busy_ns: 0, event_ns: UNKNOWN, queued_ranks: 0 };
+        let die = Die {
+            free_ns: 0,
+            backlog_ns: 0,
+            busy_ns: 0,
+            event_ns: UNKNOWN,
+            chain: 0,
+            queued_ranks: 0,
+        };
         let gang_of_die: Vec<u32> = (0..dies).map(|d| hw.gang_of_die(d)).collect();
         let t = Times::of(timing);
         let kinds = [OpKind::Read, OpKind::Program, OpKind::Erase, OpKind::Copyback];
@@ -377,6 +389,7 @@ impl Engine {
             queued_count: 0,
             events: BinaryHeap::new(),
             finished: Vec::new(),
+            picked: Vec::new(),
             horizon_ns: 0,
         };
         engine.implicit(0);
@@ -662,7 +675,26 @@ impl Engine {
         let d = &self.dies[die as usize];
         let ahead = d.queued_ranks & ((2u8 << rank) - 1) != 0;
         let start = ready.max(d.free_ns);
-        if waits_on.is_none() && !ahead && (rank == self.best_rank || start <= self.now_ns) {
+        // An operation whose die is free now — or that joins its die's last operation, of this
+        // request, as a multi-plane operation, or follows this request's own operations on a die
+        // that was free when they started (the die's future is this request's alone) — is
+        // timed now;
+        // one that must wait for its die (or for another operation) waits in the die's queue
+        // and is timed when its turn comes, in time order, so that the bus is shared in the
+        // order the dies ask for it.
+        let joins = self.planes_per_die > 1 && {
+            let l = &self.last[die as usize];
+            l.batch == self.cur.tag
+                && l.kind == kind
+                && l.planes & (1u64 << self.ppd.rem32(plane)) == 0
+                && (kind == OpKind::Erase || l.page == page)
+                && ready <= l.array_start
+        };
+        // (A die free now also goes to the first operation that asks, even one that waits for
+        // its data: under FIFO nothing could pass it.)
+        let own = rank == self.best_rank && d.chain == self.cur.tag;
+        let free = d.free_ns <= self.now_ns && (rank == self.best_rank || start <= self.now_ns);
+        if waits_on.is_none() && !ahead && (free || joins || own) {
             let batch = self.cur.tag;
             let (first, end) = self.reserve(kind, plane, page, ready, batch);
             let c = &mut self.cur;
@@ -736,6 +768,7 @@ impl Engine {
         assert!(first >= d.free_ns, "die {die} runs two operations at once");
         d.busy_ns += end - first;
         d.free_ns = end;
+        d.chain = batch;
         if multi_plane {
             let planes = 1u64 << self.ppd.rem32(plane);
             self.last[die] =
@@ -895,12 +928,13 @@ impl Engine {
         self.queues[die as usize][usize::from(q.rank)].push_back(id);
         let d = &mut self.dies[die as usize];
         d.queued_ranks |= 1 << q.rank;
-        d.backlog_ns += self.t.alone(q.kind);
+        d.backlog_ns += self.alone_ns[q.kind as usize];
         self.queued_count += 1;
         id
     }
 
     /// Makes sure die `die` has an event at the time its next queued operation may start.
+    #[inline]
     fn wake(&mut self, die: u32) {
         let Some(at) = self.next_start(die) else { return };
         let d = &mut self.dies[die as usize];
@@ -914,113 +948,158 @@ impl Engine {
     /// When die `die` may start its next queued operation: free, and the best rank's head
     /// ready (a head waiting on another operation blocks its rank; a worse rank may then use
     /// the idle die).
+    #[inline]
     fn next_start(&self, die: u32) -> Option<u64> {
         let d = &self.dies[die as usize];
-        let ready = self.queues[die as usize]
-            .iter()
-            .filter_map(|q| q.front())
-            .map(|&id| self.queued[id as usize].ready_ns)
-            .filter(|&r| r != UNKNOWN)
-            .min()?;
-        Some(ready.max(d.free_ns).max(self.now_ns))
+        let mut ranks = d.queued_ranks;
+        if ranks == 0 {
+            return None;
+        }
+        let queues = &self.queues[die as usize];
+        let mut ready = UNKNOWN;
+        while ranks != 0 {
+            let r = ranks.trailing_zeros() as usize;
+            ranks &= ranks - 1;
+            if let Some(&id) = queues[r].front() {
+                ready = ready.min(self.queued[id as usize].ready_ns);
+            }
+        }
+        (ready != UNKNOWN).then(|| ready.max(d.free_ns).max(self.now_ns))
     }
 
     /// Die `die`'s event at `at`: times the best queued operation that may start then, with
     /// the queued operations that can join it as a multi-plane operation.
     fn service(&mut self, die: u32, at: u64) {
-        let d = &mut self.dies[die as usize];
+        let di = die as usize;
+        let d = &mut self.dies[di];
         if d.event_ns != at {
             return; // superseded by an earlier event for this die
         }
         d.event_ns = UNKNOWN;
-        self.now_ns = self.now_ns.max(at);
+        if at > self.now_ns {
+            self.now_ns = at;
+        }
         if d.free_ns > at {
             self.wake(die);
             return;
         }
         // The first rank whose head may start now.
-        let queues = &self.queues[die as usize];
-        let pick = queues.iter().enumerate().find_map(|(r, q)| {
-            q.front().filter(|&&id| self.queued[id as usize].ready_ns <= at).map(|&id| (r, id))
-        });
+        let mut ranks = d.queued_ranks;
+        let mut pick = None;
+        while ranks != 0 {
+            let r = ranks.trailing_zeros() as usize;
+            ranks &= ranks - 1;
+            if let Some(&id) = self.queues[di][r].front() {
+                if self.queued[id as usize].ready_ns <= at {
+                    pick = Some((r, id));
+                    break;
+                }
+            }
+        }
         let Some((rank, id)) = pick else {
             self.wake(die);
             return;
         };
-        self.pop_queued(die, rank, 0);
+        self.pop_front(die, rank);
         let batch = self.new_tag();
-        self.time_queued(id, batch);
+        let lead = self.queued[id as usize];
+        let timed = self.time_queued(&lead, batch);
+        if self.planes_per_die == 1 || lead.kind == OpKind::Copyback {
+            self.finish_queued(id, timed.0, timed.1);
+            self.wake(die);
+            return;
+        }
+        let mut picked = std::mem::take(&mut self.picked);
+        picked.clear();
+        picked.push((id, timed));
         // Same-kind operations of the same rank on other planes at the same page offset join
         // it (a multi-plane operation): look a few entries down the queue.
-        if self.planes_per_die > 1 {
-            let lead = self.queued[id as usize];
-            let mut i = 0;
-            let window = 4 * self.planes_per_die as usize;
-            while i < self.queues[die as usize][rank].len().min(window) {
-                let other = self.queues[die as usize][rank][i];
-                let o = self.queued[other as usize];
-                let same = o.kind == lead.kind
-                    && o.kind != OpKind::Copyback
-                    && o.plane != lead.plane
-                    && (o.kind == OpKind::Erase || o.page == lead.page)
-                    && o.ready_ns <= at;
-                let before = self.last[die as usize];
-                let bit = 1u64 << (o.plane % self.planes_per_die);
-                if same && before.planes & bit == 0 {
-                    self.pop_queued(die, rank, i);
-                    self.time_queued(other, batch);
-                } else {
-                    i += 1;
+        let mut i = 0;
+        let window = 4 * self.planes_per_die as usize;
+        while i < self.queues[di][rank].len().min(window) {
+            let other = self.queues[di][rank][i];
+            let o = self.queued[other as usize];
+            let joins = o.plane != lead.plane
+                && o.kind == lead.kind
+                && (o.kind == OpKind::Erase || o.page == lead.page)
+                && o.ready_ns <= at
+                && self.last[di].planes & (1u64 << self.ppd.rem32(o.plane)) == 0;
+            if joins {
+                self.queues[di][rank].remove(i);
+                if self.queues[di][rank].is_empty() {
+                    self.dies[di].queued_ranks &= !(1 << rank);
                 }
+                picked.push((other, self.time_queued(&o, batch)));
+            } else {
+                i += 1;
             }
         }
+        // A multi-plane program's planes all end with its array time, however many joined.
+        let program_end =
+            (lead.kind == OpKind::Program && picked.len() > 1).then(|| self.last[di].end);
+        for &(op, (first, end)) in &picked {
+            self.finish_queued(op, first, program_end.unwrap_or(end));
+        }
+        self.picked = picked;
         self.wake(die);
     }
 
-    /// Takes the `i`-th operation of die `die`'s queue of rank `rank` out of it.
-    fn pop_queued(&mut self, die: u32, rank: usize, i: usize) {
+    /// Takes the head of die `die`'s queue of rank `rank` out of it.
+    #[inline]
+    fn pop_front(&mut self, die: u32, rank: usize) {
         let q = &mut self.queues[die as usize][rank];
-        q.remove(i);
+        q.pop_front();
         if q.is_empty() {
             self.dies[die as usize].queued_ranks &= !(1 << rank);
         }
     }
 
-    /// Times queued operation `id` now, as part of `batch`; finishes its request if it was
-    /// the last, and releases the operations waiting for it.
-    fn time_queued(&mut self, id: u32, batch: u64) {
-        let q = self.queued[id as usize];
-        let die = q.plane / self.planes_per_die;
-        let (first, end) = self.reserve(q.kind, q.plane, q.page, q.ready_ns, batch);
-        let d = &mut self.dies[die as usize];
-        d.backlog_ns -= self.t.alone(q.kind);
+    /// Times queued operation `q` now, as part of `batch` (its request is accounted by
+    /// `finish_queued` once the batch is complete).
+    #[inline]
+    fn time_queued(&mut self, q: &Queued, batch: u64) -> (u64, u64) {
+        let die = self.ppd.div32(q.plane);
+        let timed = self.reserve(q.kind, q.plane, q.page, q.ready_ns, batch);
+        self.dies[die as usize].backlog_ns -= self.alone_ns[q.kind as usize];
+        timed
+    }
+
+    /// Accounts queued operation `id`, timed from `first` to `end`: finishes its request if it
+    /// was the last, and releases the operations waiting for it.
+    #[inline]
+    fn finish_queued(&mut self, id: u32, first: u64, end: u64) {
+        let (request, dependents) = {
+            let q = &self.queued[id as usize];
+            (q.request, q.dependents)
+        };
         self.queued_count -= 1;
         self.free_queued.push(id);
-        let r = &mut self.requests[q.request as usize];
+        let r = &mut self.requests[request as usize];
         r.first_start_ns = r.first_start_ns.min(first);
         r.end_ns = r.end_ns.max(end);
         r.queued -= 1;
         if r.queued == 0 && r.closed {
-            let r = *r;
             if !r.orphan {
-                self.finished.push(Finished {
+                let f = Finished {
                     tag: r.tag,
                     class: r.class,
                     first_start_ns: r.first_start_ns,
                     end_ns: r.end_ns,
-                });
+                };
+                self.finished.push(f);
             }
-            self.free_requests.push(q.request);
+            self.free_requests.push(request);
         }
         // The current request's own queued operations may be timed only by an event, which
         // never happens during a dispatch.
-        debug_assert!(q.request != self.cur.slot || !self.cur.explicit);
-        let mut dep = q.dependents;
+        debug_assert!(request != self.cur.slot || !self.cur.explicit);
+        let mut dep = dependents;
         while dep != NONE {
-            let next = self.queued[dep as usize].next_dependent;
-            self.queued[dep as usize].ready_ns = end;
-            self.queued[dep as usize].next_dependent = NONE;
-            let dep_die = self.queued[dep as usize].plane / self.planes_per_die;
+            let q = &mut self.queued[dep as usize];
+            let next = q.next_dependent;
+            q.ready_ns = end;
+            q.next_dependent = NONE;
+            let dep_die = self.ppd.div32(q.plane);
             self.wake(dep_die);
             dep = next;
         }
