@@ -442,6 +442,60 @@ fn hybrid_ftls_keep_flushed_writes_across_kill_9() {
     run_matrix(&configs);
 }
 
+/// The parallel sim-engine's settings change where pages land and when operations run, never
+/// what a FLUSH promises: several planes (an open block per plane and region to recover),
+/// lock-stepped channels (a 2-plane-page effective page), every allocation, both schedulers and
+/// background cleaning, with both recovery modes and a buffer.
+#[test]
+fn parallel_hardware_keeps_flushed_writes_across_kill_9() {
+    let cp = ["--set", "serve.recovery=checkpoint", "--set", "serve.checkpoint_interval_s=0.05"];
+    let scan = ["--set", "serve.recovery=scan"];
+    let eight = [
+        "--set",
+        "device.gangs=2",
+        "--set",
+        "device.chips_per_channel=2",
+        "--set",
+        "device.planes_per_die=2",
+    ];
+    let configs: Vec<(&str, Vec<&str>)> = vec![
+        (
+            "page-8planes-background-scan",
+            [&eight[..], &["--set", "ftl.gc_mode=background"][..], &scan[..]].concat(),
+        ),
+        (
+            "dac-2planes-readprio-checkpoint",
+            [
+                &["--set", "device.planes_per_die=2", "--set", "ftl.placement=dac"][..],
+                &["--set", "ftl.regions=2", "--set", "ftl.scheduler=read-priority"][..],
+                &cp[..],
+            ]
+            .concat(),
+        ),
+        (
+            "page-2channels-lru-checkpoint",
+            [
+                &["--set", "device.channels_per_gang=2", "--set", "buffer.kind=lru"][..],
+                &["--set", "buffer.size_bytes=262144", "--set", "ftl.allocation=round-robin"][..],
+                &cp[..],
+            ]
+            .concat(),
+        ),
+        (
+            "fast-8planes-static-fab-scan",
+            [
+                &eight[..],
+                &["--set", "ftl.kind=fast", "--set", "ftl.allocation=static"][..],
+                &["--set", "buffer.kind=fab", "--set", "buffer.size_bytes=262144"][..],
+                &scan[..],
+            ]
+            .concat(),
+        ),
+    ];
+    let configs: Vec<(&str, &[&str])> = configs.iter().map(|(n, a)| (*n, a.as_slice())).collect();
+    run_matrix(&configs);
+}
+
 /// The whole product: every servable FTL kind and placement (page: none, dac, dac with a RAM
 /// region, deb, deb without EBR; bast with migration and lazy wear leveling, sast, fast) × every
 /// buffer kind (none, lru, fab, bplru, cflru) × both recovery modes: 80 configurations. Not

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use common::tracked::{Image, Last, Op, SavedCheckpoint, Track, Tracked};
 use nandlab_core::assemble::recover_hybrid as recover_from_config;
 use nandlab_core::config::Resolved;
-use nandlab_core::flash::{CountingMedia, Flash, Oob, GARBAGE_LPN, NONE};
+use nandlab_core::flash::{CountingMedia, Oob, GARBAGE_LPN, NONE};
 use nandlab_core::ftl::{Ftl, FtlRecovery, HybridFtl, RecycleKind};
 use nandlab_core::rng::Prng;
 use nandlab_core::{Config, RecoveryError};
@@ -74,13 +74,19 @@ const CONFIGS: &[(&str, &[&str])] = &[
     ),
     ("fast", &["ftl.kind=fast"]),
     ("fast lazy", &["ftl.kind=fast", "wear.kind=lazy", "wear.delta=1"]),
+    // Parallel hardware: free lists per plane (issue 18).
+    ("fast 2 planes", &["ftl.kind=fast", "device.planes_per_die=2", "device.blocks=14"]),
 ];
 
 /// A fresh FTL over a tracking media.
 fn fresh(r: &Resolved) -> (HybridFtl, Arc<Mutex<Track>>) {
     let pages = r.geometry.physical_pages() as usize;
     let (media, track) = Tracked::new(CountingMedia::new(r.geometry), vec![0; pages]);
-    (nandlab_core::assemble::hybrid(r, Flash::new(Box::new(media), r.timing)).unwrap(), track)
+    (
+        nandlab_core::assemble::hybrid(r, nandlab_core::assemble::flash(r, Box::new(media), 0))
+            .unwrap(),
+        track,
+    )
 }
 
 /// Skewed random host work: most writes to two hot logical blocks, some whole-block
@@ -177,7 +183,7 @@ fn try_recover_and_use(
     what: &str,
 ) -> Result<Outcome, RecoveryError> {
     let (media, track) = image.media();
-    let (mut ftl, report) = recover_from_config(r, Flash::new(media, r.timing))?;
+    let (mut ftl, report) = recover_from_config(r, nandlab_core::assemble::flash(r, media, 0))?;
     let full_repairs = ftl.counters().recycles[RecycleKind::FullMerge as usize].count;
     let ops = track.lock().unwrap().ops.clone();
     ftl.check();
@@ -473,7 +479,7 @@ fn hand_recover(
         }
     }
     let (media, track) = image.media();
-    let (ftl, report) = recover_from_config(r, Flash::new(media, r.timing)).unwrap();
+    let (ftl, report) = recover_from_config(r, nandlab_core::assemble::flash(r, media, 0)).unwrap();
     ftl.check();
     verify(&ftl, &track, &last, "hand layout");
     (ftl, report, track)
@@ -768,6 +774,6 @@ fn checkpoint_roll_forward_must_read_past_an_erased_first_page() {
     let cp = track.lock().unwrap().checkpoints[0].clone();
     recover_and_use(&r, &image.checkpoint_view(&cp, false), &last, 1, 50, "every page read");
     let (media, _) = image.checkpoint_view(&cp, true).media();
-    let (lossy, _) = recover_from_config(&r, Flash::new(media, r.timing)).unwrap();
+    let (lossy, _) = recover_from_config(&r, nandlab_core::assemble::flash(&r, media, 0)).unwrap();
     assert!([5, 6, 8].iter().all(|&l| lossy.locate(l).is_none()));
 }

@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 
 use common::tracked::{origin_of, payload, Image, Last, NvramCell, Op, SavedCheckpoint, Track};
 use nandlab_core::config::Resolved;
-use nandlab_core::flash::{Flash, Oob, NONE};
+use nandlab_core::flash::{Oob, NONE};
 use nandlab_core::ftl::{Ftl, FtlRecovery, PageFtl};
 use nandlab_core::rng::Prng;
 use nandlab_core::{Config, RecoveryError};
@@ -57,6 +57,12 @@ fn resolve(overrides: &[&str]) -> Resolved {
 /// see pages of every age.
 const CONFIGS: &[(&str, &[&str])] = &[
     ("none greedy", &["ftl.cleaning=greedy"]),
+    // Parallel hardware: an open block per plane, free lists per plane (issue 18).
+    ("none greedy 2 planes", &["ftl.cleaning=greedy", "device.planes_per_die=2"]),
+    (
+        "none cost-benefit 2 gangs static",
+        &["ftl.cleaning=cost-benefit", "device.gangs=2", "ftl.allocation=static"],
+    ),
     ("none cat static", &["ftl.cleaning=cat", "wear.kind=static", "wear.threshold=2"]),
     ("none greedy lazy", &["ftl.cleaning=greedy", "wear.kind=lazy", "wear.delta=1"]),
     ("dac cost-benefit", &["ftl.placement=dac", "ftl.regions=3", "ftl.cleaning=cost-benefit"]),
@@ -145,7 +151,7 @@ const CONFIGS: &[(&str, &[&str])] = &[
 fn fresh(r: &Resolved) -> (PageFtl, Arc<Mutex<Track>>) {
     let image = Image::with_nvram(r.geometry, r.ram_region_pages());
     let (media, track) = image.media();
-    let flash = Flash::new(media, r.timing);
+    let flash = nandlab_core::assemble::flash(r, media, 0);
     let victim = nandlab_core::assemble::victim_policy(r).unwrap();
     let placement = nandlab_core::assemble::placement(r, None).unwrap();
     let mut ftl = PageFtl::new(flash, victim, placement, r.gc_free_blocks_min);
@@ -161,7 +167,7 @@ fn recover(
     battery_failed: bool,
 ) -> Result<(PageFtl, FtlRecovery, Arc<Mutex<Track>>), RecoveryError> {
     let (media, track) = image.media();
-    let flash = Flash::new(media, r.timing);
+    let flash = nandlab_core::assemble::flash(r, media, 0);
     let victim = nandlab_core::assemble::victim_policy(r)?;
     let placement = nandlab_core::assemble::placement(r, None)?;
     let (mut ftl, mut report) =

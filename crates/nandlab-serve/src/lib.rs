@@ -303,6 +303,10 @@ impl SimEngine {
         if let (Some(c), true) = (&classifier, exists) {
             relearn(&mut device, c, g.page_size_bytes, g.logical_pages);
         }
+        // Requests arrive as the clients send them: the engine never runs ahead of them, and a
+        // request whose operations wait in a die queue gets its completion predicted (replies
+        // go out in the order the device finishes them).
+        device.set_real_time(true);
         let now = Instant::now();
         let time_base_ns = device.now_ns();
         let mut engine = Self {
@@ -499,10 +503,14 @@ impl SimEngine {
             }
             CommandKind::Cache => return Ok((0, out)),
         };
+        let mut complete_ns = completion.complete_ns;
         if req.fua {
-            self.device.sync().map_err(RequestError::Media)?;
+            // The write is durable once its own operations and the write-back a sync does
+            // (the buffer's dirty pages) have ended.
+            let synced = self.device.sync_until().map_err(RequestError::Media)?;
+            complete_ns = complete_ns.max(synced.unwrap_or(0));
         }
-        Ok((completion.latency_ns(), out))
+        Ok((complete_ns - completion.arrival_ns, out))
     }
 }
 

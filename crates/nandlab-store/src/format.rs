@@ -180,6 +180,10 @@ pub struct ImageInfo {
     pub flash_regions: u32,
     /// RAM-region pages the NVRAM area holds (0: none).
     pub nvram_pages: u32,
+    /// Planes the FTL's blocks are spread over (`engine::hardware`: gangs × chips per channel
+    /// × dies per chip × planes per die), each with its own open blocks: the layout a restart
+    /// rebuilds. Images from before it was recorded hold 1.
+    pub planes: u32,
 }
 
 fn put_name(s: &mut Vec<u8>, name: &str, width: usize) {
@@ -212,6 +216,13 @@ pub(crate) fn encode_superblock(i: &ImageInfo) -> Vec<u8> {
     debug_assert_eq!(s.len(), 68);
     let crc = crc32fast::hash(&s);
     s.extend_from_slice(&crc.to_le_bytes());
+    // The plane count came later, in what earlier versions required to be zero: a one-plane
+    // image is byte for byte what they wrote; more planes are recorded with a CRC of their own
+    // (an earlier version refuses such an image: its padding is not zero).
+    if i.planes > 1 {
+        s.extend_from_slice(&i.planes.to_le_bytes());
+        s.extend_from_slice(&crc32fast::hash(&i.planes.to_le_bytes()).to_le_bytes());
+    }
     s.resize(SUPERBLOCK_BYTES, 0);
     s
 }
@@ -228,10 +239,15 @@ pub(crate) fn decode_superblock(s: &[u8]) -> Result<ImageInfo, String> {
              format 2 lack mirrored metadata: create a new image)"
         ));
     }
-    if crc32fast::hash(&s[..68]) != le_u32(s, 68) || s[72..SUPERBLOCK_BYTES].iter().any(|&b| b != 0)
+    if crc32fast::hash(&s[..68]) != le_u32(s, 68) || s[80..SUPERBLOCK_BYTES].iter().any(|&b| b != 0)
     {
         return Err("superblock CRC mismatch".into());
     }
+    let planes = match le_u32(s, 72) {
+        0 if le_u32(s, 76) == 0 => 1,
+        n if n > 1 && crc32fast::hash(&s[72..76]) == le_u32(s, 76) => n,
+        _ => return Err("superblock CRC mismatch (plane count)".into()),
+    };
     let info = ImageInfo {
         page_size_bytes: le_u64(s, 12),
         pages_per_block: le_u32(s, 20),
@@ -241,6 +257,7 @@ pub(crate) fn decode_superblock(s: &[u8]) -> Result<ImageInfo, String> {
         flash_regions: le_u32(s, 40),
         ftl_kind: get_name(&s[44..52])?,
         placement: get_name(&s[52..68])?,
+        planes,
     };
     let physical = u64::from(info.blocks) * u64::from(info.pages_per_block);
     let sane = info.page_size_bytes.is_power_of_two()
@@ -250,7 +267,9 @@ pub(crate) fn decode_superblock(s: &[u8]) -> Result<ImageInfo, String> {
         && physical < u64::from(u32::MAX - 1)
         && (1..=physical).contains(&info.logical_pages)
         && info.flash_regions <= 255
-        && u64::from(info.nvram_pages) <= physical;
+        && u64::from(info.nvram_pages) <= physical
+        && (1..=info.blocks).contains(&info.planes)
+        && info.blocks.is_multiple_of(info.planes);
     if !sane {
         return Err(format!("implausible geometry or identity {info:?}"));
     }
@@ -552,7 +571,15 @@ mod tests {
             placement: "dac".into(),
             flash_regions: 4,
             nvram_pages: 16,
+            planes: 1,
         };
+        // One plane is encoded as earlier versions did: zeros after the CRC.
+        assert!(encode_superblock(&info)[72..].iter().all(|&b| b == 0));
+        let four = ImageInfo { planes: 4, ..info.clone() };
+        assert_eq!(decode_superblock(&encode_superblock(&four)), Ok(four.clone()));
+        let mut bad = encode_superblock(&four);
+        bad[72] = 2;
+        assert!(decode_superblock(&bad).is_err(), "a damaged plane count is refused");
         let mut area = vec![0u8; SUPERBLOCK_AREA_BYTES as usize];
         for at in SUPERBLOCK_COPY_AT {
             area[at as usize..at as usize + SUPERBLOCK_BYTES]

@@ -137,6 +137,7 @@ pub fn identity(r: &Resolved) -> ImageInfo {
         placement: placement.map_or_else(String::new, |p| p.name().to_string()),
         flash_regions: if page { r.regions } else { 0 },
         nvram_pages: if page { r.ram_region_pages() } else { 0 },
+        planes: r.hardware.planes(),
     }
 }
 
@@ -190,6 +191,14 @@ fn check_identity(
         let (i, c) = (image.logical_pages, want.logical_pages);
         let (i, c) = (i * image.page_size_bytes, c * want.page_size_bytes);
         return mismatch("device.logical_bytes", i.to_string(), c.to_string());
+    }
+    if image.planes != want.planes {
+        let (i, c) = (image.planes, want.planes);
+        return mismatch(
+            "device.planes_per_die",
+            format!("{i} planes (gangs x chips_per_channel x dies_per_chip x planes_per_die)"),
+            format!("{c} planes"),
+        );
     }
     if image.ftl_kind != want.ftl_kind {
         return mismatch("ftl.kind", image.ftl_kind.clone(), want.ftl_kind.clone());

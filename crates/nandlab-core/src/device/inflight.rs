@@ -102,6 +102,11 @@ impl InFlight {
         }
     }
 
+    fn peek(&self, tag: u64) -> Option<Waiting> {
+        let i = self.queued.binary_search_by_key(&tag, |&(t, _)| t).ok()?;
+        Some(self.queued[i].1)
+    }
+
     fn take(&mut self, tag: u64) -> Option<Waiting> {
         let i = self.queued.binary_search_by_key(&tag, |&(t, _)| t).ok()?;
         let (_, w) = self.queued.remove(i);
@@ -212,6 +217,9 @@ impl Device {
     /// The completion of queued request `tag` (dispatched by `submit`, or the device's own
     /// work): the engine runs until its operations are timed.
     pub(super) fn completion_of(&mut self, tag: u64) -> Completion {
+        if self.real_time {
+            return self.predicted(tag);
+        }
         loop {
             if let Some(i) = self.inflight.completed.iter().position(|&(t, _)| t == tag) {
                 return self.inflight.completed.swap_remove(i).1;
@@ -221,6 +229,32 @@ impl Device {
                 "request {tag} waits on operations that can never be timed"
             );
             self.engine_step();
+        }
+    }
+
+    /// Queued request `tag`'s completion predicted on a copy of the engine (real time: see
+    /// `Device::set_real_time`).
+    fn predicted(&mut self, tag: u64) -> Completion {
+        let w = self.inflight.peek(tag).expect("a queued request is kept until it finishes");
+        let mut engine = self.ftl.flash().engine().clone();
+        let mut finished = Vec::new();
+        let (first, end) = loop {
+            assert!(engine.step().is_some(), "request {tag} waits on operations never timed");
+            engine.take_finished(&mut finished);
+            if let Some(f) = finished.iter().find(|f| f.tag == tag) {
+                break (f.first_start_ns, f.end_ns);
+            }
+            finished.clear();
+        };
+        let start_ns = first.max(w.arrival_ns);
+        let complete_ns = end.max(w.arrival_ns).saturating_add(w.ram_ns);
+        self.last_complete_ns = self.last_complete_ns.max(complete_ns);
+        Completion {
+            arrival_ns: w.arrival_ns,
+            start_ns,
+            complete_ns,
+            service_ns: complete_ns - start_ns,
+            effects: w.effects,
         }
     }
 

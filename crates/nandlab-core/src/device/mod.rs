@@ -153,6 +153,8 @@ pub struct Device {
     inflight: InFlight,
     /// Background cleaning is on (`ftl.gc_mode = "background"`).
     background: bool,
+    /// Driven in real time (a served drive, `set_real_time`).
+    real_time: bool,
     /// Cache hints pay off (the FTL's tables are large, or a buffer's index may be).
     prefetch: bool,
 }
@@ -175,8 +177,13 @@ impl Device {
     /// dirty pages back, then syncs the media. The flash time this takes is charged to the
     /// device's clock (`now_ns` afterwards is when it ends).
     pub fn sync(&mut self) -> Result<(), crate::error::MediaError> {
-        self.write_back(FlushReason::Host);
-        self.ftl.sync()
+        self.sync_until().map(|_| ())
+    }
+
+    /// `sync`, returning when its write-back ends (`None`: there was nothing to write back).
+    pub fn sync_until(&mut self) -> Result<Option<u64>, crate::error::MediaError> {
+        let end = self.write_back(FlushReason::Host);
+        self.ftl.sync().map(|()| end)
     }
 
     /// Ends a run: the buffer's dirty pages are written back (counted as
@@ -210,20 +217,19 @@ impl Device {
         });
     }
 
-    fn write_back(&mut self, reason: FlushReason) {
-        if self.buffer.is_none() {
-            return;
-        }
-        self.device_work(|d, now| {
+    /// Writes the buffer's dirty pages back; returns when that ends (`None` without a buffer).
+    fn write_back(&mut self, reason: FlushReason) -> Option<u64> {
+        self.buffer.as_ref()?;
+        Some(self.device_work(|d, now| {
             if let Some(b) = &mut d.buffer {
                 b.flush(d.ftl.as_mut(), now, reason);
             }
-        });
+        }))
     }
 
     /// Work of the device's own (a sync's or shutdown's write-back, the end of a run), as a
-    /// request starting now; the device's clock moves to its end.
-    fn device_work(&mut self, work: impl FnOnce(&mut Self, u64)) {
+    /// request starting now; the device's clock moves to its end, which is returned.
+    fn device_work(&mut self, work: impl FnOnce(&mut Self, u64)) -> u64 {
         let now = self.now_ns().max(self.ftl.flash().engine().now_ns());
         self.advance_to(now);
         let now = self.now_ns().max(self.ftl.flash().engine().now_ns());
@@ -234,11 +240,15 @@ impl Device {
             Outcome::Timed { end_ns, .. } => end_ns,
             Outcome::Queued { tag: t } => {
                 debug_assert_eq!(t, tag);
-                self.inflight.expect(t, Waiting::device(now));
+                let mut w = Waiting::device(now);
+                w.track = self.wait_track();
+                self.inflight.expect(t, w);
                 self.completion_of(t).complete_ns
             }
         };
-        self.last_complete_ns = self.last_complete_ns.max(end.max(now).saturating_add(ram));
+        let end = end.max(now).saturating_add(ram);
+        self.last_complete_ns = self.last_complete_ns.max(end);
+        end
     }
 
     /// Installs (or removes) a RAM buffer; an existing one must be empty.
@@ -286,7 +296,29 @@ impl Device {
             recovery: FtlRecovery::default(),
             inflight: InFlight::default(),
             background: false,
+            real_time: false,
             prefetch,
+        }
+    }
+
+    /// Drives the device in real time (a served drive): requests arrive as the host sends
+    /// them, so the engine must never run ahead of the arrivals. `submit` then does not wait
+    /// for a request whose operations are queued: its completion is *predicted* by timing the
+    /// queued operations on a copy of the engine as if nothing else arrived (exact under FIFO
+    /// scheduling on dies that do not share a bus; a later request's transfer may take a
+    /// shared bus slot first, or a later read pass a queued write under `read-priority`), and
+    /// the engine times them for real as later arrivals move simulated time on.
+    pub fn set_real_time(&mut self, on: bool) {
+        self.real_time = on;
+    }
+
+    /// Who takes the completion of a request someone waits for (`submit`, the device's own
+    /// work): in real time, nobody — its completion is predicted (`set_real_time`).
+    fn wait_track(&self) -> Track {
+        if self.real_time {
+            Track::Open
+        } else {
+            Track::Wait
         }
     }
 
@@ -421,7 +453,7 @@ impl Device {
     /// completion (operations the scheduler queued are timed first: the device's engine runs
     /// up to the request's end).
     pub fn submit_io(&mut self, req: &Request, io: Io<'_>) -> Result<Completion, RequestError> {
-        match self.dispatch_io(req, io, Track::Wait)? {
+        match self.dispatch_io(req, io, self.wait_track())? {
             (Dispatched::Timed(c), _) => Ok(c),
             (Dispatched::Queued, tag) => Ok(self.completion_of(tag)),
         }
@@ -453,7 +485,7 @@ impl Device {
         req: &Request,
         more: &[(u64, u64)],
     ) -> Result<Completion, RequestError> {
-        match self.dispatch_split_inner(req, more, Track::Wait)? {
+        match self.dispatch_split_inner(req, more, self.wait_track())? {
             (Dispatched::Timed(c), _) => Ok(c),
             (Dispatched::Queued, tag) => Ok(self.completion_of(tag)),
         }

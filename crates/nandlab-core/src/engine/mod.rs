@@ -262,6 +262,7 @@ struct Current {
     fast_bus_ns: u64,
 }
 
+#[derive(Clone)]
 pub struct Engine {
     hw: Hardware,
     t: Times,
