@@ -44,11 +44,10 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use bus::Bus;
-pub use hardware::Hardware;
+pub use hardware::{Hardware, Timing};
 pub use scheduler::SchedulerSpec;
 
 use crate::fastdiv::Divisor;
-use crate::flash::Timing;
 
 /// What an operation does to its die and bus.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,6 +112,8 @@ pub struct EngineStats {
 }
 
 const NONE: u32 = u32::MAX;
+/// Queued operations of one rank a die's scheduler looks at (for one whose data is in).
+const QUEUE_SCAN: usize = 128;
 const UNKNOWN: u64 = u64::MAX;
 
 #[derive(Clone, Copy, Debug)]
@@ -691,11 +692,11 @@ impl Engine {
                 && (kind == OpKind::Erase || l.page == page)
                 && ready <= l.array_start
         };
-        // (A die free now also goes to the first operation that asks, even one that waits for
-        // its data: under FIFO nothing could pass it.)
+        // A die free now goes to the first operation that asks, even one that waits for its
+        // data (a copy's program): it is timed from when the data is in.
         let own = rank == self.best_rank && d.chain == self.cur.tag;
         let free = d.free_ns <= self.now_ns && (rank == self.best_rank || start <= self.now_ns);
-        if waits_on.is_none() && !ahead && (free || joins || own) {
+        if waits_on.is_none() && !ahead && (free || own || joins) {
             let batch = self.cur.tag;
             let (first, end) = self.reserve(kind, plane, page, ready, batch);
             let c = &mut self.cur;
@@ -718,8 +719,9 @@ impl Engine {
             let p = &mut self.queued[pred as usize];
             self.queued[id as usize].next_dependent = p.dependents;
             self.queued[pred as usize].dependents = id;
+        } else {
+            self.wake_at(die, ready);
         }
-        self.wake(die);
         OpRef::Queued(id)
     }
 
@@ -952,20 +954,40 @@ impl Engine {
     #[inline]
     fn next_start(&self, die: u32) -> Option<u64> {
         let d = &self.dies[die as usize];
-        let mut ranks = d.queued_ranks;
-        if ranks == 0 {
+        if d.queued_ranks == 0 {
             return None;
         }
-        let queues = &self.queues[die as usize];
-        let mut ready = UNKNOWN;
-        while ranks != 0 {
-            let r = ranks.trailing_zeros() as usize;
-            ranks &= ranks - 1;
-            if let Some(&id) = queues[r].front() {
-                ready = ready.min(self.queued[id as usize].ready_ns);
-            }
+        let ready = self.queues[die as usize]
+            .iter()
+            .flat_map(|q| q.iter().take(QUEUE_SCAN))
+            .map(|&id| self.queued[id as usize].ready_ns)
+            .min()
+            .filter(|&r| r != UNKNOWN)?;
+        Some(ready.max(d.free_ns).max(self.now_ns))
+    }
+
+    /// Makes sure die `die` has an event no later than `at` (or when it is free, if later): a
+    /// hint from an operation whose data is in at `at`; `service` finds the real next start.
+    #[inline]
+    fn wake_at(&mut self, die: u32, at: u64) {
+        let d = &mut self.dies[die as usize];
+        let at = at.max(d.free_ns).max(self.now_ns);
+        if d.event_ns <= at {
+            return;
         }
-        (ready != UNKNOWN).then(|| ready.max(d.free_ns).max(self.now_ns))
+        d.event_ns = at;
+        self.events.push(Reverse((at, die)));
+    }
+
+    /// The first operation of die `die`'s queue of rank `rank` that may start at `at` (issue
+    /// order among those whose data is in: one still waiting for its data does not hold up
+    /// the others), as its position.
+    #[inline]
+    fn first_ready(&self, die: u32, rank: usize, at: u64) -> Option<usize> {
+        self.queues[die as usize][rank]
+            .iter()
+            .take(QUEUE_SCAN)
+            .position(|&id| self.queued[id as usize].ready_ns <= at)
     }
 
     /// Die `die`'s event at `at`: times the best queued operation that may start then, with
@@ -981,33 +1003,31 @@ impl Engine {
             self.now_ns = at;
         }
         if d.free_ns > at {
-            self.wake(die);
+            self.wake_at(die, 0);
             return;
         }
-        // The first rank whose head may start now.
+        // The best rank with an operation that may start now.
         let mut ranks = d.queued_ranks;
         let mut pick = None;
         while ranks != 0 {
             let r = ranks.trailing_zeros() as usize;
             ranks &= ranks - 1;
-            if let Some(&id) = self.queues[di][r].front() {
-                if self.queued[id as usize].ready_ns <= at {
-                    pick = Some((r, id));
-                    break;
-                }
+            if let Some(i) = self.first_ready(die, r, at) {
+                pick = Some((r, i));
+                break;
             }
         }
-        let Some((rank, id)) = pick else {
+        let Some((rank, i)) = pick else {
             self.wake(die);
             return;
         };
-        self.pop_front(die, rank);
+        let id = self.take_queued(die, rank, i);
         let batch = self.new_tag();
         let lead = self.queued[id as usize];
         let timed = self.time_queued(&lead, batch);
         if self.planes_per_die == 1 || lead.kind == OpKind::Copyback {
             self.finish_queued(id, timed.0, timed.1);
-            self.wake(die);
+            self.wake_next(die);
             return;
         }
         let mut picked = std::mem::take(&mut self.picked);
@@ -1016,7 +1036,7 @@ impl Engine {
         // Same-kind operations of the same rank on other planes at the same page offset join
         // it (a multi-plane operation): look a few entries down the queue.
         let mut i = 0;
-        let window = 4 * self.planes_per_die as usize;
+        let window = 2 * self.planes_per_die as usize;
         while i < self.queues[di][rank].len().min(window) {
             let other = self.queues[di][rank][i];
             let o = self.queued[other as usize];
@@ -1026,10 +1046,7 @@ impl Engine {
                 && o.ready_ns <= at
                 && self.last[di].planes & (1u64 << self.ppd.rem32(o.plane)) == 0;
             if joins {
-                self.queues[di][rank].remove(i);
-                if self.queues[di][rank].is_empty() {
-                    self.dies[di].queued_ranks &= !(1 << rank);
-                }
+                self.take_queued(die, rank, i);
                 picked.push((other, self.time_queued(&o, batch)));
             } else {
                 i += 1;
@@ -1042,17 +1059,27 @@ impl Engine {
             self.finish_queued(op, first, program_end.unwrap_or(end));
         }
         self.picked = picked;
-        self.wake(die);
+        self.wake_next(die);
     }
 
-    /// Takes the head of die `die`'s queue of rank `rank` out of it.
+    /// After timing an operation: an event when the die is free, if anything is queued (the
+    /// head is usually ready by then; if not, that event finds when one is).
     #[inline]
-    fn pop_front(&mut self, die: u32, rank: usize) {
+    fn wake_next(&mut self, die: u32) {
+        if self.dies[die as usize].queued_ranks != 0 {
+            self.wake_at(die, 0);
+        }
+    }
+
+    /// Takes the `i`-th operation of die `die`'s queue of rank `rank` out of it.
+    #[inline]
+    fn take_queued(&mut self, die: u32, rank: usize, i: usize) -> u32 {
         let q = &mut self.queues[die as usize][rank];
-        q.pop_front();
+        let id = if i == 0 { q.pop_front() } else { q.remove(i) }.expect("position in range");
         if q.is_empty() {
             self.dies[die as usize].queued_ranks &= !(1 << rank);
         }
+        id
     }
 
     /// Times queued operation `q` now, as part of `batch` (its request is accounted by
@@ -1101,7 +1128,7 @@ impl Engine {
             q.ready_ns = end;
             q.next_dependent = NONE;
             let dep_die = self.ppd.div32(q.plane);
-            self.wake(dep_die);
+            self.wake_at(dep_die, end);
             dep = next;
         }
     }

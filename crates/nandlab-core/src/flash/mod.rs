@@ -14,9 +14,10 @@ mod counting;
 mod faulty;
 mod geometry;
 
+pub use crate::engine::Timing;
 pub use counting::CountingMedia;
 pub use faulty::{Fault, FaultKind, FaultyMedia, Injected, Trigger};
-pub use geometry::{Geometry, Timing};
+pub use geometry::Geometry;
 
 use crate::engine::{Engine, Hardware, OpKind, OpRef};
 use crate::fastdiv::Divisor;

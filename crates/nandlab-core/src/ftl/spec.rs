@@ -31,9 +31,11 @@ pub struct FtlConfig {
     pub regions: Option<u32>,
     /// DAC time threshold for promotion/demotion; unset = no threshold.
     pub time_threshold_s: Option<f64>,
-    /// The cleaner runs while fewer free blocks remain. Default and minimum: one more than the
-    /// number of logs one victim's pages can be copied into (see
-    /// `placement::cleaner_destinations_max`), so a cleaning step can never run out of blocks.
+    /// The cleaner runs while fewer free blocks remain. Minimum: one more than the number of
+    /// logs one victim's pages can be copied into (see `placement::cleaner_destinations_max`),
+    /// so a cleaning step can never run out of blocks. Default: that minimum plus one per plane
+    /// beyond the first (`device.*`: a parallel device keeps a free block per plane while
+    /// cleaning steps' erases are pending).
     pub gc_free_blocks_min: Option<u32>,
     /// Sample size of the `random-d` policy.
     pub random_d: u32,
@@ -190,9 +192,10 @@ pub fn refuse_hybrid_keys(f: &FtlConfig) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// The page FTL with its resolved policies: fills `ftl.gc_free_blocks_min` (default and
-/// minimum: one more than the logs one victim's pages can be copied into, so a cleaning step
-/// can never run out of blocks) and checks the device leaves the cleaner room.
+/// The page FTL with its resolved policies: fills `ftl.gc_free_blocks_min` (minimum: one more
+/// than the logs one victim's pages can be copied into, so a cleaning step can never run out of
+/// blocks; default: that plus one per extra plane) and checks the device leaves the cleaner
+/// room.
 pub fn resolve_page(
     f: &mut FtlConfig,
     cleaning: Arc<dyn CleaningSpec>,
@@ -202,7 +205,11 @@ pub fn resolve_page(
 ) -> Result<PageSpec, ConfigError> {
     let destinations = placement.cleaner_destinations_max();
     let regions = placement.regions();
-    let gc_free_blocks_min = *f.gc_free_blocks_min.get_or_insert(destinations + 1);
+    // On a parallel device a cleaning step's freed block is not usable until its erase, at the
+    // end of the step's copies on the victim's die: a free block per plane keeps every plane's
+    // writes going meanwhile (with one plane: the single-channel reserve, unchanged).
+    let planes = hw.planes();
+    let gc_free_blocks_min = *f.gc_free_blocks_min.get_or_insert(destinations + planes);
     check(
         gc_free_blocks_min > destinations,
         "ftl.gc_free_blocks_min",
@@ -215,7 +222,7 @@ pub fn resolve_page(
     // Blocks that can never hold valid data at steady state: the free reserve plus one open
     // block per region on every plane. With fewer spare pages than that, the cleaner could
     // find every closed block full of valid pages and make no progress.
-    let planes = u64::from(hw.planes());
+    let planes = u64::from(planes);
     let spare_blocks_min = u64::from(gc_free_blocks_min) + u64::from(regions) * planes + 1;
     let spare_pages = g.physical_pages().saturating_sub(g.logical_pages);
     let spare_blocks = spare_pages / u64::from(g.pages_per_block);
