@@ -36,4 +36,4 @@ commit "toy placement"
 
 cp "$examples/toy_policies.rs" crates/nandlab-core/tests/toy_policies.rs
 echo "== their test:"
-CARGO_TARGET_DIR="$root/target" cargo test --release -q -p nandlab-core --test toy_policies
+CARGO_TARGET_DIR="$root/target" cargo test --profile ci -q -p nandlab-core --test toy_policies

@@ -22,6 +22,6 @@ else
   which=()
   name=crash_matrix
 fi
-NANDLAB_CRASH_CYCLES=$cycles cargo test --release -p nandlab-cli --test serve_crash -- \
+NANDLAB_CRASH_CYCLES=$cycles cargo test --profile ci -p nandlab-cli --test serve_crash -- \
     --nocapture --test-threads 2 "${which[@]}" 2>&1 | tee "$out/$name.log" \
     | grep -E "kill -9 cycles|test result" | tee "$out/$name.txt"

@@ -9,6 +9,6 @@ set -euo pipefail
 flips=${1:-all}
 out=experiments/serve/results
 mkdir -p "$out"
-NANDLAB_DAMAGE_FLIPS=$flips cargo test --release -p nandlab-store --test damage -- --nocapture \
+NANDLAB_DAMAGE_FLIPS=$flips cargo test --profile ci -p nandlab-store --test damage -- --nocapture \
     2>&1 | grep -E "^(image|area|superblock|holder|block|OOB|checkpoint|NVRAM|total|test )" \
     | tee "$out/damage_matrix.txt"
