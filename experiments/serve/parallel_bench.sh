@@ -7,7 +7,9 @@
 # 1. fio (nbd engine) 4 KiB random reads at QD 32 against `nandlab serve`, and the IOPS
 #    `nandlab run` computes for the same device, workload and queue depth: their ratio.
 # 2. fio 4 KiB random reads at QD 1: the served drive's median achieved latency against its
-#    median simulated latency (from the stats file).
+#    median simulated latency (from the stats file), and fio's client-side median, with the
+#    client's own round trip (fio, libnbd, loopback TCP) measured against `nbdkit memory` when
+#    nbdkit is installed: that part no server can remove.
 # Needs fio with its nbd engine. Writes experiments/serve/results/parallel.txt.
 set -euo pipefail
 secs=${1:-20}
@@ -48,6 +50,15 @@ serve "$tmp/stats2.json"
 fio_run randread 1 4k "$tmp/qd1.json" --time_based --runtime="$secs"
 kill -TERM $spid; wait $spid || true
 
+# The client's round trip alone: the same QD 1 reads against an in-memory NBD server.
+if command -v nbdkit >/dev/null; then
+  nbdkit --exit-with-parent -f -p $port memory 512M > "$tmp/nbdkit.log" 2>&1 &
+  kpid=$!
+  for _ in $(seq 100); do fio_run randread 1 4k "$tmp/rt.json" --runtime=0.1 --time_based 2>/dev/null && break; sleep 0.1; done
+  fio_run randread 1 4k "$tmp/rt.json" --time_based --runtime="$secs"
+  kill $kpid; wait $kpid 2>/dev/null || true
+fi
+
 # The simulator's own figure: the same device, prefilled, random 4 KiB reads at QD 32.
 $bin run "${device[@]}" --set workload.kind=uniform --set workload.read_fraction=0.999 \
     --set workload.passes=0.002 --set workload.warmup_passes=0 --set workload.queue_depth=32 \
@@ -70,4 +81,12 @@ sim, ach = lat["simulated_ns"]["p50"], lat["achieved_ns"]["p50"]
 print(f"QD1 random 4 KiB reads, {secs} s ({lat['requests']} requests): server stats simulated "
       f"p50 {sim / 1e3:.1f} us, achieved p50 {ach / 1e3:.1f} us, ratio {ach / sim:.3f}; fio "
       f"median completion latency {p50 / 1e3:.1f} us (client side, ratio {p50 / sim:.3f})")
+try:
+    rt = json.load(open(f"{tmp}/rt.json"))["jobs"][0]["read"]["clat_ns"]["percentile"]["50.000000"]
+except FileNotFoundError:
+    rt = None
+if rt is not None:
+    print(f"QD1 client round trip alone (fio on nbdkit memory): median {rt / 1e3:.1f} us; fio on "
+          f"nandlab serve minus it: {(p50 - rt) / 1e3:.1f} us, ratio to simulated "
+          f"{(p50 - rt) / sim:.3f}")
 PY
