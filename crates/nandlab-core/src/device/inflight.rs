@@ -158,12 +158,12 @@ impl Device {
     pub fn advance_to(&mut self, t_ns: u64) {
         // The common case, one request at a time on a device with nothing queued: only the
         // engine's clock moves.
-        if !self.background
-            && self.inflight.known.is_empty()
-            && self.ftl.flash().engine().next_event_ns().is_none()
-        {
-            self.ftl.flash_mut().engine_mut().set_clock(t_ns);
-            return;
+        if !self.background && self.inflight.known.is_empty() {
+            let engine = self.ftl.flash_mut().engine_mut();
+            if engine.next_event_ns().is_none() {
+                engine.set_clock(t_ns);
+                return;
+            }
         }
         self.advance_to_slow(t_ns);
     }

@@ -587,8 +587,10 @@ impl Device {
             RequestKind::Flush => h.flush_requests += 1,
         }
         let class = if req.kind == RequestKind::Read { Class::HostRead } else { Class::HostWrite };
-        let tag = self.ftl.flash_mut().engine_mut().begin(class, arrival_ns);
-        let before = Effects::of(&self.ftl.flash().counters);
+        // One call through the FTL's vtable for both.
+        let flash = self.ftl.flash_mut();
+        let tag = flash.engine_mut().begin(class, arrival_ns);
+        let before = Effects::of(&flash.counters);
         Ok((Started { arrival_ns, before }, tag))
     }
 
@@ -684,11 +686,14 @@ impl Device {
         track: Track,
     ) -> Result<(Dispatched, u64), RequestError> {
         let Started { arrival_ns, before } = started;
-        let ram_ns = self.take_ram_ns();
-        let outcome = self.ftl.flash_mut().engine_mut().end();
-        let effects = Effects::of(&self.ftl.flash().counters).since(before);
+        let buffer_ram_ns = self.buffer.as_mut().map_or(0, |b| b.take_pending_ns());
+        // One call through the FTL's vtable for the flash's part (this runs per request).
+        let flash = self.ftl.flash_mut();
+        let ram_ns = buffer_ram_ns + flash.take_ram_ns();
+        let outcome = flash.engine_mut().end();
+        let effects = Effects::of(&flash.counters).since(before);
+        let media = flash.media_mut().take_error();
         let waiting = Waiting { kind, arrival_ns, ram_ns, window: self.window, track, effects };
-        let media = self.ftl.flash_mut().media_mut().take_error();
         match outcome {
             Outcome::Timed { first_start_ns, end_ns } => {
                 let times = self.finish_request(&waiting, first_start_ns, end_ns);

@@ -290,6 +290,10 @@ pub struct Engine {
     /// Die time of each operation kind run alone, and the part of it on the bus.
     alone_ns: [u64; 4],
     bus_ns: [u64; 4],
+    /// Die and bus time of a page copy on the fast path (`copy_fast`): a copyback when the
+    /// timing has one, else a read and a program.
+    copy_alone_ns: u64,
+    copy_bus_ns: u64,
     /// Rank of each class (lower goes first); ops of the best rank are timed when issued.
     rank: [u8; CLASSES],
     best_rank: u8,
@@ -352,9 +356,18 @@ impl Engine {
             OpKind::Read | OpKind::Program => t.command + t.transfer,
             OpKind::Erase | OpKind::Copyback => t.command,
         });
+        let (r, p, cb) =
+            (OpKind::Read as usize, OpKind::Program as usize, OpKind::Copyback as usize);
+        let (copy_alone_ns, copy_bus_ns) = if timing.copy_page_ns.is_some() {
+            (alone_ns[cb], bus_ns[cb])
+        } else {
+            (alone_ns[r] + alone_ns[p], bus_ns[r] + bus_ns[p])
+        };
         let mut engine = Self {
             hw,
             t,
+            copy_alone_ns,
+            copy_bus_ns,
             planes_per_die: ppd,
             ppd: Divisor::new(u64::from(ppd)),
             single: dies == 1 && ppd == 1,
@@ -613,6 +626,23 @@ impl Engine {
             }
         }
         self.op_general(kind, plane, page, after)
+    }
+
+    /// On the fast path (one die of one plane, nothing queued: `single` and a request of the
+    /// best rank), times a page copy — a copyback when the timing has one, else a read then the program of
+    /// what it read —
+    /// in one step and returns true; otherwise does nothing and returns false (the caller
+    /// issues the copy's operations). A cleaner or merge copies many pages per request, so the
+    /// one-die device keeps its pre-engine cost per copied page.
+    #[inline(always)]
+    pub fn copy_fast(&mut self) -> bool {
+        if !self.cur.fast {
+            return false;
+        }
+        let c = &mut self.cur;
+        c.end_ns = c.end_ns.saturating_add(self.copy_alone_ns);
+        c.fast_bus_ns += self.copy_bus_ns;
+        true
     }
 
     /// Two operations, the second waiting for the first (a page copy between planes: a read,

@@ -228,6 +228,8 @@ pub struct Flash {
     /// The last read issued: a read-modify-write's program waits for it (`Flash::last_read`).
     last_read: OpRef,
     ram_ns: u64,
+    /// `timing.copy_cost_ns()`, the busy time a page copy is charged on one plane.
+    copy_ns: u64,
     pub counters: FlashCounters,
 }
 
@@ -260,6 +262,7 @@ impl Flash {
             planes,
             last_read: OpRef::Done(0),
             ram_ns: 0,
+            copy_ns: timing.copy_cost_ns(),
             counters: FlashCounters::default(),
         }
     }
@@ -387,6 +390,12 @@ impl Flash {
         self.counters.reads[s] += 1;
         self.counters.programs[s] += 1;
         let t = &self.timing;
+        if self.engine.copy_fast() {
+            // One die of one plane: both pages share the plane, so copyback applies if present.
+            self.charge(Op::Copy, self.copy_ns);
+            self.media.copy(from, to, oob);
+            return;
+        }
         let (from_plane, from_page) = self.at(from);
         let (to_plane, to_page) = self.at(to);
         // Copyback needs both pages in one plane (`at` gives plane 0 for all on a one-plane
