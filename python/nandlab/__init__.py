@@ -25,6 +25,7 @@ prints. ``__version__`` is the package version alone (``0.1.0``).
 """
 
 from . import plot, recycling
+from ._analyze import TraceAnalysis, analyze
 from ._api import ProgressCallback, presets, resolve_config, run
 from ._config import ConfigLike, Overrides
 from ._native import BUILD_VERSION as build_version
@@ -42,9 +43,11 @@ __all__ = [
     "ProgressCallback",
     "RequestError",
     "Result",
+    "TraceAnalysis",
     "TraceError",
     "WearSample",
     "__version__",
+    "analyze",
     "build_version",
     "plot",
     "presets",

@@ -15,6 +15,7 @@ __all__ = [
     "RequestError",
     "TraceError",
     "__version__",
+    "analyze",
     "presets",
     "recycling_costs",
     "resolve",
@@ -114,6 +115,23 @@ def recycling_costs(
 
     Raises:
         ValueError: a negative or non-finite cost or alpha, pages_per_block < 1, n_max too big.
+    """
+
+def analyze(
+    path: Union[str, PathLike[str]],
+    format: Optional[str] = None,
+    device: Optional[int] = None,
+    sequential_window: int = 10,
+    alignment_bytes: int = 4096,
+    sample_points: int = 10_000,
+    buffer_window_ns: int = 1_000_000_000,
+) -> str:
+    """Paper 003's characterisation of a trace file, as JSON text (the keys of
+    ``nandlab analyze --json``). Use `nandlab.analyze`.
+
+    Raises:
+        TraceError: an unreadable or malformed trace, an unknown format name, or no records.
+        ValueError: alignment_bytes < 1.
     """
 
 def version() -> str:

@@ -10,6 +10,7 @@ pub enum Command {
     Demo,
     Bench,
     Serve,
+    Analyze,
     Help,
     Version,
 }
@@ -24,7 +25,7 @@ pub struct Args {
     pub quick: bool,
     pub bench_blocks: u32,
     pub bench_passes: f64,
-    /// `bench --only page|hybrid|buffer|parallel`: one section of the benchmark.
+    /// `bench --only page|hybrid|buffer|parallel|analyze`: one section of the benchmark.
     pub bench_only: Option<String>,
     pub image: Option<PathBuf>,
     pub listen: Option<String>,
@@ -44,6 +45,14 @@ pub struct Args {
     pub tls_verify_peer: bool,
     /// `serve --allow-insecure-listen`.
     pub allow_insecure_listen: bool,
+    /// `analyze TRACE`.
+    pub trace: Option<PathBuf>,
+    /// `analyze --format F`.
+    pub format: Option<String>,
+    /// `analyze --device D`.
+    pub device: Option<u64>,
+    /// `analyze --plots DIR`.
+    pub plots: Option<PathBuf>,
 }
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {
@@ -68,6 +77,10 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         tls_psk: None,
         tls_verify_peer: false,
         allow_insecure_listen: false,
+        trace: None,
+        format: None,
+        device: None,
+        plots: None,
     };
     let Some(first) = argv.first() else { return Ok(args) };
     args.command = match first.as_str() {
@@ -77,6 +90,7 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         "demo" => Command::Demo,
         "bench" => Command::Bench,
         "serve" => Command::Serve,
+        "analyze" => Command::Analyze,
         "help" | "--help" | "-h" => Command::Help,
         "--version" | "-V" | "version" => Command::Version,
         other => return Err(format!("unknown command {other:?}")),
@@ -100,9 +114,9 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
             }
             "--only" => {
                 let v = value(a)?;
-                if !["page", "hybrid", "buffer", "parallel"].contains(&v.as_str()) {
+                if !["page", "hybrid", "buffer", "parallel", "analyze"].contains(&v.as_str()) {
                     return Err(format!(
-                        "--only takes page, hybrid, buffer or parallel, not {v:?}"
+                        "--only takes page, hybrid, buffer, parallel or analyze, not {v:?}"
                     ));
                 }
                 args.bench_only = Some(v);
@@ -134,9 +148,23 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
             "--tls-psk" => args.tls_psk = Some(PathBuf::from(value(a)?)),
             "--tls-verify-peer" => args.tls_verify_peer = true,
             "--allow-insecure-listen" => args.allow_insecure_listen = true,
+            "--format" => args.format = Some(value(a)?),
+            "--device" => {
+                let v = value(a)?;
+                args.device = Some(
+                    v.parse().map_err(|_| format!("--device needs a whole number, not {v:?}"))?,
+                );
+            }
+            "--plots" => args.plots = Some(PathBuf::from(value(a)?)),
             "--help" | "-h" => args.command = Command::Help,
             s if s.starts_with("--set=") => args.overrides.push(s["--set=".len()..].to_string()),
             s if s.starts_with('-') => return Err(format!("unknown option {s:?}")),
+            s if args.command == Command::Analyze => {
+                if args.trace.is_some() {
+                    return Err(format!("unexpected argument {s:?} (one trace at most)"));
+                }
+                args.trace = Some(PathBuf::from(s));
+            }
             s => {
                 if args.config.is_some() {
                     return Err(format!("unexpected argument {s:?} (one config file at most)"));
@@ -168,6 +196,13 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         return Err("--image, --listen, --unix, --stats-json, --read-only, --max-connections, \
                     --tls*, --allow-insecure-listen belong to `nandlab serve`"
             .into());
+    }
+    if args.command == Command::Analyze {
+        if args.trace.is_none() {
+            return Err("analyze needs a TRACE file".into());
+        }
+    } else if args.format.is_some() || args.device.is_some() || args.plots.is_some() {
+        return Err("--format, --device and --plots belong to `nandlab analyze`".into());
     }
     if !takes_config && (args.config.is_some() || !args.overrides.is_empty()) {
         return Err("this command takes no config file or --set".into());

@@ -3,9 +3,11 @@
 
 #[macro_use]
 mod out;
+mod analyze;
 mod args;
 mod demo;
 mod serve;
+mod svg;
 mod table;
 
 use std::io::IsTerminal;
@@ -28,12 +30,13 @@ Usage:
   nandlab print-config [CONFIG.toml] [--set key=value]...
   nandlab presets
   nandlab demo [--quick]
-  nandlab bench [--blocks N] [--passes P] [--only page|hybrid|buffer|parallel]
+  nandlab bench [--blocks N] [--passes P] [--only page|hybrid|buffer|parallel|analyze]
   nandlab serve [CONFIG.toml] [--set key=value]... --image PATH
                 [--listen 127.0.0.1:10809 | --unix PATH] [--stats-json PATH]
                 [--read-only] [--max-connections N (64)]
                 [--tls off|on|require] [--tls-certificates DIR [--tls-verify-peer]]
                 [--tls-psk FILE] [--allow-insecure-listen]
+  nandlab analyze TRACE [--format F] [--device D] [--json PATH|-] [--plots DIR] [--quiet]
   nandlab --version | --help
 
 Every config key has a default; `nandlab print-config` shows them all, resolved.
@@ -75,6 +78,7 @@ fn dispatch(args: Args) -> Result<(), String> {
             demo::bench(args.bench_blocks, args.bench_passes, args.bench_only.as_deref())
         }
         Command::Serve => serve::serve(&args),
+        Command::Analyze => analyze::analyze(&args),
     }
 }
 

@@ -87,3 +87,56 @@ fn print_config_and_presets() {
         assert!(stdout.contains(p));
     }
 }
+
+#[test]
+fn analyze_prints_the_table_and_the_contract_json() {
+    let dir = std::env::temp_dir().join(format!("nandlab-cli-analyze-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("t.csv");
+    // MSR: two sequential 4 KiB writes, a rewrite of both, a read.
+    std::fs::write(
+        &trace,
+        "128166385295514663,hm,0,Write,0,4096,1\n\
+         128166385295524663,hm,0,Write,4096,4096,1\n\
+         128166385295534663,hm,0,Write,0,8192,1\n\
+         128166385295544663,hm,0,Read,0,4096,1\n",
+    )
+    .unwrap();
+    let t = trace.to_str().unwrap();
+    let (code, stdout, stderr) = nandlab(&["analyze", t, "--json", "-", "--quiet"]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["rewrite_ratio"], 0.5);
+    assert_eq!(v["sequential_ratio"].as_f64().unwrap(), 1.0 / 3.0);
+    assert_eq!(v["alignment_ratio"], 1.0);
+    assert_eq!(v["write_bytes"], 16384);
+    assert_eq!(v["read_bytes"], 4096);
+    assert_eq!(v["request_bytes_typical"], 4096);
+    assert_eq!(v["suite"], "gc"); // rewrite ratio 50 % >= 50 %
+    assert_eq!(v["format"], "msr");
+    assert!(v["version"].as_str().unwrap().starts_with("nandlab "));
+    let plots = dir.join("plots");
+    let (code, stdout, stderr) =
+        nandlab(&["analyze", t, "--plots", plots.to_str().unwrap(), "--quiet"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("rewrite ratio") && stdout.contains("50.0 %"), "{stdout}");
+    for f in ["lba.svg", "life_cycle.svg", "seek.svg"] {
+        let svg = std::fs::read_to_string(plots.join(f)).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("<circle"), "{f}");
+    }
+    // Errors: a bad line names the file and line; an unknown format is named.
+    std::fs::write(&trace, "128166385295514663,hm,0,Write,0,4096,1\nnot a trace\n").unwrap();
+    let (code, _, stderr) = nandlab(&["analyze", t, "--format", "msr", "--quiet"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("t.csv:2"), "{stderr}");
+    let (code, _, stderr) = nandlab(&["analyze", t, "--format", "nope"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("unknown trace format \"nope\""), "{stderr}");
+    let (code, _, stderr) = nandlab(&["analyze"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("TRACE"), "{stderr}");
+    let (code, _, stderr) = nandlab(&["run", "--plots", "x"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("nandlab analyze"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

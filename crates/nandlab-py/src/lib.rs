@@ -264,6 +264,39 @@ fn recycling_costs(
 }
 
 /// The version recorded in every result: `nandlab X.Y.Z (COMMIT)` (`BUILD_VERSION`).
+/// Paper 003's workload characterisation of a trace file (`nandlab analyze`), as JSON text.
+/// The GIL is released during the pass.
+#[pyfunction]
+#[pyo3(signature = (path, format=None, device=None, sequential_window=10, alignment_bytes=4096, sample_points=10_000, buffer_window_ns=1_000_000_000))]
+#[allow(clippy::too_many_arguments)]
+fn analyze(
+    py: Python<'_>,
+    path: PathBuf,
+    format: Option<String>,
+    device: Option<u64>,
+    sequential_window: usize,
+    alignment_bytes: u64,
+    sample_points: usize,
+    buffer_window_ns: u64,
+) -> PyResult<String> {
+    if alignment_bytes == 0 {
+        return Err(PyValueError::new_err("alignment_bytes must be at least 1"));
+    }
+    let options = nandlab_trace::analyze::AnalyzeOptions {
+        sequential_window,
+        alignment_bytes,
+        sample_points,
+        buffer_window_ns,
+    };
+    let report = py
+        .allow_threads(|| {
+            nandlab_run::analyze::analyze_trace(&path, format.as_deref(), device, &options)
+        })
+        .map_err(|e| to_py_err(py, &Error::Trace(e)))?;
+    serde_json::to_string(&report.to_json_value())
+        .map_err(|e| NandlabError::new_err(format!("cannot serialize the analysis: {e}")))
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     nandlab_version::VERSION_STRING
@@ -273,6 +306,7 @@ fn version() -> &'static str {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;

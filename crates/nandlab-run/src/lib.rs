@@ -5,6 +5,7 @@
 //!
 //! The CLI and the Python bindings are thin layers over `load_config`, `prepare` and `run`.
 
+pub mod analyze;
 pub mod memory;
 mod trace_workload;
 

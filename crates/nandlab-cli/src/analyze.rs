@@ -1,0 +1,178 @@
+//! `nandlab analyze TRACE`: paper 003's workload characterisation of a trace file (the
+//! figures are defined in `nandlab_trace::analyze`): a table on the terminal, the JSON report
+//! (`--json`), and SVG charts of the microscopic views (`--plots DIR`).
+
+use std::path::Path;
+
+use nandlab_run::analyze::{analyze_trace, AnalyzeReport};
+use nandlab_trace::analyze::{AnalyzeOptions, Log2Histogram};
+
+use crate::args::Args;
+use crate::svg;
+use crate::table::Table;
+
+pub fn analyze(args: &Args) -> Result<(), String> {
+    let path = args.trace.as_deref().ok_or("analyze needs a TRACE file")?;
+    if !args.quiet {
+        crate::out::note(&format!("analyzing {} ...\n", path.display()));
+    }
+    let report =
+        analyze_trace(path, args.format.as_deref(), args.device, &AnalyzeOptions::default())
+            .map_err(|e| e.to_string())?;
+    let to_stdout = args.json.as_deref() == Some(Path::new("-"));
+    if let Some(target) = &args.json {
+        let text =
+            serde_json::to_string_pretty(&report.to_json_value()).map_err(|e| e.to_string())?;
+        if to_stdout {
+            outln!("{text}")?;
+        } else {
+            std::fs::write(target, text + "\n")
+                .map_err(|e| format!("{}: {e}", target.display()))?;
+        }
+    }
+    if let Some(dir) = &args.plots {
+        write_plots(&report, dir)?;
+    }
+    if !to_stdout {
+        print_table(&report)?;
+        if let Some(dir) = &args.plots {
+            outln!("plots: {}", dir.display())?;
+        }
+    }
+    Ok(())
+}
+
+fn mib(b: u64) -> String {
+    format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
+}
+
+fn print_table(r: &AnalyzeReport) -> Result<(), String> {
+    let a = &r.analysis;
+    let (suite, reason) = a.suite();
+    let pct = |x: f64| format!("{:.1} %", 100.0 * x);
+    let mut t = Table::new(&["figure", "value"]);
+    let rows: Vec<(&str, String)> = vec![
+        ("format", r.format.name().to_string()),
+        (
+            "requests (read/write/trim/flush)",
+            format!(
+                "{} ({}/{}/{}/{})",
+                a.requests, a.read_requests, a.write_requests, a.trim_requests, a.flush_requests
+            ),
+        ),
+        ("data transferred", mib(a.data_transferred_bytes())),
+        ("written / read", format!("{} / {}", mib(a.write_bytes), mib(a.read_bytes))),
+        ("rewrite ratio", pct(a.rewrite_ratio())),
+        ("sequential ratio (window 10)", pct(a.sequential_ratio())),
+        ("typical write length", format!("{} B", a.request_bytes_typical())),
+        ("alignment ratio (4 KiB)", pct(a.alignment_ratio())),
+        ("footprint written", mib(a.written_pages * nandlab_trace::analyze::PAGE_BYTES)),
+        ("written bytes rewriting data < 1 s old", pct(a.short_rewrite_share())),
+        ("duration", format!("{:.3} s", a.duration_ns as f64 / 1e9)),
+        ("suite", suite.name().to_string()),
+    ];
+    for (k, v) in rows {
+        t.row(vec![k.to_string(), v]);
+    }
+    outp!("{}", t.render())?;
+    outln!("why: {reason}")?;
+    outln!(
+        "read {:.1} MB in {:.3} s: {:.0} MB/s{}",
+        r.file_bytes as f64 / 1e6,
+        r.wall_seconds,
+        r.mb_per_s(),
+        if is_gzip(&r.path) { " (compressed bytes)" } else { "" }
+    )
+}
+
+fn is_gzip(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 2];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok()
+        && magic == [0x1f, 0x8b]
+}
+
+fn hist_bars(h: &Log2Histogram, unit: &str) -> Vec<(String, u64)> {
+    h.counts
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| {
+            let floor = Log2Histogram::bucket_floor(i);
+            (if i == 0 { format!("0 {unit}") } else { format!(">= {floor} {unit}") }, c)
+        })
+        .collect()
+}
+
+fn write_plots(r: &AnalyzeReport, dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let a = &r.analysis;
+    let name = r.path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let sectors = |b: u64| (b / 512) as f64;
+    let charts = [
+        (
+            "lba.svg",
+            svg::scatter(
+                &a.lba_series
+                    .points
+                    .iter()
+                    .map(|p| (p.write_index as f64, sectors(p.offset_bytes)))
+                    .collect::<Vec<_>>(),
+                &format!("{name}: logical address of each write"),
+                "write index",
+                "logical sector address",
+                false,
+            ),
+        ),
+        (
+            "life_cycle.svg",
+            svg::scatter(
+                &a.life_series
+                    .points
+                    .iter()
+                    .map(|p| (sectors(p.offset_bytes), p.life_ns as f64 / 1e6))
+                    .collect::<Vec<_>>(),
+                &format!("{name}: life cycle of rewritten data"),
+                "logical sector address",
+                "life cycle (ms, log scale)",
+                true,
+            ),
+        ),
+        (
+            "seek.svg",
+            svg::scatter(
+                &a.seek_series
+                    .points
+                    .iter()
+                    .map(|p| (sectors(p.offset_bytes), p.seek_bytes as f64 / 512.0))
+                    .collect::<Vec<_>>(),
+                &format!("{name}: seek distance of each write"),
+                "logical sector address",
+                "seek distance (sectors)",
+                false,
+            ),
+        ),
+        (
+            "life_cycle_histogram.svg",
+            svg::bars(
+                &hist_bars(&a.life_cycle_ns, "ns"),
+                &format!("{name}: life cycles of rewrites"),
+                "time since the previous write to the page",
+                "rewrites",
+            ),
+        ),
+        (
+            "seek_histogram.svg",
+            svg::bars(
+                &hist_bars(&a.seek_bytes, "B"),
+                &format!("{name}: |seek distance| of writes"),
+                "distance from the previous write's end",
+                "writes",
+            ),
+        ),
+    ];
+    for (file, text) in charts {
+        let p = dir.join(file);
+        std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,159 @@
+"""`analyze`: paper 003's workload characterisation of a trace file (`nandlab analyze`).
+
+The figures and their definitions come from the Rust analyser (``nandlab_trace::analyze``):
+one streaming pass, the GIL released.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+from . import _native
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+__all__ = ["TraceAnalysis", "analyze"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: The macroscopic figures, in the order `TraceAnalysis.table` lists them.
+MACROSCOPIC = (
+    "requests",
+    "read_requests",
+    "write_requests",
+    "read_bytes",
+    "write_bytes",
+    "data_transferred_bytes",
+    "rewrite_ratio",
+    "sequential_ratio",
+    "request_bytes_typical",
+    "alignment_ratio",
+    "footprint_bytes",
+    "short_rewrite_share",
+    "duration_ns",
+    "suite",
+)
+
+
+@dataclass(frozen=True)
+class TraceAnalysis:
+    """One trace's characterisation. ``data`` is the full report (the JSON of
+    ``nandlab analyze --json``); the common figures are attributes."""
+
+    data: Mapping[str, Any]
+
+    @property
+    def rewrite_ratio(self) -> float:
+        return float(self.data["rewrite_ratio"])
+
+    @property
+    def sequential_ratio(self) -> float:
+        return float(self.data["sequential_ratio"])
+
+    @property
+    def alignment_ratio(self) -> float:
+        return float(self.data["alignment_ratio"])
+
+    @property
+    def request_bytes_typical(self) -> int:
+        return int(self.data["request_bytes_typical"])
+
+    @property
+    def write_bytes(self) -> int:
+        return int(self.data["write_bytes"])
+
+    @property
+    def read_bytes(self) -> int:
+        return int(self.data["read_bytes"])
+
+    @property
+    def suite(self) -> str:
+        """``"transfer"``, ``"mapping"``, ``"gc"``, ``"buffer"`` or ``"none"``."""
+        return str(self.data["suite"])
+
+    @property
+    def suite_reason(self) -> str:
+        return str(self.data["suite_reason"])
+
+    def table(self) -> pd.DataFrame:
+        """The macroscopic figures as a one-row DataFrame indexed by the trace path."""
+        import pandas as pd
+
+        row = {k: self.data[k] for k in MACROSCOPIC}
+        return pd.DataFrame([row], index=pd.Index([self.data["trace"]], name="trace"))
+
+    def samples(self, view: str) -> pd.DataFrame:
+        """A sampled microscopic series: ``"lba"`` (write_index, device, offset_bytes),
+        ``"life_cycle"`` (offset_bytes, life_ns) or ``"seek"`` (offset_bytes, seek_bytes)."""
+        import pandas as pd
+
+        s = self.data["samples"][view]
+        return pd.DataFrame(s["points"], columns=s["columns"])
+
+    def plot(self, path: Optional[PathLike] = None) -> Figure:
+        """The paper's microscopic views side by side: LBA over write index, life cycle over
+        address (log scale) and seek distance over address (its Figures 4-6). Saves a PNG
+        when ``path`` is given."""
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(15, 4.2), layout="constrained")
+        axes = fig.subplots(1, 3)
+        lba, life, seek = self.samples("lba"), self.samples("life_cycle"), self.samples("seek")
+        axes[0].scatter(lba["write_index"], lba["offset_bytes"] / 512, s=2)
+        axes[0].set_xlabel("write index")
+        axes[0].set_ylabel("logical sector address")
+        axes[0].set_title("logical address distribution")
+        axes[1].scatter(life["offset_bytes"] / 512, life["life_ns"] / 1e6, s=2)
+        if len(life) and (life["life_ns"] > 0).any():
+            axes[1].set_yscale("log")
+        axes[1].set_xlabel("logical sector address")
+        axes[1].set_ylabel("life cycle (ms)")
+        axes[1].set_title("life cycle of rewritten data")
+        axes[2].scatter(seek["offset_bytes"] / 512, seek["seek_bytes"] / 512, s=2)
+        axes[2].set_xlabel("logical sector address")
+        axes[2].set_ylabel("seek distance (sectors)")
+        axes[2].set_title("seek distance")
+        name = os.path.basename(str(self.data["trace"]))
+        fig.suptitle(f"{name}: {self.suite} suite")
+        if path is not None:
+            fig.savefig(path, dpi=110)
+        return fig
+
+
+def analyze(
+    path: PathLike,
+    *,
+    format: Optional[str] = None,  # the CLI's --format, by design
+    device: Optional[int] = None,
+    sequential_window: int = 10,
+    alignment_bytes: int = 4096,
+    sample_points: int = 10_000,
+    buffer_window_ns: int = 1_000_000_000,
+) -> TraceAnalysis:
+    """Characterises the trace at ``path`` in one streaming pass (any format ``nandlab run``
+    reads; detected from the content unless ``format`` names it; ``device`` keeps one
+    device's records).
+
+    Returns the figures of paper 003's Table 3 (rewrite, sequential and alignment ratios,
+    typical request length, data transferred), the microscopic series behind its Figures
+    4-6, and the suite (Transfer, Mapping, GC or Buffer) with the reason.
+
+    Raises:
+        TraceError: an unreadable or malformed trace, an unknown format, or no records.
+    """
+    text = _native.analyze(
+        os.fspath(path),
+        format,
+        device,
+        sequential_window,
+        alignment_bytes,
+        sample_points,
+        buffer_window_ns,
+    )
+    return TraceAnalysis(json.loads(text))
