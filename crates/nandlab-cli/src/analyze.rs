@@ -2,9 +2,10 @@
 //! figures are defined in `nandlab_trace::analyze`): a table on the terminal, the JSON report
 //! (`--json`), and SVG charts of the microscopic views (`--plots DIR`).
 
+use std::io::IsTerminal;
 use std::path::Path;
 
-use nandlab_run::analyze::{analyze_trace, AnalyzeReport};
+use nandlab_run::analyze::{analyze_trace_with_progress, AnalyzeReport};
 use nandlab_trace::analyze::{AnalyzeOptions, Log2Histogram};
 
 use crate::args::Args;
@@ -13,12 +14,31 @@ use crate::table::Table;
 
 pub fn analyze(args: &Args) -> Result<(), String> {
     let path = args.trace.as_deref().ok_or("analyze needs a TRACE file")?;
-    if !args.quiet {
-        crate::out::note(&format!("analyzing {} ...\n", path.display()));
+    // Progress on a terminal: multi-GB traces take minutes.
+    let show = !args.quiet && std::io::stderr().is_terminal();
+    let started = std::time::Instant::now();
+    let mut shown = false;
+    let mut progress = |done: u64| {
+        if show {
+            crate::out::note(&format!(
+                "\ranalyzing {}: {done} requests, {:.1} s",
+                path.display(),
+                started.elapsed().as_secs_f64()
+            ));
+            shown = true;
+        }
+    };
+    let report = analyze_trace_with_progress(
+        path,
+        args.format.as_deref(),
+        args.device,
+        &AnalyzeOptions::default(),
+        &mut progress,
+    );
+    if shown {
+        crate::out::note("\n");
     }
-    let report =
-        analyze_trace(path, args.format.as_deref(), args.device, &AnalyzeOptions::default())
-            .map_err(|e| e.to_string())?;
+    let report = report.map_err(|e| e.to_string())?;
     let to_stdout = args.json.as_deref() == Some(Path::new("-"));
     if let Some(target) = &args.json {
         let text =

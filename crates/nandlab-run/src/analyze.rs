@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use nandlab_trace::analyze::{analyze_records, Analysis, AnalyzeOptions, Log2Histogram};
+use nandlab_trace::analyze::{Analysis, AnalyzeOptions, Analyzer, Log2Histogram};
 use nandlab_trace::{TraceError, TraceFormat, TraceOptions};
 use serde_json::{json, Value};
 
@@ -29,6 +29,20 @@ pub fn analyze_trace(
     device: Option<u64>,
     options: &AnalyzeOptions,
 ) -> Result<AnalyzeReport, TraceError> {
+    analyze_trace_with_progress(path, format, device, options, &mut |_| {})
+}
+
+/// Records between two `progress` calls of `analyze_trace_with_progress`.
+pub const PROGRESS_EVERY: u64 = 1 << 20;
+
+/// `analyze_trace`, calling `progress(records_done)` every `PROGRESS_EVERY` records.
+pub fn analyze_trace_with_progress(
+    path: &Path,
+    format: Option<&str>,
+    device: Option<u64>,
+    options: &AnalyzeOptions,
+    progress: &mut dyn FnMut(u64),
+) -> Result<AnalyzeReport, TraceError> {
     let format = match format {
         None => None,
         Some(name) => Some(TraceFormat::from_name(name).ok_or_else(|| TraceError::Config {
@@ -41,7 +55,14 @@ pub fn analyze_trace(
     let started = Instant::now();
     let reader = nandlab_trace::open(path, &TraceOptions { format, device })?;
     let format = reader.format();
-    let analysis = analyze_records(reader, options)?;
+    let mut analyzer = Analyzer::new(options);
+    for (i, record) in reader.enumerate() {
+        analyzer.record(&record?);
+        if (i as u64 + 1).is_multiple_of(PROGRESS_EVERY) {
+            progress(i as u64 + 1);
+        }
+    }
+    let analysis = analyzer.finish();
     let wall_seconds = started.elapsed().as_secs_f64();
     if analysis.requests == 0 {
         return Err(TraceError::Empty { path: path.to_path_buf() });
