@@ -5,6 +5,7 @@
 use std::io::IsTerminal;
 use std::path::Path;
 
+use nandlab_core::memory::human_bytes;
 use nandlab_run::analyze::{analyze_trace_with_progress, AnalyzeReport};
 use nandlab_trace::analyze::{AnalyzeOptions, Log2Histogram};
 
@@ -62,10 +63,6 @@ pub fn analyze(args: &Args) -> Result<(), String> {
     Ok(())
 }
 
-fn mib(b: u64) -> String {
-    format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
-}
-
 fn print_table(r: &AnalyzeReport) -> Result<(), String> {
     let a = &r.analysis;
     let (suite, reason) = a.suite();
@@ -80,13 +77,16 @@ fn print_table(r: &AnalyzeReport) -> Result<(), String> {
                 a.requests, a.read_requests, a.write_requests, a.trim_requests, a.flush_requests
             ),
         ),
-        ("data transferred", mib(a.data_transferred_bytes())),
-        ("written / read", format!("{} / {}", mib(a.write_bytes), mib(a.read_bytes))),
+        ("data transferred", human_bytes(a.data_transferred_bytes())),
+        (
+            "written / read",
+            format!("{} / {}", human_bytes(a.write_bytes), human_bytes(a.read_bytes)),
+        ),
         ("rewrite ratio", pct(a.rewrite_ratio())),
         ("sequential ratio (window 10)", pct(a.sequential_ratio())),
         ("typical write length", format!("{} B", a.request_bytes_typical())),
         ("alignment ratio (4 KiB)", pct(a.alignment_ratio())),
-        ("footprint written", mib(a.written_pages * nandlab_trace::analyze::PAGE_BYTES)),
+        ("footprint written", human_bytes(a.written_pages * nandlab_trace::analyze::PAGE_BYTES)),
         ("written bytes rewriting data < 1 s old", pct(a.short_rewrite_share())),
         ("duration", format!("{:.3} s", a.duration_ns as f64 / 1e9)),
         ("suite", suite.name().to_string()),
@@ -101,15 +101,8 @@ fn print_table(r: &AnalyzeReport) -> Result<(), String> {
         r.file_bytes as f64 / 1e6,
         r.wall_seconds,
         r.mb_per_s(),
-        if is_gzip(&r.path) { " (compressed bytes)" } else { "" }
+        if r.gzip { " (compressed bytes)" } else { "" }
     )
-}
-
-fn is_gzip(path: &Path) -> bool {
-    use std::io::Read;
-    let mut magic = [0u8; 2];
-    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok()
-        && magic == [0x1f, 0x8b]
 }
 
 fn hist_bars(h: &Log2Histogram, unit: &str) -> Vec<(String, u64)> {

@@ -69,10 +69,12 @@ impl Frame {
     }
 }
 
-fn axes(out: &mut String, f: &Frame, title: &str, x_label: &str, y_label: &str, log_y: bool) {
+/// The opening of a chart: the `<svg>` element (text of `font_size` px), a white background
+/// and the title.
+fn header(out: &mut String, title: &str, font_size: u32) {
     let _ = write!(
         out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="{font_size}">"#
     );
     let _ = write!(out, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
     let _ = write!(
@@ -81,6 +83,10 @@ fn axes(out: &mut String, f: &Frame, title: &str, x_label: &str, y_label: &str, 
         W / 2.0,
         escape(title)
     );
+}
+
+fn axes(out: &mut String, f: &Frame, title: &str, x_label: &str, y_label: &str, log_y: bool) {
+    header(out, title, 12);
     let (px0, px1, py0, py1) = (LEFT, W - RIGHT, TOP, H - BOTTOM);
     let _ = write!(
         out,
@@ -156,17 +162,7 @@ pub fn bars(bars: &[(String, u64)], title: &str, x_label: &str, y_label: &str) -
     let top = bars.iter().map(|b| b.1).max().unwrap_or(1).max(1) as f64;
     let f = Frame { x0: 0.0, x1: n, y0: 0.0, y1: top };
     let mut out = String::new();
-    let _ = write!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="11">"#
-    );
-    let _ = write!(out, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
-    let _ = write!(
-        out,
-        r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
-        W / 2.0,
-        escape(title)
-    );
+    header(&mut out, title, 11);
     let slot = (W - LEFT - RIGHT) / n;
     for (i, (label, count)) in bars.iter().enumerate() {
         let x = f.x(i as f64);

@@ -18,6 +18,8 @@ pub struct AnalyzeReport {
     pub analysis: Analysis,
     /// Size of the file on disk (compressed size for a gzipped trace).
     pub file_bytes: u64,
+    /// Whether the file is gzip-compressed.
+    pub gzip: bool,
     pub wall_seconds: f64,
 }
 
@@ -55,6 +57,7 @@ pub fn analyze_trace_with_progress(
     let started = Instant::now();
     let reader = nandlab_trace::open(path, &TraceOptions { format, device })?;
     let format = reader.format();
+    let gzip = reader.is_gzip();
     let mut analyzer = Analyzer::new(options);
     for (i, record) in reader.enumerate() {
         analyzer.record(&record?);
@@ -74,6 +77,7 @@ pub fn analyze_trace_with_progress(
         device,
         analysis,
         file_bytes,
+        gzip,
         wall_seconds,
     })
 }
@@ -156,6 +160,7 @@ impl AnalyzeReport {
             "suite": suite.name(),
             "suite_reason": reason,
             "file_bytes": self.file_bytes,
+            "gzip": self.gzip,
             "wall_seconds": self.wall_seconds,
             "mb_per_s": self.mb_per_s(),
         });

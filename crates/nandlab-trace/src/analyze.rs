@@ -377,6 +377,8 @@ impl Analysis {
     }
 }
 
+/// "216.4 GiB". (nandlab-core has the same formatter, `memory::human_bytes`; this crate stands
+/// alone and does not depend on it.)
 fn human_bytes(b: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = b as f64;
@@ -480,7 +482,6 @@ pub struct Analyzer {
     pages: PageMap,
     lengths: HashMap<u64, u64, PageHash>,
     devices: Vec<DeviceState>,
-    window: usize,
 }
 
 impl Analyzer {
@@ -517,7 +518,6 @@ impl Analyzer {
             pages: PageMap::new(),
             lengths: HashMap::with_hasher(PageHash),
             devices: Vec::new(),
-            window: options.sequential_window,
         }
     }
 
@@ -544,7 +544,7 @@ impl Analyzer {
             None => {
                 self.devices.push(DeviceState {
                     device,
-                    recent_ends: Vec::with_capacity(self.window),
+                    recent_ends: Vec::with_capacity(self.a.sequential_window),
                     next: 0,
                     last_end: None,
                 });
@@ -568,7 +568,7 @@ impl Analyzer {
             self.a.aligned_writes += 1;
         }
         // Sequential: starts where one of the last `window` writes on its device ended.
-        let window = self.window;
+        let window = self.a.sequential_window;
         let d = self.device(r.device);
         let sequential = d.recent_ends.contains(&off);
         if window > 0 {

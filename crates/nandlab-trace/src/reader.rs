@@ -71,6 +71,10 @@ impl LineReader {
         &self.path
     }
 
+    pub(crate) fn gzip(&self) -> bool {
+        self.gzip
+    }
+
     /// 1-based number of the line last read.
     pub(crate) fn line(&self) -> u64 {
         self.line
@@ -173,6 +177,11 @@ impl TraceReader {
     /// The trace file.
     pub fn path(&self) -> &Path {
         self.lines.path()
+    }
+
+    /// Whether the file is gzip-compressed (read through a decompressor).
+    pub fn is_gzip(&self) -> bool {
+        self.lines.gzip()
     }
 
     fn next_record(&mut self) -> Result<Option<TraceRecord>, TraceError> {

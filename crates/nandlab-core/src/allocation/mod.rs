@@ -15,7 +15,7 @@
 
 use std::sync::Arc;
 
-use crate::engine::{Engine, Hardware};
+use crate::engine::{DieLoads, Engine, Hardware};
 use crate::error::ConfigError;
 use crate::spec::{self, Named};
 
@@ -226,38 +226,13 @@ impl Walk {
         let ppd = self.planes_per_die;
         let n = self.dies.len();
         let loads = engine.die_loads();
-        let (mut best_load, mut best_k) = (u64::MAX, usize::MAX);
         // Planes that fit one word (the usual case): the room of a die is a bit-field test.
-        if let Some(mask) = room.word() {
+        let best_k = if let Some(mask) = room.word() {
             let ones = if ppd >= 64 { u64::MAX } else { (1u64 << ppd) - 1 };
-            for k in (self.die_cursor..n).chain(0..self.die_cursor) {
-                let die = self.dies[k];
-                if (mask >> (die * ppd)) & ones == 0 {
-                    continue;
-                }
-                let load = loads.load_ns(die);
-                if load < best_load {
-                    (best_load, best_k) = (load, k);
-                    if load <= loads.idle_ns() {
-                        break;
-                    }
-                }
-            }
+            self.scan_dies(&loads, |die| (mask >> (die * ppd)) & ones != 0)
         } else {
-            for k in (self.die_cursor..n).chain(0..self.die_cursor) {
-                let die = self.dies[k];
-                if !room.any_in(die * ppd, ppd) {
-                    continue;
-                }
-                let load = loads.load_ns(die);
-                if load < best_load {
-                    (best_load, best_k) = (load, k);
-                    if load <= loads.idle_ns() {
-                        break;
-                    }
-                }
-            }
-        }
+            self.scan_dies(&loads, |die| room.any_in(die * ppd, ppd))
+        };
         assert!(best_k < n, "no plane can take the write: the FTL's reserve is broken");
         self.die_cursor = if best_k + 1 == n { 0 } else { best_k + 1 };
         let die = self.dies[best_k];
@@ -268,6 +243,29 @@ impl Walk {
         }
         self.next_plane[die as usize] = if p + 1 == ppd { 0 } else { p + 1 };
         first + p
+    }
+
+    /// `least_loaded`'s scan: the position of the least loaded die for which `has_room`
+    /// holds, from the die cursor round (`usize::MAX` if none); a die at the engine's clock ends
+    /// it. Generic over the room test so that each form compiles to its own tight loop.
+    #[inline(always)]
+    fn scan_dies(&self, loads: &DieLoads<'_>, has_room: impl Fn(u32) -> bool) -> usize {
+        let n = self.dies.len();
+        let (mut best_load, mut best_k) = (u64::MAX, usize::MAX);
+        for k in (self.die_cursor..n).chain(0..self.die_cursor) {
+            let die = self.dies[k];
+            if !has_room(die) {
+                continue;
+            }
+            let load = loads.load_ns(die);
+            if load < best_load {
+                (best_load, best_k) = (load, k);
+                if load <= loads.idle_ns() {
+                    break;
+                }
+            }
+        }
+        best_k
     }
 
     /// The next plane with room from the cursor.

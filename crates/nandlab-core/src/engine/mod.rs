@@ -451,8 +451,7 @@ impl Engine {
     #[inline(always)]
     #[must_use]
     pub fn die_load_ns(&self, die: u32) -> u64 {
-        let d = &self.dies[die as usize];
-        d.free_ns.max(self.now_ns) + d.backlog_ns
+        self.die_loads().load_ns(die)
     }
 
     /// Every die's load (`die_load_ns`), for scanning them all.
@@ -714,14 +713,9 @@ impl Engine {
         // one that must wait for its die (or for another operation) waits in the die's queue
         // and is timed when its turn comes, in time order, so that the bus is shared in the
         // order the dies ask for it.
-        let joins = self.planes_per_die > 1 && {
-            let l = &self.last[die as usize];
-            l.batch == self.cur.tag
-                && l.kind == kind
-                && l.planes & (1u64 << self.ppd.rem32(plane)) == 0
-                && (kind == OpKind::Erase || l.page == page)
-                && ready <= l.array_start
-        };
+        let joins = self.planes_per_die > 1
+            && self.same_multi_plane_op(die as usize, kind, plane, page, self.cur.tag)
+            && ready <= self.last[die as usize].array_start;
         // A die free now goes to the first operation that asks, even one that waits for its
         // data (a copy's program): it is timed from when the data is in.
         let own = rank == self.best_rank && d.chain == self.cur.tag;
@@ -770,18 +764,9 @@ impl Engine {
         let die = self.ppd.div32(plane) as usize;
         let gang = self.gang_of_die[die] as usize;
         let multi_plane = self.planes_per_die > 1;
-        if multi_plane {
-            // The address rules of a multi-plane operation (`join` checks the timing).
-            let l = &self.last[die];
-            let bit = 1u64 << self.ppd.rem32(plane);
-            if l.batch == batch
-                && l.kind == kind
-                && l.planes & bit == 0
-                && (kind == OpKind::Erase || l.page == page)
-            {
-                if let Some(timed) = self.join(kind, plane, page, ready, batch) {
-                    return timed;
-                }
+        if multi_plane && self.same_multi_plane_op(die, kind, plane, page, batch) {
+            if let Some(timed) = self.join(kind, plane, ready) {
+                return timed;
             }
         }
         let (before, array, after) = self.shape[kind as usize];
@@ -811,29 +796,37 @@ impl Engine {
         (first, end)
     }
 
-    /// Joins `kind` on `plane` to its die's last operation as a multi-plane operation if the
-    /// address rules allow (see the module doc); returns (start of its bus phase, end).
-    #[inline(never)]
-    fn join(
-        &mut self,
+    /// The address rules of a multi-plane operation (see the module doc): `kind` on `plane`
+    /// at `page` may join die `die`'s last operation — same request batch, same kind, a plane
+    /// it does not cover yet, and the same page offset (erases: any block).
+    #[inline(always)]
+    fn same_multi_plane_op(
+        &self,
+        die: usize,
         kind: OpKind,
         plane: u32,
         page: u32,
-        ready: u64,
         batch: u64,
-    ) -> Option<(u64, u64)> {
+    ) -> bool {
+        let l = &self.last[die];
+        l.batch == batch
+            && l.kind == kind
+            && l.planes & (1u64 << self.ppd.rem32(plane)) == 0
+            && (kind == OpKind::Erase || l.page == page)
+    }
+
+    /// Joins `kind` on `plane` to its die's last operation as a multi-plane operation, the
+    /// address rules already checked (`same_multi_plane_op`), if the timing allows: the last
+    /// operation's array phase has not started before `ready`, and it is not a copyback.
+    /// Returns (start of its bus phase, end).
+    #[inline(never)]
+    fn join(&mut self, kind: OpKind, plane: u32, ready: u64) -> Option<(u64, u64)> {
         let die = self.ppd.div32(plane) as usize;
         let bit = 1u64 << self.ppd.rem32(plane);
         let gang = self.gang_of_die[die] as usize;
         let t = self.t;
         let last = self.last[die];
-        let joins = last.batch == batch
-            && last.kind == kind
-            && kind != OpKind::Copyback
-            && last.planes & bit == 0
-            && (kind == OpKind::Erase || last.page == page)
-            && ready <= last.array_start;
-        if !joins {
+        if kind == OpKind::Copyback || ready > last.array_start {
             return None;
         }
         let (start, end) = match kind {

@@ -389,25 +389,23 @@ impl Flash {
         self.counters.copies[s] += 1;
         self.counters.reads[s] += 1;
         self.counters.programs[s] += 1;
-        let t = &self.timing;
-        if self.engine.copy_fast() {
+        let ns = if self.engine.copy_fast() {
             // One die of one plane: both pages share the plane, so copyback applies if present.
-            self.charge(Op::Copy, self.copy_ns);
-            self.media.copy(from, to, oob);
-            return;
-        }
-        let (from_plane, from_page) = self.at(from);
-        let (to_plane, to_page) = self.at(to);
-        // Copyback needs both pages in one plane (`at` gives plane 0 for all on a one-plane
-        // device, where that holds).
-        let ns = if t.copy_page_ns.is_some() && from_plane == to_plane {
-            self.engine.op(OpKind::Copyback, to_plane, to_page, OpRef::Done(0));
-            t.copy_cost_ns()
+            self.copy_ns
         } else {
-            let ns = t.read_page_ns + 2 * t.transfer_page_ns + t.program_page_ns;
-            let read = (OpKind::Read, from_plane, from_page);
-            self.engine.op_then(read, (OpKind::Program, to_plane, to_page));
-            ns
+            let (from_plane, from_page) = self.at(from);
+            let (to_plane, to_page) = self.at(to);
+            let t = &self.timing;
+            // Copyback needs both pages in one plane (`at` gives plane 0 for all on a one-plane
+            // device, where that holds).
+            if t.copy_page_ns.is_some() && from_plane == to_plane {
+                self.engine.op(OpKind::Copyback, to_plane, to_page, OpRef::Done(0));
+                self.copy_ns
+            } else {
+                let read = (OpKind::Read, from_plane, from_page);
+                self.engine.op_then(read, (OpKind::Program, to_plane, to_page));
+                t.read_page_ns + 2 * t.transfer_page_ns + t.program_page_ns
+            }
         };
         self.charge(Op::Copy, ns);
         self.media.copy(from, to, oob);
