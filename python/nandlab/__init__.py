@@ -25,7 +25,7 @@ prints. ``__version__`` is the package version alone (``0.1.0``).
 """
 
 from . import plot, recycling
-from ._analyze import TraceAnalysis, analyze
+from ._analyze import SUITES, TraceAnalysis, analyze, suite
 from ._api import ProgressCallback, presets, resolve_config, run
 from ._config import ConfigLike, Overrides
 from ._native import BUILD_VERSION as build_version
@@ -35,6 +35,7 @@ from ._result import WALL_CLOCK_METRICS, Result, WearSample
 from ._sweep import sweep, sweep_points, with_version, write_csv, write_parquet
 
 __all__ = [
+    "SUITES",
     "WALL_CLOCK_METRICS",
     "ConfigError",
     "ConfigLike",
@@ -54,6 +55,7 @@ __all__ = [
     "recycling",
     "resolve_config",
     "run",
+    "suite",
     "sweep",
     "sweep_points",
     "with_version",

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-__all__ = ["TraceAnalysis", "analyze"]
+__all__ = ["SUITES", "TraceAnalysis", "analyze", "suite"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -157,3 +157,30 @@ def analyze(
         buffer_window_ns,
     )
     return TraceAnalysis(json.loads(text))
+
+
+#: The benchmark suites `suite` writes (paper 003 §5.2).
+SUITES = ("transfer", "mapping", "gc", "buffer")
+
+
+def suite(name: str, out: PathLike, **params: Any) -> TraceAnalysis:
+    """Writes benchmark suite ``name`` (one of `SUITES`) as an MSR CSV trace at ``out`` and
+    returns its analysis (`nandlab suite`). Defaults are paper 003's Table 3 rows (Transfer:
+    its Copy; GC: Browser; Mapping: Install Linux; Buffer: ours); ``params`` override them:
+    ``seed``, ``write_bytes``, ``area_bytes``, ``rewrite_ratio``, ``sequential_ratio``,
+    ``alignment_ratio``, ``request_bytes`` / ``rewrite_request_bytes`` (``"4096:0.7,131072:0.3"``
+    or a list of ``(bytes, weight)``), ``partition_offset_bytes``, ``hot_fraction``,
+    ``hot_extents``, ``groups``, ``group_header_bytes``, ``interarrival_ns``. The result's
+    ``data["targets"]`` holds the targets beside the measured figures.
+
+    Raises:
+        ValueError: an unknown suite or parameter, or parameters that do not fit.
+    """
+
+    def text(v: Any) -> str:
+        if isinstance(v, (list, tuple)):
+            return ",".join(f"{b}:{w}" for b, w in v)
+        return str(v)
+
+    overrides = [f"{k}={text(v)}" for k, v in params.items()]
+    return TraceAnalysis(json.loads(_native.suite(name, os.fspath(out), overrides)))

@@ -20,6 +20,7 @@ __all__ = [
     "recycling_costs",
     "resolve",
     "run",
+    "suite",
     "version",
 ]
 
@@ -132,6 +133,15 @@ def analyze(
     Raises:
         TraceError: an unreadable or malformed trace, an unknown format name, or no records.
         ValueError: alignment_bytes < 1.
+    """
+
+def suite(name: str, out: Union[str, PathLike[str]], overrides: Sequence[str]) -> str:
+    """Writes benchmark suite ``name``'s trace (MSR CSV) to ``out`` with ``overrides``
+    (``key=value``) and returns its analysis as JSON text. Use `nandlab.suite`.
+
+    Raises:
+        ValueError: an unknown suite or parameter, or parameters that do not fit.
+        NandlabError: the trace cannot be written.
     """
 
 def version() -> str:

@@ -104,3 +104,26 @@ def test_every_shared_trace_is_analysed() -> None:
             assert 0.0 <= a.sequential_ratio <= 1.0
             assert a.suite in {"transfer", "mapping", "gc", "buffer", "none"}
     assert found >= 5
+
+
+@pytest.mark.parametrize("name", nandlab.SUITES)
+def test_suite_traces_land_on_their_targets_and_suites(tmp_path: Path, name: str) -> None:
+    a = nandlab.suite(name, tmp_path / f"{name}.csv", write_bytes=16 << 20, seed=3)
+    targets = a.data["targets"]
+    for key in ("rewrite_ratio", "sequential_ratio", "alignment_ratio"):
+        assert abs(a.data[key] - targets[key]) <= 0.02, (name, key, a.data[key])
+    assert a.suite == name
+    # The trace on disk reads back the same through the analyser.
+    again = nandlab.analyze(tmp_path / f"{name}.csv")
+    assert again.rewrite_ratio == a.rewrite_ratio
+
+
+def test_suite_parameters_are_checked(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown suite"):
+        nandlab.suite("nope", tmp_path / "x.csv")
+    with pytest.raises(ValueError, match="rewrite_ratio"):
+        nandlab.suite("gc", tmp_path / "x.csv", rewrite_ratio=2)
+    a = nandlab.suite(
+        "mapping", tmp_path / "m.csv", write_bytes=4 << 20, request_bytes=[(8192, 1), (65536, 1)]
+    )
+    assert a.data["suite_params"]["request_bytes"] == [[8192, 1.0], [65536, 1.0]]

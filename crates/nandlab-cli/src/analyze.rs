@@ -40,17 +40,7 @@ pub fn analyze(args: &Args) -> Result<(), String> {
         crate::out::note("\n");
     }
     let report = report.map_err(|e| e.to_string())?;
-    let to_stdout = args.json.as_deref() == Some(Path::new("-"));
-    if let Some(target) = &args.json {
-        let text =
-            serde_json::to_string_pretty(&report.to_json_value()).map_err(|e| e.to_string())?;
-        if to_stdout {
-            outln!("{text}")?;
-        } else {
-            std::fs::write(target, text + "\n")
-                .map_err(|e| format!("{}: {e}", target.display()))?;
-        }
-    }
+    let to_stdout = crate::out::json(args.json.as_deref(), &report.to_json_value())?;
     if let Some(dir) = &args.plots {
         write_plots(&report, dir)?;
     }

@@ -11,6 +11,8 @@ pub enum Command {
     Bench,
     Serve,
     Analyze,
+    Suite,
+    Pbr,
     Help,
     Version,
 }
@@ -53,6 +55,18 @@ pub struct Args {
     pub device: Option<u64>,
     /// `analyze --plots DIR`.
     pub plots: Option<PathBuf>,
+    /// `suite NAME`.
+    pub suite: Option<String>,
+    /// `suite --out PATH`, `pbr --out DIR`.
+    pub out: Option<PathBuf>,
+    /// `pbr TARGET`.
+    pub target: Option<String>,
+    /// `pbr --trace PATH`.
+    pub pbr_trace: Option<PathBuf>,
+    /// `pbr --destroy-data`.
+    pub destroy_data: bool,
+    /// `pbr --max-writes N`.
+    pub max_writes: Option<u64>,
 }
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {
@@ -81,6 +95,12 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         format: None,
         device: None,
         plots: None,
+        suite: None,
+        out: None,
+        target: None,
+        pbr_trace: None,
+        destroy_data: false,
+        max_writes: None,
     };
     let Some(first) = argv.first() else { return Ok(args) };
     args.command = match first.as_str() {
@@ -91,6 +111,8 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         "bench" => Command::Bench,
         "serve" => Command::Serve,
         "analyze" => Command::Analyze,
+        "suite" => Command::Suite,
+        "pbr" => Command::Pbr,
         "help" | "--help" | "-h" => Command::Help,
         "--version" | "-V" | "version" => Command::Version,
         other => return Err(format!("unknown command {other:?}")),
@@ -156,9 +178,31 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
                 );
             }
             "--plots" => args.plots = Some(PathBuf::from(value(a)?)),
+            "--out" => args.out = Some(PathBuf::from(value(a)?)),
+            "--trace" => args.pbr_trace = Some(PathBuf::from(value(a)?)),
+            "--destroy-data" => args.destroy_data = true,
+            "--max-writes" => {
+                let v = value(a)?;
+                args.max_writes = Some(
+                    v.parse()
+                        .map_err(|_| format!("--max-writes needs a whole number, not {v:?}"))?,
+                );
+            }
             "--help" | "-h" => args.command = Command::Help,
             s if s.starts_with("--set=") => args.overrides.push(s["--set=".len()..].to_string()),
             s if s.starts_with('-') => return Err(format!("unknown option {s:?}")),
+            s if args.command == Command::Pbr => {
+                if args.target.is_some() {
+                    return Err(format!("unexpected argument {s:?} (one TARGET at most)"));
+                }
+                args.target = Some(s.to_string());
+            }
+            s if args.command == Command::Suite => {
+                if args.suite.is_some() {
+                    return Err(format!("unexpected argument {s:?} (one suite at most)"));
+                }
+                args.suite = Some(s.to_string());
+            }
             s if args.command == Command::Analyze => {
                 if args.trace.is_some() {
                     return Err(format!("unexpected argument {s:?} (one trace at most)"));
@@ -201,8 +245,35 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         if args.trace.is_none() {
             return Err("analyze needs a TRACE file".into());
         }
-    } else if args.format.is_some() || args.device.is_some() || args.plots.is_some() {
+    } else if args.command != Command::Pbr
+        && (args.format.is_some() || args.device.is_some() || args.plots.is_some())
+    {
         return Err("--format, --device and --plots belong to `nandlab analyze`".into());
+    }
+    if args.command == Command::Pbr {
+        if args.target.is_none() || args.pbr_trace.is_none() {
+            return Err("pbr needs a TARGET (sim:[CONFIG.toml], nbd://HOST[:PORT], \
+                        nbd+unix:///?socket=PATH or a block device) and --trace PATH"
+                .into());
+        }
+        if args.plots.is_some() {
+            return Err(
+                "--plots belongs to `nandlab analyze` (pbr writes its plots to --out)".into()
+            );
+        }
+        // Its --set values configure a sim: target; --format and --device read the trace.
+        return Ok(args);
+    } else if args.pbr_trace.is_some() || args.destroy_data || args.max_writes.is_some() {
+        return Err("--trace, --destroy-data and --max-writes belong to `nandlab pbr`".into());
+    }
+    if args.command == Command::Suite {
+        if args.suite.is_none() || args.out.is_none() {
+            return Err("suite needs a NAME (transfer, mapping, gc, buffer) and --out PATH".into());
+        }
+        // Its --set values are the suite's parameters.
+        return Ok(args);
+    } else if args.out.is_some() {
+        return Err("--out belongs to `nandlab suite`".into());
     }
     if !takes_config && (args.config.is_some() || !args.overrides.is_empty()) {
         return Err("this command takes no config file or --set".into());

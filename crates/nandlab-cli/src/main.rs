@@ -6,7 +6,9 @@ mod out;
 mod analyze;
 mod args;
 mod demo;
+mod pbr;
 mod serve;
+mod suite;
 mod svg;
 mod table;
 
@@ -37,6 +39,11 @@ Usage:
                 [--tls off|on|require] [--tls-certificates DIR [--tls-verify-peer]]
                 [--tls-psk FILE] [--allow-insecure-listen]
   nandlab analyze TRACE [--format F] [--device D] [--json PATH|-] [--plots DIR] [--quiet]
+  nandlab suite transfer|mapping|gc|buffer --out TRACE.csv [--set param=value]... [--json PATH|-]
+  nandlab pbr TARGET --trace PATH [--out DIR] [--set key=value]... [--format F] [--device D]
+              [--max-writes N] [--destroy-data] [--json PATH|-] [--quiet]
+      TARGET: sim:[CONFIG.toml] | nbd://HOST[:PORT][/EXPORT] | nbd+unix:///[EXPORT]?socket=PATH
+              | a block device path (overwritten: needs --destroy-data)
   nandlab --version | --help
 
 Every config key has a default; `nandlab print-config` shows them all, resolved.
@@ -79,6 +86,8 @@ fn dispatch(args: Args) -> Result<(), String> {
         }
         Command::Serve => serve::serve(&args),
         Command::Analyze => analyze::analyze(&args),
+        Command::Suite => suite::suite(&args),
+        Command::Pbr => pbr::pbr(&args),
     }
 }
 

@@ -40,3 +40,16 @@ macro_rules! outln {
     () => { crate::out::print("\n") };
     ($($arg:tt)*) => { crate::out::print(&format!("{}\n", format!($($arg)*))) };
 }
+
+/// `--json PATH|-`: writes `value` (pretty JSON) to the file, or to standard output for `-`.
+/// Returns whether it went to standard output (the command then prints nothing else).
+pub fn json(target: Option<&std::path::Path>, value: &serde_json::Value) -> Result<bool, String> {
+    let Some(target) = target else { return Ok(false) };
+    let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())? + "\n";
+    if target == std::path::Path::new("-") {
+        print(&text)?;
+        return Ok(true);
+    }
+    std::fs::write(target, text).map_err(|e| format!("{}: {e}", target.display()))?;
+    Ok(false)
+}

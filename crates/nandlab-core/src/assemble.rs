@@ -48,7 +48,7 @@ impl Device {
                 Box::new(ftl)
             }
         };
-        let mut device = Self::with_ftl(ftl);
+        let mut device = Self::with_ftl(zoned(ftl, resolved));
         device.set_buffer(build_buffer(resolved));
         device.set_background_cleaning(background(resolved) > 0);
         Ok(device)
@@ -82,7 +82,7 @@ impl Device {
                 (Box::new(ftl), recovery)
             }
         };
-        let mut device = Self::resumed(ftl, recovery, now_ns);
+        let mut device = Self::resumed(zoned(ftl, resolved), recovery, now_ns);
         device.set_buffer(build_buffer(resolved));
         device.set_background_cleaning(background(resolved) > 0);
         Ok(device)
@@ -96,6 +96,15 @@ pub fn flash(r: &Resolved, media: Box<dyn Media>, now_ns: u64) -> Flash {
     let mut engine = Engine::new(r.hardware, &r.timing, r.scheduler.as_ref());
     engine.start_at(now_ns);
     Flash::with_engine(media, r.timing, engine)
+}
+
+/// The FTL behind its partly resident mapping table when `ftl.mapping_zone_bytes` asks for
+/// one (`ftl::zones`), else as it is.
+fn zoned(ftl: Box<dyn Ftl>, r: &Resolved) -> Box<dyn Ftl> {
+    match r.zones {
+        Some(shape) => Box::new(crate::ftl::zones::ZonedFtl::new(ftl, shape)),
+        None => ftl,
+    }
 }
 
 /// `ftl.gc_background_free_blocks` when background cleaning is on, else 0.

@@ -204,6 +204,9 @@ pub struct Resolved {
     pub gc_free_blocks_min: u32,
     #[serde(skip)]
     pub ftl: FtlSpec,
+    /// Mapping-table zones (`ftl.mapping_zone_bytes`); `None`: the whole table is resident.
+    #[serde(skip)]
+    pub zones: Option<crate::ftl::zones::ZoneShape>,
     #[serde(skip)]
     pub buffer: Option<BufferSpec>,
     #[serde(skip)]
@@ -558,6 +561,7 @@ impl Config {
         validate_timing(&timing)?;
 
         let ftl = resolve_ftl(&mut c, kind, &geometry, &hardware)?;
+        let zones = crate::ftl::spec::resolve_zones(&mut c.ftl, kind, &geometry)?;
         let allocation = crate::allocation::resolve(&c.ftl.allocation)?;
         let scheduler = crate::engine::scheduler::resolve(&c.ftl.scheduler)?;
         let workload = WorkloadSpec::resolve(&mut c.workload, &geometry, c.run.seed)?;
@@ -594,6 +598,7 @@ impl Config {
             regions,
             gc_free_blocks_min,
             ftl,
+            zones,
             buffer,
             wear,
             workload,

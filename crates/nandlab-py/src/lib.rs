@@ -297,6 +297,19 @@ fn analyze(
         .map_err(|e| NandlabError::new_err(format!("cannot serialize the analysis: {e}")))
 }
 
+/// Writes benchmark suite `name`'s trace (MSR CSV) to `out` with `overrides` (`key=value`)
+/// and returns its analysis as JSON text (`nandlab suite --json`). The GIL is released.
+#[pyfunction]
+fn suite(py: Python<'_>, name: String, out: PathBuf, overrides: Vec<String>) -> PyResult<String> {
+    let params =
+        nandlab_run::suite::suite_params(&name, &overrides).map_err(PyValueError::new_err)?;
+    let report = py
+        .allow_threads(|| nandlab_run::suite::write_suite(params, &out))
+        .map_err(NandlabError::new_err)?;
+    serde_json::to_string(&report.to_json_value())
+        .map_err(|e| NandlabError::new_err(format!("cannot serialize the analysis: {e}")))
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     nandlab_version::VERSION_STRING
@@ -307,6 +320,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(suite, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;

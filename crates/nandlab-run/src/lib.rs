@@ -7,6 +7,7 @@
 
 pub mod analyze;
 pub mod memory;
+pub mod suite;
 mod trace_workload;
 
 use std::path::{Path, PathBuf};

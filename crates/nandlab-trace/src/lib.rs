@@ -67,6 +67,7 @@ mod error;
 mod fit;
 mod formats;
 mod reader;
+pub mod suites;
 
 use std::collections::BTreeSet;
 use std::fmt;

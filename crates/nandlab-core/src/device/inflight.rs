@@ -299,8 +299,9 @@ impl Device {
         }
         // A time overflow of a queued request cannot be reported to anyone any more: its
         // completion saturates (the run loop's own checks stop such runs first).
-        let (start_ns, complete_ns) =
-            self.finish_request(&w, f.first_start_ns, f.end_ns).unwrap_or((w.arrival_ns, u64::MAX));
+        let (start_ns, complete_ns) = self
+            .finish_request(w.kind, w.arrival_ns, w.ram_ns, w.window, f.first_start_ns, f.end_ns)
+            .unwrap_or((w.arrival_ns, u64::MAX));
         let c = Completion {
             arrival_ns: w.arrival_ns,
             start_ns,

@@ -83,8 +83,8 @@ pub struct Effects {
 impl Effects {
     fn of(c: &FlashCounters) -> Self {
         Self {
-            flash_read_pages: FlashCounters::total(&c.reads),
-            flash_program_pages: FlashCounters::total(&c.programs),
+            flash_read_pages: FlashCounters::total(&c.reads) + c.mapping_reads,
+            flash_program_pages: FlashCounters::total(&c.programs) + c.mapping_programs,
             gc_copied_pages: FlashCounters::total(&c.copies),
             erases: FlashCounters::total(&c.erases),
         }
@@ -693,14 +693,16 @@ impl Device {
         let outcome = flash.engine_mut().end();
         let effects = Effects::of(&flash.counters).since(before);
         let media = flash.media_mut().take_error();
-        let waiting = Waiting { kind, arrival_ns, ram_ns, window: self.window, track, effects };
+        let window = self.window;
         match outcome {
             Outcome::Timed { first_start_ns, end_ns } => {
-                let times = self.finish_request(&waiting, first_start_ns, end_ns);
+                let times =
+                    self.finish_request(kind, arrival_ns, ram_ns, window, first_start_ns, end_ns);
                 if served.is_err() || media.is_some() {
                     return Err(served.err().or(media.map(RequestError::Media)).expect("failed"));
                 }
                 let Some((start_ns, complete_ns)) = times else {
+                    let waiting = Waiting { kind, arrival_ns, ram_ns, window, track, effects };
                     return Err(overflow(&waiting, end_ns));
                 };
                 self.inflight.completes(track, complete_ns);
@@ -715,6 +717,7 @@ impl Device {
             }
             Outcome::Queued { tag: t } => {
                 debug_assert_eq!(t, tag);
+                let waiting = Waiting { kind, arrival_ns, ram_ns, window, track, effects };
                 self.inflight.expect(tag, waiting);
                 match served.err().or(media.map(RequestError::Media)) {
                     // The request failed: its queued operations still run (the flash was
@@ -736,20 +739,22 @@ impl Device {
     #[inline(always)]
     fn finish_request(
         &mut self,
-        w: &Waiting,
+        kind: RequestKind,
+        arrival_ns: u64,
+        ram_ns: u64,
+        window: u32,
         first_start_ns: u64,
         end_ns: u64,
     ) -> Option<(u64, u64)> {
-        let arrival_ns = w.arrival_ns;
         let start_ns = first_start_ns.max(arrival_ns);
         // Simulated time is u64 ns (584 years); the engine saturates at its end. A request
         // that would complete there fails rather than wrap.
-        let complete_ns = end_ns.max(arrival_ns).checked_add(w.ram_ns).filter(|&c| c < u64::MAX)?;
+        let complete_ns = end_ns.max(arrival_ns).checked_add(ram_ns).filter(|&c| c < u64::MAX)?;
         self.last_complete_ns = self.last_complete_ns.max(complete_ns);
-        if w.window == self.window {
+        if window == self.window {
             let latency = complete_ns - arrival_ns;
             let queue = start_ns - arrival_ns;
-            match w.kind {
+            match kind {
                 RequestKind::Read => {
                     self.read_latency.record(latency);
                     self.read_queue.record(queue);
@@ -903,7 +908,10 @@ impl Device {
         let w = &self.window_start;
         let host = now.host - w.host;
         let total = |a: &[u64; 3], b: &[u64; 3]| FlashCounters::total(a) - FlashCounters::total(b);
-        let flash_program_pages = total(&now.flash.programs, &w.flash.programs);
+        let mapping_read_pages = now.flash.mapping_reads - w.flash.mapping_reads;
+        let mapping_program_pages = now.flash.mapping_programs - w.flash.mapping_programs;
+        let flash_program_pages =
+            total(&now.flash.programs, &w.flash.programs) + mapping_program_pages;
         let gc_copied_pages = now.flash.copies[1] - w.flash.copies[1];
         let erases = total(&now.flash.erases, &w.flash.erases);
         let wear = WearSummary::from_counts(self.ftl.erase_counts());
@@ -923,7 +931,7 @@ impl Device {
             host_write_bytes: host.write_bytes,
             unmapped_read_pages: host.unmapped_read_pages,
             rmw_read_pages: host.rmw_read_pages,
-            flash_read_pages: total(&now.flash.reads, &w.flash.reads),
+            flash_read_pages: total(&now.flash.reads, &w.flash.reads) + mapping_read_pages,
             flash_program_pages,
             gc_copied_pages,
             erases,
@@ -950,6 +958,7 @@ impl Device {
                     program: d(Op::Program),
                     copy: d(Op::Copy),
                     erase: d(Op::Erase),
+                    mapping: d(Op::Mapping),
                 }
             },
             exec_time_ns: ExecTime::from_counters(
@@ -961,6 +970,10 @@ impl Device {
             buffer_kind: self.buffer.as_ref().map_or("none", |b| b.name()),
             buffer_pages: self.buffer.as_ref().map_or(0, |b| u64::from(b.capacity_pages())),
             buffer: now.buffer - w.buffer,
+            mapping_zone_loads: now.ftl.zones.loads - w.ftl.zones.loads,
+            mapping_zone_write_backs: now.ftl.zones.write_backs - w.ftl.zones.write_backs,
+            mapping_read_pages,
+            mapping_program_pages,
             switch_merges: recycle(RecycleKind::SwitchMerge),
             partial_merges: recycle(RecycleKind::PartialMerge),
             full_merges: recycle(RecycleKind::FullMerge),
@@ -1023,7 +1036,7 @@ impl Device {
             erases: FlashCounters::total(&c.erases),
             wear_leveling_erases: c.erases[Source::WearLeveling as usize],
             wear_leveling_copies: c.copies[Source::WearLeveling as usize],
-            flash_program_pages: FlashCounters::total(&c.programs),
+            flash_program_pages: FlashCounters::total(&c.programs) + c.mapping_programs,
             wear_mean: wear.mean,
             wear_stddev: wear.stddev,
             wear_max: wear.max,

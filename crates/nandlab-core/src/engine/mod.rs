@@ -475,8 +475,40 @@ impl Engine {
 
     /// Starts a request of `class` arriving at `at_ns` (not before the clock's last dispatch:
     /// arrivals are dispatched in order). Operations issued until `end` belong to it.
+    #[inline(always)]
     pub fn begin(&mut self, class: Class, at_ns: u64) -> u64 {
         debug_assert!(at_ns >= self.now_ns, "a request dispatched in the past");
+        let rank = self.rank[class as usize];
+        // The one-die fast path writes only the fields its operations and `end` read (the
+        // rest keep what `end` left: no slot, nothing to wait for); everything else goes
+        // through `begin_general`.
+        if self.single
+            && rank == self.best_rank
+            && self.dies[0].queued_ranks == 0
+            && self.cur.slot == NONE
+        {
+            debug_assert!(!self.cur.explicit, "begin inside a request");
+            self.now_ns = self.now_ns.max(at_ns);
+            let tag = self.new_tag();
+            let start = self.now_ns.max(self.dies[0].free_ns);
+            let c = &mut self.cur;
+            c.tag = tag;
+            c.class = class;
+            c.rank = rank;
+            c.at_ns = self.now_ns;
+            c.first_start_ns = start;
+            c.end_ns = start;
+            c.explicit = true;
+            c.fast = true;
+            c.fast_bus_ns = 0;
+            c.after = OpRef::Done(self.now_ns);
+            return tag;
+        }
+        self.begin_general(class, at_ns)
+    }
+
+    #[inline(never)]
+    fn begin_general(&mut self, class: Class, at_ns: u64) -> u64 {
         self.close_implicit();
         self.now_ns = self.now_ns.max(at_ns);
         let tag = self.new_tag();
@@ -500,7 +532,7 @@ impl Engine {
     }
 
     /// Ends the current request: timed (every operation timed) or queued.
-    #[inline]
+    #[inline(always)]
     pub fn end(&mut self) -> Outcome {
         assert!(self.cur.explicit, "end without begin");
         if self.cur.fast {
@@ -523,6 +555,11 @@ impl Engine {
             }
             return Outcome::Timed { first_start_ns: self.now_ns, end_ns: self.now_ns };
         }
+        self.end_general()
+    }
+
+    #[inline(never)]
+    fn end_general(&mut self) -> Outcome {
         let c = self.cur;
         let outcome = if c.slot == NONE {
             let first = if c.first_start_ns == UNKNOWN { c.at_ns } else { c.first_start_ns };

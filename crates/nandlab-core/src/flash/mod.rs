@@ -191,10 +191,15 @@ pub struct FlashCounters {
     /// Page copies (each also counted as one read and one program of its source).
     pub copies: [u64; SOURCES],
     pub erases: [u64; SOURCES],
+    /// Mapping-table pages read and programmed by a partly resident table (`ftl::zones`,
+    /// `ftl.mapping_zone_bytes`). Kept apart from the per-source arrays, which the per-request
+    /// accounting sums: two scalars cost less there than a fourth source.
+    pub mapping_reads: u64,
+    pub mapping_programs: u64,
     pub busy_ns: u64,
-    /// Busy time by operation: `[read, program, copy, erase]` (paper 002 breaks flash time down
-    /// this way). Sums to `busy_ns`.
-    pub op_ns: [u64; 4],
+    /// Busy time by operation: `[read, program, copy, erase, mapping]` (paper 002 breaks
+    /// flash time down this way; mapping-table pages apart). Sums to `busy_ns`.
+    pub op_ns: [u64; 5],
 }
 
 /// Index into `FlashCounters::op_ns`.
@@ -204,6 +209,8 @@ pub enum Op {
     Program = 1,
     Copy = 2,
     Erase = 3,
+    /// Mapping-table page reads and programs (`FlashCounters::mapping_reads`, `mapping_programs`).
+    Mapping = 4,
 }
 
 impl FlashCounters {
@@ -409,6 +416,29 @@ impl Flash {
         };
         self.charge(Op::Copy, ns);
         self.media.copy(from, to, oob);
+    }
+
+    /// Reads (`program` false) or programs `pages` pages of mapping table (a zone's table
+    /// loaded into RAM or written back: `ftl::zones`). They live in a reserved area outside
+    /// the data blocks (not in the media; its cleaning is not modelled): only their time and
+    /// counts are charged, page `i` on plane `(first_plane + i) mod planes`. Returns the last
+    /// operation (what a lookup waits for).
+    pub fn mapping_pages(&mut self, program: bool, pages: u32, first_plane: u32) -> OpRef {
+        let t = &self.timing;
+        let (kind, ns) = if program {
+            self.counters.mapping_programs += u64::from(pages);
+            (OpKind::Program, t.transfer_page_ns + t.program_page_ns)
+        } else {
+            self.counters.mapping_reads += u64::from(pages);
+            (OpKind::Read, t.read_page_ns + t.transfer_page_ns)
+        };
+        let mut last = OpRef::Done(0);
+        for i in 0..pages {
+            self.charge(Op::Mapping, ns);
+            let plane = self.planes_div.remainder(u64::from(first_plane) + u64::from(i)) as u32;
+            last = self.engine.op(kind, plane, 0, OpRef::Done(0));
+        }
+        last
     }
 
     #[inline(always)]

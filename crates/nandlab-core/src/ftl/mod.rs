@@ -9,6 +9,7 @@ mod page;
 pub mod policy;
 pub mod ram_region;
 pub mod spec;
+pub mod zones;
 
 pub use hybrid::HybridFtl;
 pub use page::PageFtl;
@@ -30,6 +31,8 @@ pub struct FtlCounters {
     pub recycles: [RecycleStats; RECYCLE_KINDS],
     /// The page FTL's RAM region (DEB's EBR, DAC's RAM region); zero without one.
     pub ram: ram_region::RamRegionCounters,
+    /// Mapping-table zone loads and write-backs (`zones`); zero when the table is resident.
+    pub zones: zones::ZoneCounters,
 }
 
 /// What an FTL's recovery (rebuilding its tables from flash after a restart) found and did

@@ -71,6 +71,16 @@ pub struct FtlConfig {
     /// `background` cleaning runs on an idle device while fewer free blocks remain. Default:
     /// `gc_free_blocks_min` + 1/32 of the spare blocks, at least two per plane.
     pub gc_background_free_blocks: Option<u32>,
+    /// Mapping-table zones (`ftl::zones`, paper 003's zone size): the translation table is
+    /// resident in RAM only for `mapping_cache_zones` zones of this many bytes of logical
+    /// space; a request to another zone first loads its table from flash (and writes back the
+    /// one it evicts if it changed). A multiple of the FTL's mapping unit: the (effective) page
+    /// for `page`, the block for the hybrid kinds. Unset (default): the whole table is
+    /// resident.
+    pub mapping_zone_bytes: Option<u64>,
+    /// Zones resident at once (least recently used replaced). Default 1 with
+    /// `mapping_zone_bytes`; refused without it.
+    pub mapping_cache_zones: Option<u32>,
     /// Parameters of policies beyond the keys above (see `spec::Params`).
     #[serde(flatten)]
     pub extra: ExtraKeys,
@@ -97,6 +107,8 @@ impl Default for FtlConfig {
             scheduler: "fifo".into(),
             gc_mode: "foreground".into(),
             gc_background_free_blocks: None,
+            mapping_zone_bytes: None,
+            mapping_cache_zones: None,
             extra: ExtraKeys::new(),
         }
     }
@@ -266,4 +278,42 @@ pub fn resolve_page(
         }
     };
     Ok(PageSpec { cleaning, placement, gc_free_blocks_min, gc_background_free_blocks })
+}
+
+/// `ftl.mapping_zone_bytes` and `ftl.mapping_cache_zones`: the zone shape, or `None` when the
+/// whole table is resident (the default). Fills the cache-size default.
+pub fn resolve_zones(
+    f: &mut FtlConfig,
+    kind: FtlKind,
+    g: &Geometry,
+) -> Result<Option<crate::ftl::zones::ZoneShape>, ConfigError> {
+    let Some(zone_bytes) = f.mapping_zone_bytes else {
+        check(
+            f.mapping_cache_zones.is_none(),
+            "ftl.mapping_cache_zones",
+            "only with ftl.mapping_zone_bytes (without zones the whole table is resident)",
+        )?;
+        return Ok(None);
+    };
+    let (unit_pages, unit) = match kind {
+        FtlKind::Page => (1, "the (effective) page"),
+        FtlKind::Hybrid(_) => {
+            (u64::from(g.pages_per_block), "the block (the hybrid kinds map blocks)")
+        }
+    };
+    let unit_bytes = unit_pages * g.page_size_bytes;
+    check(
+        zone_bytes > 0 && zone_bytes.is_multiple_of(unit_bytes),
+        "ftl.mapping_zone_bytes",
+        format!("must be a positive multiple of {unit}, {unit_bytes} bytes; got {zone_bytes}"),
+    )?;
+    let cache_zones = *f.mapping_cache_zones.get_or_insert(1);
+    check(cache_zones >= 1, "ftl.mapping_cache_zones", "must be at least 1")?;
+    let shape = crate::ftl::zones::ZoneShape::new(g, zone_bytes, unit_pages, cache_zones);
+    check(
+        shape.zones <= 1 << 24,
+        "ftl.mapping_zone_bytes",
+        format!("{} zones over the logical space are too many (at most 2^24)", shape.zones),
+    )?;
+    Ok(Some(shape))
 }

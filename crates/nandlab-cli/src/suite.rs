@@ -1,0 +1,34 @@
+//! `nandlab suite NAME --out TRACE.csv`: writes a benchmark suite's trace (paper 003 §5.2;
+//! `nandlab_trace::suites`) and prints its analysed figures beside the targets.
+
+use nandlab_core::memory::human_bytes;
+use nandlab_run::suite::{suite_params, write_suite};
+
+use crate::args::Args;
+use crate::table::Table;
+
+pub fn suite(args: &Args) -> Result<(), String> {
+    let name = args.suite.as_deref().ok_or("suite needs a NAME")?;
+    let out = args.out.as_deref().ok_or("suite needs --out PATH")?;
+    let params = suite_params(name, &args.overrides)?;
+    let report = write_suite(params, out)?;
+    let to_stdout = crate::out::json(args.json.as_deref(), &report.to_json_value())?;
+    if to_stdout || args.quiet {
+        return Ok(());
+    }
+    let a = &report.analysis.analysis;
+    let p = &report.params;
+    let pct = |x: f64| format!("{:.1} %", 100.0 * x);
+    let mut t = Table::new(&["figure", "target", "trace"]);
+    t.row(vec!["rewrite ratio".into(), pct(p.rewrite_ratio), pct(a.rewrite_ratio())]);
+    t.row(vec!["sequential ratio".into(), pct(p.sequential_ratio), pct(a.sequential_ratio())]);
+    t.row(vec!["alignment ratio".into(), pct(p.alignment_ratio), pct(a.alignment_ratio())]);
+    t.row(vec!["typical request".into(), String::new(), human_bytes(a.request_bytes_typical())]);
+    t.row(vec!["written".into(), human_bytes(p.write_bytes), human_bytes(a.write_bytes)]);
+    let (suite, reason) = a.suite();
+    t.row(vec!["suite".into(), name.into(), suite.name().into()]);
+    outln!("{} (MSR CSV, {} writes)", out.display(), a.write_requests)?;
+    outp!("{}", t.render())?;
+    outln!("why: {reason}")?;
+    Ok(())
+}
