@@ -31,6 +31,7 @@ from ._config import ConfigLike, Overrides
 from ._native import BUILD_VERSION as build_version
 from ._native import ConfigError, NandlabError, RequestError, TraceError
 from ._native import __version__ as __version__
+from ._pbr import GeometryProbe, PbrResult, pbr, probe
 from ._result import WALL_CLOCK_METRICS, Result, WearSample
 from ._sweep import sweep, sweep_points, with_version, write_csv, write_parquet
 
@@ -39,8 +40,10 @@ __all__ = [
     "WALL_CLOCK_METRICS",
     "ConfigError",
     "ConfigLike",
+    "GeometryProbe",
     "NandlabError",
     "Overrides",
+    "PbrResult",
     "ProgressCallback",
     "RequestError",
     "Result",
@@ -50,8 +53,10 @@ __all__ = [
     "__version__",
     "analyze",
     "build_version",
+    "pbr",
     "plot",
     "presets",
+    "probe",
     "recycling",
     "resolve_config",
     "run",

@@ -16,7 +16,9 @@ __all__ = [
     "TraceError",
     "__version__",
     "analyze",
+    "pbr",
     "presets",
+    "probe",
     "recycling_costs",
     "resolve",
     "run",
@@ -142,6 +144,37 @@ def suite(name: str, out: Union[str, PathLike[str]], overrides: Sequence[str]) -
     Raises:
         ValueError: an unknown suite or parameter, or parameters that do not fit.
         NandlabError: the trace cannot be written.
+    """
+
+def pbr(
+    target: str,
+    trace: Union[str, PathLike[str]],
+    overrides: Sequence[str] = ...,
+    format: Optional[str] = None,
+    device: Optional[int] = None,
+    max_writes: Optional[int] = None,
+    destroy_data: bool = False,
+) -> tuple[str, tuple[list[int], list[int], list[int]]]:
+    """Paper 003's Per-Byte-Response replay: the summary (with the diagnosis) as JSON text and
+    the points as (offsets, lengths, response times in ns). Use `nandlab.pbr`.
+
+    Raises:
+        ValueError: an unknown target form, or overrides for a target other than ``sim:``.
+        NandlabError: the target or trace cannot be used (the message says why).
+    """
+
+def probe(
+    target: str,
+    overrides: Sequence[str] = ...,
+    only: Sequence[str] = ...,
+    repeats: int = 7,
+    destroy_data: bool = False,
+) -> str:
+    """Black-box geometry probes; the report as JSON text. Use `nandlab.probe`.
+
+    Raises:
+        ValueError: an unknown target form or probe name, or overrides for a non-sim target.
+        NandlabError: the target cannot be used or is too small for a probe.
     """
 
 def version() -> str:

@@ -13,6 +13,7 @@ pub enum Command {
     Analyze,
     Suite,
     Pbr,
+    Probe,
     Help,
     Version,
 }
@@ -67,6 +68,10 @@ pub struct Args {
     pub destroy_data: bool,
     /// `pbr --max-writes N`.
     pub max_writes: Option<u64>,
+    /// `probe --only page,block,zone,parallel`.
+    pub probes: Option<String>,
+    /// `probe --repeats N`.
+    pub repeats: Option<usize>,
 }
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {
@@ -101,6 +106,8 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         pbr_trace: None,
         destroy_data: false,
         max_writes: None,
+        probes: None,
+        repeats: None,
     };
     let Some(first) = argv.first() else { return Ok(args) };
     args.command = match first.as_str() {
@@ -113,6 +120,7 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         "analyze" => Command::Analyze,
         "suite" => Command::Suite,
         "pbr" => Command::Pbr,
+        "probe" => Command::Probe,
         "help" | "--help" | "-h" => Command::Help,
         "--version" | "-V" | "version" => Command::Version,
         other => return Err(format!("unknown command {other:?}")),
@@ -133,6 +141,14 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
             "--passes" => {
                 args.bench_passes =
                     value(a)?.parse().map_err(|_| "--passes needs a number".to_string())?;
+            }
+            "--only" if args.command == Command::Probe => args.probes = Some(value(a)?),
+            "--repeats" => {
+                let v = value(a)?;
+                args.repeats =
+                    Some(v.parse().ok().filter(|&n| n >= 1).ok_or_else(|| {
+                        format!("--repeats needs a whole number >= 1, not {v:?}")
+                    })?);
             }
             "--only" => {
                 let v = value(a)?;
@@ -191,7 +207,7 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
             "--help" | "-h" => args.command = Command::Help,
             s if s.starts_with("--set=") => args.overrides.push(s["--set=".len()..].to_string()),
             s if s.starts_with('-') => return Err(format!("unknown option {s:?}")),
-            s if args.command == Command::Pbr => {
+            s if matches!(args.command, Command::Pbr | Command::Probe) => {
                 if args.target.is_some() {
                     return Err(format!("unexpected argument {s:?} (one TARGET at most)"));
                 }
@@ -250,6 +266,19 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
     {
         return Err("--format, --device and --plots belong to `nandlab analyze`".into());
     }
+    if args.command == Command::Probe {
+        if args.target.is_none() {
+            return Err("probe needs a TARGET (sim:[CONFIG.toml], nbd://HOST[:PORT], \
+                        nbd+unix:///?socket=PATH or a block device)"
+                .into());
+        }
+        if args.pbr_trace.is_some() || args.format.is_some() || args.device.is_some() {
+            return Err("--trace, --format and --device belong to `nandlab pbr`".into());
+        }
+        return Ok(args);
+    } else if args.probes.is_some() || args.repeats.is_some() {
+        return Err("--repeats and --only page,... belong to `nandlab probe`".into());
+    }
     if args.command == Command::Pbr {
         if args.target.is_none() || args.pbr_trace.is_none() {
             return Err("pbr needs a TARGET (sim:[CONFIG.toml], nbd://HOST[:PORT], \
@@ -263,7 +292,10 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         }
         // Its --set values configure a sim: target; --format and --device read the trace.
         return Ok(args);
-    } else if args.pbr_trace.is_some() || args.destroy_data || args.max_writes.is_some() {
+    } else if args.pbr_trace.is_some()
+        || (args.destroy_data && args.command != Command::Probe)
+        || args.max_writes.is_some()
+    {
         return Err("--trace, --destroy-data and --max-writes belong to `nandlab pbr`".into());
     }
     if args.command == Command::Suite {

@@ -7,6 +7,7 @@ mod analyze;
 mod args;
 mod demo;
 mod pbr;
+mod probe;
 mod serve;
 mod suite;
 mod svg;
@@ -42,6 +43,8 @@ Usage:
   nandlab suite transfer|mapping|gc|buffer --out TRACE.csv [--set param=value]... [--json PATH|-]
   nandlab pbr TARGET --trace PATH [--out DIR] [--set key=value]... [--format F] [--device D]
               [--max-writes N] [--destroy-data] [--json PATH|-] [--quiet]
+  nandlab probe TARGET [--set key=value]... [--only page,block,zone,parallel] [--repeats N]
+              [--destroy-data] [--out DIR] [--json PATH|-] [--quiet]
       TARGET: sim:[CONFIG.toml] | nbd://HOST[:PORT][/EXPORT] | nbd+unix:///[EXPORT]?socket=PATH
               | a block device path (overwritten: needs --destroy-data)
   nandlab --version | --help
@@ -88,6 +91,7 @@ fn dispatch(args: Args) -> Result<(), String> {
         Command::Analyze => analyze::analyze(&args),
         Command::Suite => suite::suite(&args),
         Command::Pbr => pbr::pbr(&args),
+        Command::Probe => probe::probe(&args),
     }
 }
 

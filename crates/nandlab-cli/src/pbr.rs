@@ -1,6 +1,6 @@
 //! `nandlab pbr TARGET --trace PATH [--out DIR]`: the Per-Byte-Response replay
-//! (`nandlab_probe::pbr`): the trace's writes one at a time against the target; a summary on
-//! the terminal, and in `--out DIR` the series (`pbr.csv`), the summary (`summary.json`) and
+//! (`nandlab_probe::pbr`): the trace's writes one at a time against the target; a summary and
+//! the symptom diagnosis (`nandlab_probe::diagnose`) on the terminal, and in `--out DIR` the series (`pbr.csv`), the summary (`summary.json`) and
 //! the paper's 2-D projections of its 3-D view (`pbr_index.svg`: PBR over the request index,
 //! `pbr_lba.svg`: PBR over the logical address). Python's `nandlab.pbr` draws the 3-D view.
 
@@ -85,6 +85,15 @@ pub fn pbr(args: &Args) -> Result<(), String> {
         format!("{:.2} MB/s", summary["mb_per_s"].as_f64().unwrap_or(0.0)),
     ]);
     outp!("{}", tab.render())?;
+    let d = result.diagnose();
+    outln!(
+        "diagnosis: {} (scores: buffer {:.2}, mapping {:.2}, gc {:.2})",
+        serde_json::to_value(d.symptom).map_err(|e| e.to_string())?.as_str().unwrap_or("?"),
+        d.evidence.buffer_score,
+        d.evidence.mapping_score,
+        d.evidence.gc_score
+    )?;
+    outln!("  {}", d.explanation)?;
     if let Some(dir) = &args.out {
         outln!("series, summary and plots: {}", dir.display())?;
     }

@@ -149,3 +149,34 @@ fn bad_targets_are_refused_clearly() {
     let e = run(&["pbr", "nbd://localhost:1", "--set", "a=b", "--trace", tr]);
     assert!(e.contains("--set"), "{e}");
 }
+
+#[test]
+fn pbr_on_a_file_target_measures_wall_clock_times() {
+    let d = dir("file");
+    let t = trace(&d);
+    let disk = d.join("disk.img");
+    std::fs::File::create(&disk).unwrap().set_len(1 << 20).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_nandlab"))
+        .args(["pbr"])
+        .arg(&disk)
+        .arg("--trace")
+        .arg(&t)
+        .args(["--json", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["simulated"], false);
+    assert_eq!(summary["writes"], 4);
+    assert_eq!(summary["wrapped"], 1);
+    // Not a block device or file: refused with the path named.
+    let out = Command::new(env!("CARGO_BIN_EXE_nandlab"))
+        .args(["pbr"])
+        .arg(&d)
+        .arg("--trace")
+        .arg(&t)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a block device or file"));
+}

@@ -78,6 +78,18 @@ pub fn replay(
     };
     let reader = nandlab_trace::open(trace, &TraceOptions { format, device: options.device })
         .map_err(|e| e.to_string())?;
+    let records = reader.map(|r| r.map_err(|e| e.to_string()));
+    replay_records(target, records, trace, options.max_writes, progress)
+}
+
+/// `replay` over records already read (`trace` names them in errors and the result).
+pub fn replay_records(
+    target: &mut dyn Target,
+    records: impl Iterator<Item = Result<nandlab_trace::TraceRecord, String>>,
+    trace: &Path,
+    max_writes: Option<u64>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<PbrResult, String> {
     let capacity = target.capacity_bytes();
     let mut result = PbrResult {
         target: target.describe(),
@@ -89,13 +101,13 @@ pub fn replay(
         skipped: 0,
         config: target.config(),
     };
-    for record in reader {
-        let r = record.map_err(|e| e.to_string())?;
+    for record in records {
+        let r = record?;
         if r.op != TraceOp::Write || r.length_bytes == 0 {
             result.skipped += 1;
             continue;
         }
-        if options.max_writes.is_some_and(|m| result.points.len() as u64 >= m) {
+        if max_writes.is_some_and(|m| result.points.len() as u64 >= m) {
             break;
         }
         let len = r.length_bytes.min(capacity);
@@ -148,7 +160,13 @@ impl PbrResult {
         w.flush().map_err(err)
     }
 
-    /// Summary figures (JSON): the target, the trace, counts and PBR quantiles.
+    /// The symptom diagnosis (`diagnose`).
+    #[must_use]
+    pub fn diagnose(&self) -> crate::diagnose::Diagnosis {
+        crate::diagnose::diagnose(&self.points)
+    }
+
+    /// Summary figures (JSON): the target, the trace, counts, PBR quantiles and the diagnosis.
     #[must_use]
     pub fn summary(&self) -> serde_json::Value {
         let mut pbr: Vec<f64> = self.points.iter().map(PbrPoint::pbr_ns_per_byte).collect();
@@ -169,6 +187,7 @@ impl PbrResult {
             "skipped": self.skipped,
             "pbr_ns_per_byte": {"p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "max": q(1.0),
                 "mean": ns as f64 / bytes.max(1) as f64},
+            "diagnosis": self.diagnose(),
             "config": self.config,
             "version": nandlab_version::VERSION_STRING,
         })

@@ -25,6 +25,25 @@ pub trait Target {
     fn config(&self) -> Option<serde_json::Value> {
         None
     }
+    /// The configured geometry of a simulated target (what its probes should find).
+    fn truth(&self) -> Option<Geometry> {
+        None
+    }
+    /// How many requests `read_queue` can keep in flight at once (1: it cannot queue).
+    fn max_queue_depth(&self) -> usize {
+        1
+    }
+    /// Reads every `(offset, len)` of `reqs` in order, keeping `depth` of them in flight (a
+    /// closed loop: each completion issues the next); returns the time from the first issue to
+    /// the last completion. Targets that cannot queue read one at a time.
+    fn read_queue(&mut self, reqs: &[(u64, u64)], depth: usize) -> Result<u64, String> {
+        let _ = depth;
+        let mut total = 0;
+        for &(o, l) in reqs {
+            total += self.read(o, l)?;
+        }
+        Ok(total)
+    }
 }
 
 /// A target as named on the command line.
@@ -113,6 +132,21 @@ pub struct SimTarget {
     now_ns: u64,
     describe: String,
     config: serde_json::Value,
+    truth: Geometry,
+}
+
+/// The geometry a simulated device was configured with (what the probes should find).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Geometry {
+    /// Flash page × channels per gang.
+    pub effective_page_bytes: u64,
+    /// Pages per block × the effective page.
+    pub block_bytes: u64,
+    /// `ftl.mapping_zone_bytes` (`None`: the whole table resident).
+    pub zone_bytes: Option<u64>,
+    /// Dies (each serves one operation at a time).
+    pub dies: u32,
+    pub gangs: u32,
 }
 
 impl SimTarget {
@@ -141,7 +175,21 @@ impl SimTarget {
         }
         let describe = format!("sim: {} ({} logical bytes)", resolved.config.ftl.kind, capacity);
         let config = serde_json::to_value(&resolved.config).map_err(|e| e.to_string())?;
-        Ok(Self { device, now_ns, describe, config })
+        let g = &resolved.geometry;
+        let truth = Geometry {
+            effective_page_bytes: g.page_size_bytes,
+            block_bytes: g.page_size_bytes * u64::from(g.pages_per_block),
+            zone_bytes: resolved.config.ftl.mapping_zone_bytes,
+            dies: resolved.hardware.dies(),
+            gangs: resolved.hardware.gangs,
+        };
+        Ok(Self { device, now_ns, describe, config, truth })
+    }
+
+    /// The geometry it was configured with.
+    #[must_use]
+    pub fn truth(&self) -> Geometry {
+        self.truth
     }
 
     /// The simulated device (metrics after a replay).
@@ -178,6 +226,35 @@ impl Target for SimTarget {
     }
     fn config(&self) -> Option<serde_json::Value> {
         Some(self.config.clone())
+    }
+    fn max_queue_depth(&self) -> usize {
+        1 << 16
+    }
+    fn truth(&self) -> Option<Geometry> {
+        Some(self.truth)
+    }
+    fn read_queue(&mut self, reqs: &[(u64, u64)], depth: usize) -> Result<u64, String> {
+        let start = self.now_ns;
+        let (mut at, mut end) = (start, start);
+        // The device counts what is in flight (a dispatch at time t takes the completions due
+        // by then itself).
+        for &(o, l) in reqs {
+            while self.device.in_flight() >= depth.max(1) {
+                let done = self.device.wait_one().ok_or("a dispatched read never completed")?;
+                // The next read is issued when this one completes.
+                at = at.max(done);
+                end = end.max(done);
+            }
+            let d = self.device.dispatch(&Request::read(o, l).at(at)).map_err(|e| e.to_string())?;
+            if let nandlab_core::Dispatched::Timed(c) = d {
+                end = end.max(c.complete_ns);
+            }
+        }
+        while let Some(done) = self.device.wait_one() {
+            end = end.max(done);
+        }
+        self.now_ns = end;
+        Ok(end - start)
     }
 }
 

@@ -310,6 +310,84 @@ fn suite(py: Python<'_>, name: String, out: PathBuf, overrides: Vec<String>) -> 
         .map_err(|e| NandlabError::new_err(format!("cannot serialize the analysis: {e}")))
 }
 
+/// The PBR points of a replay as columns: offsets, lengths and response times.
+type PbrColumns = (Vec<u64>, Vec<u64>, Vec<u64>);
+
+/// Paper 003's Per-Byte-Response replay (`nandlab pbr`): the summary (with the diagnosis) as
+/// JSON text and the points as columns. The GIL is released during the replay.
+#[pyfunction]
+#[pyo3(signature = (target, trace, overrides=Vec::new(), format=None, device=None, max_writes=None, destroy_data=false))]
+#[allow(clippy::too_many_arguments)]
+fn pbr(
+    py: Python<'_>,
+    target: String,
+    trace: PathBuf,
+    overrides: Vec<String>,
+    format: Option<String>,
+    device: Option<u64>,
+    max_writes: Option<u64>,
+    destroy_data: bool,
+) -> PyResult<(String, PbrColumns)> {
+    let spec =
+        nandlab_probe::TargetSpec::parse(&target, &overrides).map_err(PyValueError::new_err)?;
+    let result = py
+        .allow_threads(|| {
+            let mut t = nandlab_probe::open_target(&spec, destroy_data)?;
+            let options = nandlab_probe::pbr::PbrOptions { format, device, max_writes };
+            nandlab_probe::pbr::replay(t.as_mut(), &trace, &options, &mut |_| {})
+        })
+        .map_err(NandlabError::new_err)?;
+    let summary = serde_json::to_string(&result.summary())
+        .map_err(|e| NandlabError::new_err(format!("cannot serialize the summary: {e}")))?;
+    let p = &result.points;
+    let columns = (
+        p.iter().map(|x| x.offset_bytes).collect(),
+        p.iter().map(|x| x.length_bytes).collect(),
+        p.iter().map(|x| x.response_ns).collect(),
+    );
+    Ok((summary, columns))
+}
+
+/// Black-box geometry probes (`nandlab probe`): the report as JSON text. `only` selects among
+/// `page`, `block`, `zone`, `parallel` (empty: all). The GIL is released.
+#[pyfunction]
+#[pyo3(signature = (target, overrides=Vec::new(), only=Vec::new(), repeats=7, destroy_data=false))]
+fn probe(
+    py: Python<'_>,
+    target: String,
+    overrides: Vec<String>,
+    only: Vec<String>,
+    repeats: usize,
+    destroy_data: bool,
+) -> PyResult<String> {
+    let spec =
+        nandlab_probe::TargetSpec::parse(&target, &overrides).map_err(PyValueError::new_err)?;
+    let mut options =
+        nandlab_probe::probe::ProbeOptions { repeats: repeats.max(1), ..Default::default() };
+    if !only.is_empty() {
+        for name in &only {
+            if !["page", "block", "zone", "parallel"].contains(&name.as_str()) {
+                return Err(PyValueError::new_err(format!(
+                    "only takes page, block, zone, parallel, not {name:?}"
+                )));
+            }
+        }
+        let has = |n: &str| only.iter().any(|o| o == n);
+        options.page = has("page");
+        options.block = has("block");
+        options.zone = has("zone");
+        options.parallel = has("parallel");
+    }
+    let report = py
+        .allow_threads(|| {
+            let mut t = nandlab_probe::open_target(&spec, destroy_data)?;
+            nandlab_probe::probe::probe(t.as_mut(), &options, &mut |_| {})
+        })
+        .map_err(NandlabError::new_err)?;
+    serde_json::to_string(&report)
+        .map_err(|e| NandlabError::new_err(format!("cannot serialize the probe report: {e}")))
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     nandlab_version::VERSION_STRING
@@ -321,6 +399,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(suite, m)?)?;
+    m.add_function(wrap_pyfunction!(pbr, m)?)?;
+    m.add_function(wrap_pyfunction!(probe, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;

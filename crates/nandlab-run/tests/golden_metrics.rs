@@ -27,6 +27,7 @@ const CASES: &[(&str, &[&str])] = &[
     ("page-fifo-none-sequential", &["ftl.cleaning=fifo", "workload.kind=sequential"]),
     ("page-randomd-none-uniform", &["ftl.cleaning=random-d", "workload.kind=uniform"]),
     ("page-greedy-oracle-hotcold", &["ftl.placement=oracle", "workload.kind=hotcold"]),
+    ("page-greedy-hostgc-uniform", &["ftl.placement=host-gc", "workload.kind=uniform"]),
     (
         "page-greedy-deb-hotcold",
         &[

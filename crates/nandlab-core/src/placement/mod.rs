@@ -58,6 +58,7 @@ crate::spec::registry! {
     dac,
     oracle,
     pub deb,
+    host_gc,
 }
 
 /// For `refuse_keys` of a placement without keys of its own.

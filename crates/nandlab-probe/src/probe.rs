@@ -1,0 +1,544 @@
+//! Black-box geometry probes (paper 003's CPSNA attachment, SPEC §9, its Figures 4–7), plus the
+//! number of parallel units (ours).
+//!
+//! - **Effective page** (Fig. 4): for x = 1, 2, … KiB, a write of x KiB at a page-aligned
+//!   address and one at 1 KiB past such an address. Below the effective page P both are one
+//!   read-modify-write; at x = P the aligned write is one page program while the other spans two
+//!   pages (two read-modify-writes), so the times diverge first at x = P (by 15 % or more: on
+//!   a parallel device the two read-modify-writes run at once, and the difference is one page
+//!   read on top of a program) — and the shifted
+//!   write's time stays up one KiB later, still two pages (both are required, from 2 KiB on: a
+//!   lone slow measurement shows neither). The **read variant**
+//!   (Fig. 7d: devices whose write cache cannot be disabled) reads instead: the shifted read
+//!   touches one page more first at x = P. The writes decide unless they complete faster than
+//!   reads (then a write cache absorbs them, and the reads decide; reads pass the cache only
+//!   after it is pushed out: scattered writes and a FLUSH before each pass).
+//! - **Block** (Fig. 5): throughput of S-aligned writes of S bytes at random places, for
+//!   S = 64 KiB … 32 MiB, on a device first written sequentially end to end, each size after a
+//!   warm-up of half the capacity: while S is below the (effective) block, every
+//!   write leaves partly valid blocks that cleaning or merging must copy; from S = block on,
+//!   whole blocks are overwritten and the throughput stops rising. The knee is the smallest S
+//!   within 10 % of the highest throughput.
+//! - **Zone** (Fig. 6): reads of A and B = A + d alternate for d = 64 KiB, 128 KiB, … (each
+//!   read a page of its own near A or B, so no cache answers it); once B
+//!   falls in another zone of the mapping table than A, a device that keeps one zone resident
+//!   reloads a table on every read and B's latency steps up: the zone is the smallest d with
+//!   a latency ≥ 1.5 × that of the shortest distances, kept at every longer distance.
+//! - **Parallel units** (ours): random 4 KiB reads kept at queue depth 1, 2, 4, … 64 (a closed
+//!   loop: each completion issues the next read); the units are
+//!   the highest throughput ÷ the queue-depth-1 throughput, rounded (the dies — or gangs, when
+//!   the bus binds first — that serve reads at once). The reads stay within one mapping zone
+//!   when the zone probe found one. On a wall-clock target the depth-1 latency includes the
+//!   client's round trip, so the estimate reads high by round trip ÷ read time (a 40 µs round
+//!   trip beside 200 µs reads turns 4 dies into 4.5): it needs reads long beside the round trip.
+//!
+//! Every step's time is the median of `repeats` measurements on wall-clock targets (one on the
+//! simulator, whose times are exact). Each result carries a confidence in [0, 1]: the step's
+//! size against the noise below it (`confidence`), and the raw curves.
+
+use serde::Serialize;
+
+use crate::target::Target;
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * KIB;
+
+/// What to probe and how hard.
+#[derive(Clone, Debug)]
+pub struct ProbeOptions {
+    /// Measurements per point on a wall-clock target (median taken).
+    pub repeats: usize,
+    /// Largest effective page searched (bytes).
+    pub max_page_bytes: u64,
+    /// Request sizes of the block probe: 64 KiB × 2^k up to this (bytes).
+    pub max_block_bytes: u64,
+    /// Rounds of A, B reads per distance in the zone probe.
+    pub zone_rounds: usize,
+    /// Which probes run.
+    pub page: bool,
+    pub block: bool,
+    pub zone: bool,
+    pub parallel: bool,
+}
+
+impl Default for ProbeOptions {
+    fn default() -> Self {
+        Self {
+            repeats: 7,
+            max_page_bytes: 64 * KIB,
+            max_block_bytes: 32 * MIB,
+            zone_rounds: 8,
+            page: true,
+            block: true,
+            zone: true,
+            parallel: true,
+        }
+    }
+}
+
+/// A measured curve: `y[i]` at `x[i]` (units in the names).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Curve {
+    pub name: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub x: Vec<f64>,
+    pub y: Vec<f64>,
+}
+
+/// One detected size with its confidence.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Detected {
+    /// `None`: no step found in the range probed.
+    pub value: Option<u64>,
+    pub confidence: f64,
+    /// How it was found (which curve, what ratio).
+    pub how: String,
+}
+
+/// Everything the probes found.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ProbeReport {
+    pub target: String,
+    pub simulated: bool,
+    pub capacity_bytes: u64,
+    pub effective_page_bytes: Option<u64>,
+    pub block_bytes: Option<u64>,
+    pub zone_bytes: Option<u64>,
+    pub parallel_units: Option<u64>,
+    pub page: Detected,
+    pub block: Detected,
+    pub zone: Detected,
+    pub parallel: Detected,
+    pub curves: Vec<Curve>,
+    /// A simulated target's configured geometry, to compare with what was detected.
+    pub configured: Option<crate::target::Geometry>,
+    pub config: Option<serde_json::Value>,
+    pub version: String,
+}
+
+fn median(mut v: Vec<u64>) -> u64 {
+    v.sort_unstable();
+    v[v.len() / 2]
+}
+
+/// Step size against the noise below it, in [0, 1].
+fn confidence(step: f64, noise: f64) -> f64 {
+    let step = (step - 1.0).max(0.0);
+    if step == 0.0 {
+        return 0.0;
+    }
+    step / (step + 2.0 * noise.abs())
+}
+
+/// Runs the probes `options` selects against `target`. Writes go anywhere on it: its content
+/// is destroyed (the caller asks for consent on real devices).
+pub fn probe(
+    target: &mut dyn Target,
+    options: &ProbeOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<ProbeReport, String> {
+    let capacity = target.capacity_bytes();
+    let repeats = if target.simulated() { 1 } else { options.repeats.max(1) };
+    let mut report = ProbeReport {
+        target: target.describe(),
+        simulated: target.simulated(),
+        capacity_bytes: capacity,
+        config: target.config(),
+        configured: target.truth(),
+        version: nandlab_version::VERSION_STRING.to_string(),
+        ..ProbeReport::default()
+    };
+    // The block probe goes first: a page-mapped FTL appends host writes to a log, and the
+    // other probes' odd-sized writes would leave that log's write pointer off a block
+    // boundary, so that no later request could cover whole blocks.
+    if options.block {
+        progress("block");
+        block(target, options, &mut report)?;
+    }
+    if options.page {
+        progress("effective page");
+        page(target, options, repeats, &mut report)?;
+    }
+    if options.zone {
+        progress("zone");
+        zone(target, options, repeats, &mut report)?;
+    }
+    if options.parallel {
+        progress("parallel units");
+        parallel(target, repeats, &mut report)?;
+    }
+    Ok(report)
+}
+
+/// Times `f` `repeats` times, median.
+fn timed(repeats: usize, mut f: impl FnMut() -> Result<u64, String>) -> Result<u64, String> {
+    let mut v = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        v.push(f()?);
+    }
+    Ok(median(v))
+}
+
+fn page(
+    t: &mut dyn Target,
+    o: &ProbeOptions,
+    repeats: usize,
+    r: &mut ProbeReport,
+) -> Result<(), String> {
+    let cap = t.capacity_bytes();
+    // Each size gets its own slots (two for writes, two for reads), so one size's writes do
+    // not change the pages another size touches.
+    let max_kib = (o.max_page_bytes / KIB).max(2);
+    // A slot holds the largest request shifted by 1 KiB, and starts on a page boundary.
+    let slot = 2 * (max_kib * KIB).next_power_of_two();
+    if 4 * max_kib * slot > cap {
+        return Err(format!(
+            "the effective-page probe needs {} bytes of target, it has {cap}",
+            4 * max_kib * slot
+        ));
+    }
+    // Every slot holds data first: a partial write then reads what it merges with (as on a
+    // used drive), and the read variant reads data that exists.
+    write_through(t, 0, 4 * max_kib * slot)?;
+    let mut curves = [(); 4].map(|()| Vec::with_capacity(max_kib as usize));
+    for x in 1..=max_kib {
+        let len = x * KIB;
+        let base = (4 * (x - 1)) * slot;
+        // At least three writes each, even on the simulator: a cleaning stall on one of them
+        // is not the device's page size.
+        curves[0].push(timed(repeats.max(3), || t.write(base, len))? as f64);
+        curves[1].push(timed(repeats.max(3), || t.write(base + slot + KIB, len))? as f64);
+    }
+    // Reads, one pass per repeat, each after the write buffer is pushed out: a buffer that
+    // keeps what it read (FAB allocates on a read miss) would answer a repeated read itself.
+    let mut reads = vec![[Vec::new(), Vec::new()]; max_kib as usize];
+    for _ in 0..repeats {
+        push_out(t)?;
+        for x in 1..=max_kib {
+            let len = x * KIB;
+            let base = (4 * (x - 1)) * slot;
+            let r = &mut reads[(x - 1) as usize];
+            r[0].push(t.read(base + 2 * slot, len)?);
+            r[1].push(t.read(base + 3 * slot + KIB, len)?);
+        }
+    }
+    for [a, u] in reads {
+        curves[2].push(median(a) as f64);
+        curves[3].push(median(u) as f64);
+    }
+    let xs: Vec<f64> = (1..=max_kib).map(|x| x as f64).collect();
+    let names = ["write at 0 KiB", "write at 1 KiB", "read at 0 KiB", "read at 1 KiB"];
+    for (c, name) in curves.iter().zip(names) {
+        r.curves.push(Curve {
+            name: format!("effective page: {name}"),
+            x_label: "request KiB".into(),
+            y_label: "response ns".into(),
+            x: xs.clone(),
+            y: c.clone(),
+        });
+    }
+    let find = |a: &[f64], u: &[f64], what: &str| -> Detected {
+        let ratio: Vec<f64> = a.iter().zip(u).map(|(a, u)| u / a.max(1.0)).collect();
+        // At x = P the shifted request crosses into a second page and stays in two pages up
+        // to 2P - 1, so its curve stays up one KiB later (a lone slow measurement does not).
+        // Both must hold, from 2 KiB on.
+        let step = |i: usize| i + 1 >= a.len() || u[i + 1] >= u[i] - 0.5 * (u[i] - a[i]);
+        // The noise below x: the median deviation of the ratio from 1 (robust to a stall).
+        let noise = |i: usize| {
+            let mut dev: Vec<f64> = ratio[..i].iter().map(|q| (q - 1.0).abs()).collect();
+            dev.sort_by(f64::total_cmp);
+            dev[dev.len() / 2]
+        };
+        // A step stands at least 15 % and four times the noise above 1.
+        let found = (1..ratio.len())
+            .find(|&i| ratio[i] >= 1.15 && ratio[i] - 1.0 >= 4.0 * noise(i) && step(i));
+        match found {
+            Some(i) => {
+                let noise = noise(i);
+                Detected {
+                    value: Some((i as u64 + 1) * KIB),
+                    confidence: confidence(ratio[i], noise),
+                    how: format!(
+                        "{what}: shifted / aligned {:.2} at {} KiB, {:.2} typically below",
+                        ratio[i],
+                        i + 1,
+                        1.0 + noise
+                    ),
+                }
+            }
+            None => Detected {
+                value: None,
+                confidence: 0.0,
+                how: format!("{what}: no step up to {} KiB", a.len()),
+            },
+        }
+    };
+    // The writes decide, unless a write cache absorbs them (the paper's Fig. 7d case): a
+    // write that completes faster than a read of the same size never reached the flash (a
+    // NAND program is always slower than a read). Reads are the weaker signal otherwise: on a
+    // parallel device the two pages of a shifted read may be read at once, so their step can
+    // fall at a multiple of the page.
+    let typical = |c: &[f64]| {
+        let mut v = c.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let buffered = typical(&curves[0]) < typical(&curves[2]);
+    let w = find(&curves[0], &curves[1], "writes");
+    r.page = if w.value.is_some() && !buffered {
+        w
+    } else {
+        let mut rd = find(&curves[2], &curves[3], "reads");
+        if buffered {
+            rd.how += " (writes complete faster than reads: a write cache absorbs them)";
+        }
+        rd
+    };
+    r.effective_page_bytes = r.page.value;
+    Ok(())
+}
+
+fn zone(
+    t: &mut dyn Target,
+    o: &ProbeOptions,
+    repeats: usize,
+    r: &mut ProbeReport,
+) -> Result<(), String> {
+    let cap = t.capacity_bytes();
+    let len = 4 * KIB;
+    // Every read goes to a page of its own (A + k pages, B + k pages): a cache that kept what
+    // it read would otherwise answer the repeated reads without the mapping table.
+    let rounds = o.zone_rounds.max(1);
+    let reads = (rounds * repeats) as u64;
+    let first = (reads * len).next_power_of_two().max(64 * KIB);
+    let distances: Vec<u64> = std::iter::successors(Some(first), |d| Some(d * 2))
+        .take_while(|d| d + reads * len <= cap)
+        .collect();
+    if distances.is_empty() {
+        return Err(format!(
+            "the zone probe needs more than {} bytes of target, it has {cap}",
+            2 * first
+        ));
+    }
+    // A's and every B's pages hold data (a read of unwritten space may cost nothing)...
+    t.write(0, reads * len)?;
+    for &d in &distances {
+        t.write(d, reads * len)?;
+    }
+    // ...and are pushed out of any write buffer (which would answer the reads itself).
+    push_out(t)?;
+    let (mut xs, mut ys) = (Vec::new(), Vec::new());
+    for &d in &distances {
+        let mut k = 0;
+        let b = timed(repeats, || {
+            let mut total = 0;
+            for _ in 0..rounds {
+                t.read(k * len, len)?;
+                total += t.read(d + k * len, len)?;
+                k += 1;
+            }
+            Ok(total / rounds as u64)
+        })?;
+        xs.push(d as f64);
+        ys.push(b as f64);
+    }
+    if ys.is_empty() {
+        return Err(format!("the zone probe needs more than 64 KiB of target, it has {cap}"));
+    }
+    r.curves.push(Curve {
+        name: "zone: read B at distance d from A".into(),
+        x_label: "distance bytes".into(),
+        y_label: "read B response ns".into(),
+        x: xs.clone(),
+        y: ys.clone(),
+    });
+    // The base: the lowest of the three shortest distances (a lone slow point there would
+    // otherwise hide the step).
+    let base = ys.iter().take(3).copied().fold(f64::INFINITY, f64::min).max(1.0);
+    // Once B is in another zone it stays so for every longer distance: the step is the first
+    // distance from which every latency is up (a slow read before it is not a step).
+    let up = |i: usize| ys[i..].iter().all(|&y| y >= 1.5 * base);
+    r.zone = match (0..ys.len()).find(|&i| up(i)) {
+        Some(i) => {
+            let noise =
+                ys[..i].iter().map(|y| y / base - 1.0).fold(0.0, |m: f64, q| m.max(q.abs()));
+            Detected {
+                value: Some(xs[i] as u64),
+                confidence: confidence(ys[i] / base, noise),
+                how: format!(
+                    "B's latency {:.2}x that at the shortest distance ({} bytes) from d = {} \
+                     bytes on",
+                    ys[i] / base,
+                    xs[0],
+                    xs[i]
+                ),
+            }
+        }
+        None => Detected {
+            value: None,
+            confidence: 0.0,
+            how: format!(
+                "no step up to {} bytes: the whole table is resident (or zones are larger)",
+                xs.last().copied().unwrap_or(0.0)
+            ),
+        },
+    };
+    r.zone_bytes = r.zone.value;
+    Ok(())
+}
+
+/// Pushes what a write buffer holds out of it: 16 MiB of 4 KiB writes scattered over the last
+/// quarter of the device, one per 64 KiB (a flash-aware buffer evicts large groups of adjacent
+/// pages first, so sequential writes would not push small groups out), then a FLUSH.
+fn push_out(t: &mut dyn Target) -> Result<(), String> {
+    let cap = t.capacity_bytes();
+    let len = 4 * KIB;
+    let area = cap / 4 / (64 * KIB) * (64 * KIB);
+    let (base, slots) = (cap - area, area / (64 * KIB));
+    if slots == 0 {
+        return Ok(());
+    }
+    for i in 0..(16 * MIB / len).min(area / len) {
+        t.write(base + (i % slots) * 64 * KIB + (i / slots % 16) * len, len)?;
+    }
+    t.flush()?;
+    Ok(())
+}
+
+/// Writes `[offset, offset + len)` sequentially in 1 MiB requests.
+fn write_through(t: &mut dyn Target, offset: u64, len: u64) -> Result<(), String> {
+    let end = offset + len;
+    let mut o = offset;
+    while o < end {
+        let n = MIB.min(end - o);
+        t.write(o, n)?;
+        o += n;
+    }
+    Ok(())
+}
+
+/// SplitMix64 for the probes' random offsets (deterministic).
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(), String> {
+    let cap = t.capacity_bytes();
+    let len = 4 * KIB;
+    // Within one mapping zone when the zone probe found one: reads spread over several zones
+    // would time the table loads, not the dies.
+    let area = (cap / 2).min(64 * MIB).min(r.zone_bytes.unwrap_or(u64::MAX)) / len * len;
+    if area < MIB {
+        return Err("the parallel-units probe needs at least 2 MiB of target".into());
+    }
+    // The reads' area holds data.
+    write_through(t, 0, area)?;
+    let max_qd = t.max_queue_depth().min(64);
+    let reads = 1024usize;
+    let reqs: Vec<(u64, u64)> =
+        (0..reads as u64).map(|i| (mix(i) % (area / len) * len, len)).collect();
+    let (mut xs, mut ys) = (Vec::new(), Vec::new());
+    let mut qd = 1;
+    while qd <= max_qd {
+        let ns = timed(repeats, || t.read_queue(&reqs, qd))?;
+        xs.push(qd as f64);
+        ys.push(reads as f64 / (ns.max(1) as f64 / 1e9));
+        qd *= 2;
+    }
+    r.curves.push(Curve {
+        name: "parallel units: random 4 KiB reads".into(),
+        x_label: "queue depth".into(),
+        y_label: "reads per second".into(),
+        x: xs.clone(),
+        y: ys.clone(),
+    });
+    if xs.len() < 2 {
+        r.parallel = Detected {
+            value: None,
+            confidence: 0.0,
+            how: "the target serves one request at a time here (queue depth 1 only)".into(),
+        };
+        return Ok(());
+    }
+    let best = ys.iter().copied().fold(0.0, f64::max);
+    let units = best / ys[0];
+    let rounded = units.round().max(1.0);
+    r.parallel = Detected {
+        value: Some(rounded as u64),
+        confidence: (1.0 - (units - rounded).abs()).clamp(0.0, 1.0),
+        how: format!(
+            "highest throughput {best:.0} reads/s = {units:.2} x the queue-depth-1 throughput"
+        ),
+    };
+    r.parallel_units = r.parallel.value;
+    Ok(())
+}
+
+fn block(t: &mut dyn Target, o: &ProbeOptions, r: &mut ProbeReport) -> Result<(), String> {
+    let cap = t.capacity_bytes();
+    // Precondition: every logical page written once, sequentially (a fresh device cleans
+    // nothing until it is full, which would flatter the first sizes).
+    write_through(t, 0, cap)?;
+    let (mut xs, mut ys) = (Vec::new(), Vec::new());
+    let mut s = 64 * KIB;
+    let mut seed = 7u64;
+    while s <= o.max_block_bytes && s * 8 <= cap {
+        let slots = cap / s;
+        let mut pass = |bytes: u64| -> Result<u64, String> {
+            let mut total = 0;
+            for _ in 0..bytes / s {
+                seed = mix(seed);
+                total += t.write(seed % slots * s, s)?;
+            }
+            Ok(total)
+        };
+        pass(cap / 2)?;
+        let ns = pass(cap)?;
+        xs.push(s as f64);
+        ys.push((cap / s * s) as f64 / (ns.max(1) as f64 / 1e9) / 1e6);
+        s *= 2;
+    }
+    if ys.is_empty() {
+        return Err(format!("the block probe needs at least 512 KiB of target, it has {cap}"));
+    }
+    r.curves.push(Curve {
+        name: "block: random S-aligned writes of S bytes".into(),
+        x_label: "request bytes".into(),
+        y_label: "MB/s".into(),
+        x: xs.clone(),
+        y: ys.clone(),
+    });
+    let best = ys.iter().copied().fold(0.0, f64::max);
+    let i = ys.iter().position(|&y| y >= 0.9 * best).expect("the best is within 10 % of itself");
+    let rise = best / ys[0].max(f64::MIN_POSITIVE);
+    r.block = if i == 0 || rise < 1.3 {
+        Detected {
+            value: None,
+            confidence: 0.0,
+            how: format!("throughput flat over the sizes probed ({rise:.2}x from the smallest)"),
+        }
+    } else {
+        // Beyond the knee the curve should stay flat: its spread there is the noise.
+        let after = &ys[i..];
+        let spread = after.iter().copied().fold(0.0, f64::max)
+            / after.iter().copied().fold(f64::INFINITY, f64::min)
+            - 1.0;
+        Detected {
+            value: Some(xs[i] as u64),
+            confidence: confidence(ys[i] / ys[i - 1], spread),
+            how: format!(
+                "throughput reaches {:.1} MB/s (within 10 % of the best, {:.2}x the size before) \
+                 at {} bytes",
+                ys[i],
+                ys[i] / ys[i - 1],
+                xs[i]
+            ),
+        }
+    };
+    r.block_bytes = r.block.value;
+    Ok(())
+}
