@@ -122,6 +122,25 @@ fn median(mut v: Vec<u64>) -> u64 {
     v[v.len() / 2]
 }
 
+/// The median of measurements (upper one of an even count, as `median`).
+fn median_f64(v: impl Iterator<Item = f64>) -> f64 {
+    let mut v: Vec<f64> = v.collect();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+impl Curve {
+    fn new(name: &str, x_label: &str, y_label: &str, x: &[f64], y: &[f64]) -> Self {
+        Self {
+            name: name.into(),
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            x: x.to_vec(),
+            y: y.to_vec(),
+        }
+    }
+}
+
 /// Step size against the noise below it, in [0, 1].
 fn confidence(step: f64, noise: f64) -> f64 {
     let step = (step - 1.0).max(0.0);
@@ -230,13 +249,8 @@ fn page(
     let xs: Vec<f64> = (1..=max_kib).map(|x| x as f64).collect();
     let names = ["write at 0 KiB", "write at 1 KiB", "read at 0 KiB", "read at 1 KiB"];
     for (c, name) in curves.iter().zip(names) {
-        r.curves.push(Curve {
-            name: format!("effective page: {name}"),
-            x_label: "request KiB".into(),
-            y_label: "response ns".into(),
-            x: xs.clone(),
-            y: c.clone(),
-        });
+        let name = format!("effective page: {name}");
+        r.curves.push(Curve::new(&name, "request KiB", "response ns", &xs, c));
     }
     let find = |a: &[f64], u: &[f64], what: &str| -> Detected {
         let ratio: Vec<f64> = a.iter().zip(u).map(|(a, u)| u / a.max(1.0)).collect();
@@ -245,11 +259,7 @@ fn page(
         // Both must hold, from 2 KiB on.
         let step = |i: usize| i + 1 >= a.len() || u[i + 1] >= u[i] - 0.5 * (u[i] - a[i]);
         // The noise below x: the median deviation of the ratio from 1 (robust to a stall).
-        let noise = |i: usize| {
-            let mut dev: Vec<f64> = ratio[..i].iter().map(|q| (q - 1.0).abs()).collect();
-            dev.sort_by(f64::total_cmp);
-            dev[dev.len() / 2]
-        };
+        let noise = |i: usize| median_f64(ratio[..i].iter().map(|q| (q - 1.0).abs()));
         // A step stands at least 15 % and four times the noise above 1.
         let found = (1..ratio.len())
             .find(|&i| ratio[i] >= 1.15 && ratio[i] - 1.0 >= 4.0 * noise(i) && step(i));
@@ -279,11 +289,7 @@ fn page(
     // NAND program is always slower than a read). Reads are the weaker signal otherwise: on a
     // parallel device the two pages of a shifted read may be read at once, so their step can
     // fall at a multiple of the page.
-    let typical = |c: &[f64]| {
-        let mut v = c.to_vec();
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
+    let typical = |c: &[f64]| median_f64(c.iter().copied());
     let buffered = typical(&curves[0]) < typical(&curves[2]);
     let w = find(&curves[0], &curves[1], "writes");
     r.page = if w.value.is_some() && !buffered {
@@ -343,16 +349,13 @@ fn zone(
         xs.push(d as f64);
         ys.push(b as f64);
     }
-    if ys.is_empty() {
-        return Err(format!("the zone probe needs more than 64 KiB of target, it has {cap}"));
-    }
-    r.curves.push(Curve {
-        name: "zone: read B at distance d from A".into(),
-        x_label: "distance bytes".into(),
-        y_label: "read B response ns".into(),
-        x: xs.clone(),
-        y: ys.clone(),
-    });
+    r.curves.push(Curve::new(
+        "zone: read B at distance d from A",
+        "distance bytes",
+        "read B response ns",
+        &xs,
+        &ys,
+    ));
     // The base: the lowest of the three shortest distances (a lone slow point there would
     // otherwise hide the step).
     let base = ys.iter().take(3).copied().fold(f64::INFINITY, f64::min).max(1.0);
@@ -449,13 +452,13 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
         ys.push(reads as f64 / (ns.max(1) as f64 / 1e9));
         qd *= 2;
     }
-    r.curves.push(Curve {
-        name: "parallel units: random 4 KiB reads".into(),
-        x_label: "queue depth".into(),
-        y_label: "reads per second".into(),
-        x: xs.clone(),
-        y: ys.clone(),
-    });
+    r.curves.push(Curve::new(
+        "parallel units: random 4 KiB reads",
+        "queue depth",
+        "reads per second",
+        &xs,
+        &ys,
+    ));
     if xs.len() < 2 {
         r.parallel = Detected {
             value: None,
@@ -505,13 +508,13 @@ fn block(t: &mut dyn Target, o: &ProbeOptions, r: &mut ProbeReport) -> Result<()
     if ys.is_empty() {
         return Err(format!("the block probe needs at least 512 KiB of target, it has {cap}"));
     }
-    r.curves.push(Curve {
-        name: "block: random S-aligned writes of S bytes".into(),
-        x_label: "request bytes".into(),
-        y_label: "MB/s".into(),
-        x: xs.clone(),
-        y: ys.clone(),
-    });
+    r.curves.push(Curve::new(
+        "block: random S-aligned writes of S bytes",
+        "request bytes",
+        "MB/s",
+        &xs,
+        &ys,
+    ));
     let best = ys.iter().copied().fold(0.0, f64::max);
     let i = ys.iter().position(|&y| y >= 0.9 * best).expect("the best is within 10 % of itself");
     let rise = best / ys[0].max(f64::MIN_POSITIVE);
