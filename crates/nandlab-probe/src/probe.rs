@@ -11,8 +11,10 @@
 //!   lone slow measurement shows neither). The **read variant**
 //!   (Fig. 7d: devices whose write cache cannot be disabled) reads instead: the shifted read
 //!   touches one page more first at x = P. The writes decide unless they complete faster than
-//!   reads (then a write cache absorbs them, and the reads decide; reads pass the cache only
-//!   after it is pushed out: scattered writes and a FLUSH before each pass).
+//!   reads (then a write cache absorbs them, and the reads decide). Reads pass the cache only
+//!   on pages it does not hold: the written data is pushed out once (scattered writes and a
+//!   FLUSH), and every pass reads pages no earlier read touched (a buffer that allocates on a
+//!   read miss would answer a repeated read itself).
 //! - **Block** (Fig. 5): throughput of S-aligned writes of S bytes at random places, for
 //!   S = 64 KiB … 32 MiB, on a device first written sequentially end to end, each size after a
 //!   warm-up of half the capacity: while S is below the (effective) block, every
@@ -22,8 +24,11 @@
 //! - **Zone** (Fig. 6): reads of A and B = A + d alternate for d = 64 KiB, 128 KiB, … (each
 //!   read a page of its own near A or B, so no cache answers it); once B
 //!   falls in another zone of the mapping table than A, a device that keeps one zone resident
-//!   reloads a table on every read and B's latency steps up: the zone is the smallest d with
-//!   a latency ≥ 1.5 × that of the shortest distances, kept at every longer distance.
+//!   reloads a table on every read and B's latency steps up. B's latency at d is the median
+//!   of every B read there (rounds × repeats); the curve is flat, then steps up and stays up,
+//!   so the zone is the split of the curve into a short part and a long part with the largest
+//!   gap (the long part's lowest ÷ the short part's highest), when that gap is ≥ 1.2 and at
+//!   least twice the short part's own spread.
 //! - **Parallel units** (ours): random 4 KiB reads kept at queue depth 1, 2, 4, … 64 (a closed
 //!   loop: each completion issues the next read); the units are
 //!   the highest throughput ÷ the queue-depth-1 throughput, rounded (the dies — or gangs, when
@@ -199,6 +204,33 @@ fn timed(repeats: usize, mut f: impl FnMut() -> Result<u64, String>) -> Result<u
     Ok(median(v))
 }
 
+/// Where the effective-page probe's requests of 1 … `max_kib` KiB go, relative to their area:
+/// per size, an aligned request at the start of a unit of `m` bytes (the largest page searched,
+/// rounded up to a power of two, so every page of a size ≤ m that a request touches lies in the
+/// units it touches) and a request 1 KiB past the start of the next unit (two units for the
+/// largest, which crosses into a second). No two requests share a page of any size ≤ m.
+struct PageUnits {
+    /// `(aligned, shifted)` offsets per size.
+    at: Vec<(u64, u64)>,
+    /// The area's length.
+    bytes: u64,
+}
+
+impl PageUnits {
+    fn new(max_kib: u64) -> Self {
+        let m = (max_kib * KIB).next_power_of_two();
+        let mut next = 0;
+        let at = (1..=max_kib)
+            .map(|x| {
+                let (aligned, shifted) = (next, next + m);
+                next = shifted + (x * KIB + KIB).div_ceil(m) * m;
+                (aligned, shifted + KIB)
+            })
+            .collect();
+        Self { at, bytes: next }
+    }
+}
+
 fn page(
     t: &mut dyn Target,
     o: &ProbeOptions,
@@ -206,40 +238,54 @@ fn page(
     r: &mut ProbeReport,
 ) -> Result<(), String> {
     let cap = t.capacity_bytes();
-    // Each size gets its own slots (two for writes, two for reads), so one size's writes do
-    // not change the pages another size touches.
     let max_kib = (o.max_page_bytes / KIB).max(2);
-    // A slot holds the largest request shifted by 1 KiB, and starts on a page boundary.
-    let slot = 2 * (max_kib * KIB).next_power_of_two();
-    if 4 * max_kib * slot > cap {
+    let units = PageUnits::new(max_kib);
+    // The write area: each size writes its own units again and again (its repeats), so one
+    // size's writes do not change the pages another size touches.
+    let write_area = units.bytes;
+    // Every read pass reads pages no earlier read touched: a cache that keeps what it read
+    // (FAB allocates on a read miss and evicts its largest groups first, so a request's one or
+    // two pages outlive any push-out) would otherwise answer every pass after the first. As
+    // many passes as fit before `push_out`'s last quarter, up to `repeats`.
+    let room = (cap - cap / 4).saturating_sub(write_area);
+    let passes = (room / units.bytes).min(repeats as u64);
+    if passes == 0 {
         return Err(format!(
-            "the effective-page probe needs {} bytes of target, it has {cap}",
-            4 * max_kib * slot
+            "the effective-page probe needs at least {} bytes of target, it has {cap}",
+            (write_area + units.bytes).div_ceil(3) * 4
         ));
     }
-    // Every slot holds data first: a partial write then reads what it merges with (as on a
-    // used drive), and the read variant reads data that exists.
-    write_through(t, 0, 4 * max_kib * slot)?;
-    let mut curves = [(); 4].map(|()| Vec::with_capacity(max_kib as usize));
-    for x in 1..=max_kib {
-        let len = x * KIB;
-        let base = (4 * (x - 1)) * slot;
-        // At least three writes each, even on the simulator: a cleaning stall on one of them
-        // is not the device's page size.
-        curves[0].push(timed(repeats.max(3), || t.write(base, len))? as f64);
-        curves[1].push(timed(repeats.max(3), || t.write(base + slot + KIB, len))? as f64);
-    }
-    // Reads, one pass per repeat, each after the write buffer is pushed out: a buffer that
-    // keeps what it read (FAB allocates on a read miss) would answer a repeated read itself.
-    let mut reads = vec![[Vec::new(), Vec::new()]; max_kib as usize];
-    for _ in 0..repeats {
-        push_out(t)?;
-        for x in 1..=max_kib {
+    // Every unit holds data first: a partial write then reads what it merges with (as on a
+    // used drive), and the reads read data that exists.
+    write_through(t, 0, write_area + passes * units.bytes)?;
+    // At least three writes each, even on the simulator: a cleaning stall on one of them is
+    // not the device's page size. The repeats are passes over every size, not runs of one
+    // size: a slow spell of the target (its cleaning, its host's I/O) then slows one
+    // measurement of several sizes, which their medians drop, not every measurement of one.
+    let mut writes = vec![[Vec::new(), Vec::new()]; max_kib as usize];
+    for _ in 0..repeats.max(3) {
+        for (x, &(aligned, shifted)) in (1..=max_kib).zip(&units.at) {
             let len = x * KIB;
-            let base = (4 * (x - 1)) * slot;
+            let w = &mut writes[(x - 1) as usize];
+            w[0].push(t.write(aligned, len)?);
+            w[1].push(t.write(shifted, len)?);
+        }
+    }
+    let mut curves = [(); 4].map(|()| Vec::with_capacity(max_kib as usize));
+    for [a, u] in writes {
+        curves[0].push(median(a) as f64);
+        curves[1].push(median(u) as f64);
+    }
+    // The reads' data leaves any write buffer (once: no pass reads a page twice).
+    push_out(t)?;
+    let mut reads = vec![[Vec::new(), Vec::new()]; max_kib as usize];
+    for pass in 0..passes {
+        let base = write_area + pass * units.bytes;
+        for (x, &(aligned, shifted)) in (1..=max_kib).zip(&units.at) {
+            let len = x * KIB;
             let r = &mut reads[(x - 1) as usize];
-            r[0].push(t.read(base + 2 * slot, len)?);
-            r[1].push(t.read(base + 3 * slot + KIB, len)?);
+            r[0].push(t.read(base + aligned, len)?);
+            r[1].push(t.read(base + shifted, len)?);
         }
     }
     for [a, u] in reads {
@@ -295,7 +341,7 @@ fn page(
     r.page = if w.value.is_some() && !buffered {
         w
     } else {
-        let mut rd = find(&curves[2], &curves[3], "reads");
+        let mut rd = find(&curves[2], &curves[3], &format!("reads ({passes} passes)"));
         if buffered {
             rd.how += " (writes complete faster than reads: a write cache absorbs them)";
         }
@@ -334,21 +380,20 @@ fn zone(
     }
     // ...and are pushed out of any write buffer (which would answer the reads itself).
     push_out(t)?;
-    let (mut xs, mut ys) = (Vec::new(), Vec::new());
-    for &d in &distances {
-        let mut k = 0;
-        let b = timed(repeats, || {
-            let mut total = 0;
-            for _ in 0..rounds {
-                t.read(k * len, len)?;
-                total += t.read(d + k * len, len)?;
-                k += 1;
-            }
-            Ok(total / rounds as u64)
-        })?;
-        xs.push(d as f64);
-        ys.push(b as f64);
+    // Round k reads A + k pages, then B + k pages, for every distance in turn: a slow spell
+    // of the target slows a few reads of several distances, not every read of one (which
+    // would look like a step, or hide one).
+    let mut b = vec![Vec::with_capacity(rounds * repeats); distances.len()];
+    for k in 0..reads {
+        for (&d, b) in distances.iter().zip(&mut b) {
+            t.read(k * len, len)?;
+            b.push(t.read(d + k * len, len)?);
+        }
     }
+    let xs: Vec<f64> = distances.iter().map(|&d| d as f64).collect();
+    // The median of every B read: a cleaning stall or a hiccup of the client moves a mean,
+    // not a median of `reads`.
+    let ys: Vec<f64> = b.into_iter().map(|b| median(b) as f64).collect();
     r.curves.push(Curve::new(
         "zone: read B at distance d from A",
         "distance bytes",
@@ -356,28 +401,17 @@ fn zone(
         &xs,
         &ys,
     ));
-    // The base: the lowest of the three shortest distances (a lone slow point there would
-    // otherwise hide the step).
-    let base = ys.iter().take(3).copied().fold(f64::INFINITY, f64::min).max(1.0);
-    // Once B is in another zone it stays so for every longer distance: the step is the first
-    // distance from which every latency is up (a slow read before it is not a step).
-    let up = |i: usize| ys[i..].iter().all(|&y| y >= 1.5 * base);
-    r.zone = match (0..ys.len()).find(|&i| up(i)) {
-        Some(i) => {
-            let noise =
-                ys[..i].iter().map(|y| y / base - 1.0).fold(0.0, |m: f64, q| m.max(q.abs()));
-            Detected {
-                value: Some(xs[i] as u64),
-                confidence: confidence(ys[i] / base, noise),
-                how: format!(
-                    "B's latency {:.2}x that at the shortest distance ({} bytes) from d = {} \
-                     bytes on",
-                    ys[i] / base,
-                    xs[0],
-                    xs[i]
-                ),
-            }
-        }
+    r.zone = match zone_step(&ys) {
+        Some(Step { at: i, gap, spread }) => Detected {
+            value: Some(xs[i] as u64),
+            confidence: confidence(gap, spread),
+            how: format!(
+                "B's latency from d = {} bytes on is at least {gap:.2}x that at every shorter \
+                 distance ({:.2} spread among them)",
+                xs[i],
+                1.0 + spread
+            ),
+        },
         None => Detected {
             value: None,
             confidence: 0.0,
@@ -389,6 +423,34 @@ fn zone(
     };
     r.zone_bytes = r.zone.value;
     Ok(())
+}
+
+/// A step in a curve that is flat, then up and staying up.
+#[derive(Debug, PartialEq)]
+struct Step {
+    /// The first point of the high part.
+    at: usize,
+    /// The high part's lowest ÷ the low part's highest.
+    gap: f64,
+    /// The low part's highest ÷ its lowest, − 1.
+    spread: f64,
+}
+
+/// The split of `ys` into a low part `ys[..at]` and a high part `ys[at..]` with the largest gap,
+/// if that gap is ≥ 1.2 and at least twice the low part's spread (the noise a step must
+/// exceed); `at` ≥ 1, as the shortest distance is the reference.
+fn zone_step(ys: &[f64]) -> Option<Step> {
+    let split = |at: usize| {
+        let (low, high) = ys.split_at(at);
+        let low_max = low.iter().copied().fold(f64::MIN_POSITIVE, f64::max);
+        let low_min = low.iter().copied().fold(f64::INFINITY, f64::min).max(f64::MIN_POSITIVE);
+        let high_min = high.iter().copied().fold(f64::INFINITY, f64::min);
+        Step { at, gap: high_min / low_max, spread: low_max / low_min - 1.0 }
+    };
+    (1..ys.len())
+        .map(split)
+        .filter(|s| s.gap >= 1.2 && s.gap - 1.0 >= 2.0 * s.spread)
+        .max_by(|a, b| a.gap.total_cmp(&b.gap))
 }
 
 /// Pushes what a write buffer holds out of it: 16 MiB of 4 KiB writes scattered over the last
@@ -544,4 +606,46 @@ fn block(t: &mut dyn Target, o: &ProbeOptions, r: &mut ProbeReport) -> Result<()
     };
     r.block_bytes = r.block.value;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_units_give_every_request_pages_of_its_own() {
+        // 4 KiB searched: one 4 KiB unit per aligned request, one per shifted request, two for
+        // the shifted 4 KiB request (1 KiB … 5 KiB crosses into a second unit).
+        let u = PageUnits::new(4);
+        let k = KIB;
+        assert_eq!(u.at, vec![(0, 5 * k), (8 * k, 13 * k), (16 * k, 21 * k), (24 * k, 29 * k)]);
+        assert_eq!(u.bytes, 36 * k);
+        // For the default 64 KiB: no two requests share a 64 KiB unit.
+        let u = PageUnits::new(64);
+        let mut used = std::collections::BTreeSet::new();
+        for (x, &(a, s)) in (1..=64u64).zip(&u.at) {
+            for (o, len) in [(a, x * k), (s, x * k)] {
+                for unit in o / (64 * k)..(o + len).div_ceil(64 * k) {
+                    assert!(used.insert(unit), "unit {unit} touched twice");
+                }
+            }
+        }
+        assert_eq!(u.bytes, 129 * 64 * k);
+    }
+
+    #[test]
+    fn zone_step_is_the_largest_gap_above_the_noise() {
+        let s = zone_step(&[100.0, 102.0, 99.0, 101.0, 170.0, 172.0, 169.0]).unwrap();
+        assert_eq!(s.at, 4);
+        assert!((s.gap - 169.0 / 102.0).abs() < 1e-12);
+        assert!((s.spread - (102.0 / 99.0 - 1.0)).abs() < 1e-12);
+        // Flat: no step.
+        assert_eq!(zone_step(&[100.0, 101.0, 100.0, 102.0]), None);
+        // Up and down again is not a zone (a zone step stays up).
+        assert_eq!(zone_step(&[100.0, 300.0, 100.0, 300.0, 100.0]), None);
+        // A gap of 1.43 against a spread of 40 % below it is noise.
+        assert_eq!(zone_step(&[100.0, 140.0, 100.0, 200.0, 200.0]), None);
+        // A step of 1.25 over a quiet base is one.
+        assert_eq!(zone_step(&[100.0, 100.0, 125.0, 126.0]).map(|s| s.at), Some(2));
+    }
 }
