@@ -26,7 +26,12 @@ WALL_CLOCK_METRICS = ("wall_seconds", "measured_wall_seconds", "host_writes_per_
 """Metrics measured on the wall clock: the only ones that differ between identical runs."""
 
 # Left out of `to_frame`: not scalars (see `Result.wear_histogram`, `Result.wear_samples`).
-_FRAME_EXCLUDED_METRICS = ("wear_histogram", "wear_samples")
+_FRAME_EXCLUDED_METRICS = (
+    "wear_histogram",
+    "wear_samples",
+    "read_latency_histogram_ns",
+    "write_latency_histogram_ns",
+)
 
 
 def _cell(value: Any) -> Any:

@@ -98,6 +98,14 @@ impl LatencyHistogram {
         self.max_ns
     }
 
+    /// `[lowest ns, requests]` of every bucket holding a request, lowest first: the
+    /// distribution itself (a CDF's steps), at the buckets' 3.2 % resolution.
+    #[must_use]
+    pub fn buckets(&self) -> Vec<[u64; 2]> {
+        let held = self.buckets.iter().enumerate().filter(|&(_, &c)| c > 0);
+        held.map(|(i, &c)| [Self::lower(i), c]).collect()
+    }
+
     #[must_use]
     pub fn summary(&self) -> LatencySummary {
         LatencySummary {
@@ -338,6 +346,10 @@ pub struct Metrics {
     pub sim_time_ns: u64,
     pub read_latency_ns: LatencySummary,
     pub write_latency_ns: LatencySummary,
+    /// The latency distributions: `[lowest ns of a bucket, requests]` for every bucket that
+    /// holds a request (`LatencyHistogram::buckets`), for CDFs.
+    pub read_latency_histogram_ns: Vec<[u64; 2]>,
+    pub write_latency_histogram_ns: Vec<[u64; 2]>,
     /// Queueing delay of reads and writes: arrival to their first flash operation (the rest of
     /// the latency is service). Zero for requests served without flash (buffer hits).
     pub read_queue_ns: LatencySummary,
@@ -527,6 +539,18 @@ mod tests {
         let p99 = h.quantile(0.99) as f64;
         assert!((p99 / 99_000_000.0 - 1.0).abs() < 0.032, "{p99}");
         assert_eq!(h.quantile(1.0), 100_000_000);
+    }
+
+    #[test]
+    fn buckets_are_the_held_buckets_with_their_lowest_values() {
+        let mut h = LatencyHistogram::default();
+        // Below 32 every value has a bucket of its own; from 512 to 1023 the 32 sub-buckets
+        // are 16 wide: 1000 and 1005 share [992, 1008), 1010 is in [1008, 1024).
+        for v in [3, 3, 31, 1000, 1005, 1010] {
+            h.record(v);
+        }
+        assert_eq!(h.buckets(), vec![[3, 2], [31, 1], [992, 2], [1008, 1]]);
+        assert_eq!(LatencyHistogram::default().buckets(), Vec::<[u64; 2]>::new());
     }
 
     #[test]

@@ -42,16 +42,13 @@ pub struct BufferSpec {
 }
 
 impl BufferSpec {
-    /// `[buffer]` resolved for a device of `g`: `None` for `buffer.kind = "none"` (which takes
-    /// no other key). Defaults are filled only for the keys the kind uses (a `none` buffer
-    /// records no size).
+    /// `[buffer]` resolved for a device of `g`: `None` for `buffer.kind = "none"`. Defaults
+    /// are filled only for the keys the kind uses. A `none` buffer takes a `size_bytes` and
+    /// drops it (the resolved config records no size), so that one size in a base config
+    /// serves a sweep over `none` and the buffer kinds; the kinds' own keys it refuses.
     pub fn resolve(b: &mut BufferConfig, g: &Geometry) -> Result<Option<Self>, ConfigError> {
         let Some(entry) = spec::lookup_or_none(REGISTRY, &b.kind, "buffer.kind", NO_BUFFER)? else {
-            check(
-                b.size_bytes.is_none(),
-                "buffer.size_bytes",
-                "buffer.kind = \"none\" has no buffer: set buffer.kind too",
-            )?;
+            b.size_bytes = None;
             REGISTRY.iter().try_for_each(|e| (e.refuse_keys)(b))?;
             return Ok(None);
         };

@@ -286,11 +286,24 @@ fn bad_buffer_configs_name_the_key() {
     for (overrides, key) in [
         (&["buffer.kind=arc"][..], "buffer.kind"),
         (&["buffer.kind=lru", "buffer.size_bytes=100"][..], "buffer.size_bytes"),
-        (&["buffer.size_bytes=1048576"][..], "buffer.size_bytes"),
         (&["buffer.kind=lru", "buffer.cflru_window=0.5"][..], "buffer.cflru_window"),
         (&["buffer.kind=cflru", "buffer.cflru_window=0"][..], "buffer.cflru_window"),
     ] {
         let e = Config::from_overrides(overrides).unwrap().resolve().unwrap_err();
         assert_eq!(e.key, key, "{overrides:?}: {e}");
     }
+}
+
+/// A sweep over `buffer.kind` (none, lru, fab) shares one `buffer.size_bytes`: `none` takes the
+/// size and drops it (its resolved config records none), and builds no buffer.
+#[test]
+fn no_buffer_takes_a_size_and_drops_it() {
+    let o = ["buffer.size_bytes=1048576", "device.blocks=64", "device.pages_per_block=16"];
+    let r = Config::from_overrides(&o).unwrap().resolve().unwrap();
+    assert_eq!(r.config.buffer.size_bytes, None);
+    assert!(r.buffer.is_none());
+    // The kinds' own keys are still refused without their kind.
+    let o = ["buffer.cflru_window=0.5"];
+    let e = Config::from_overrides(&o).unwrap().resolve().unwrap_err();
+    assert_eq!(e.key, "buffer.cflru_window");
 }

@@ -982,6 +982,8 @@ impl Device {
             sim_time_ns: now.time_ns - w.time_ns,
             read_latency_ns: self.read_latency.summary(),
             write_latency_ns: self.write_latency.summary(),
+            read_latency_histogram_ns: self.read_latency.buckets(),
+            write_latency_histogram_ns: self.write_latency.buckets(),
             read_queue_ns: self.read_queue.summary(),
             write_queue_ns: self.write_queue.summary(),
             parallel: ParallelMetrics::over(
