@@ -33,7 +33,8 @@ from ._native import ConfigError, NandlabError, RequestError, TraceError
 from ._native import __version__ as __version__
 from ._pbr import GeometryProbe, PbrResult, pbr, probe
 from ._result import WALL_CLOCK_METRICS, Result, WearSample
-from ._sweep import sweep, sweep_points, with_version, write_csv, write_parquet
+from ._store import SweepStoreError, load_sweep
+from ._sweep import SweepWarning, sweep, sweep_points, with_version, write_csv, write_parquet
 
 __all__ = [
     "SUITES",
@@ -47,12 +48,15 @@ __all__ = [
     "ProgressCallback",
     "RequestError",
     "Result",
+    "SweepStoreError",
+    "SweepWarning",
     "TraceAnalysis",
     "TraceError",
     "WearSample",
     "__version__",
     "analyze",
     "build_version",
+    "load_sweep",
     "pbr",
     "plot",
     "presets",

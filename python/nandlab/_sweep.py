@@ -1,36 +1,57 @@
 """`sweep`: the cartesian product of a grid of config values (× seeds), one run per point.
 
-Points run in worker processes (``jobs`` of them) or in this process when ``jobs == 1``. Rows
-come back in grid order whatever the completion order: the first grid key varies slowest and
-seeds fastest, as in ``itertools.product``. Workers return plain data (the report as JSON, or
-an error's class name, message and attributes), so nothing unpicklable crosses processes.
+Points run on a backend — ``local`` (this process when ``jobs == 1``, else ``jobs`` worker
+processes) or ``ray`` (one Ray task per point, `nandlab._ray`) — and come back as they finish.
+Rows are returned in grid order whatever the completion order: the first grid key varies
+slowest and seeds fastest, as in ``itertools.product``. A run is a pure function of its config,
+seed and version, so both backends give the same rows (wall-clock metrics aside,
+`WALL_CLOCK_METRICS`).
+
+With ``out=DIR`` every finished point is stored at once (`nandlab._store`): a sweep that dies
+loses at most the points that were running, and running it again runs only the points not
+stored yet. A point whose run fails (a config or trace error: deterministic) is stored as
+failed with its error instead of ending the sweep. A worker process that dies (killed, or a
+crash) is replaced and its points run again, up to ``retries`` times each.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import itertools
 import json
 import multiprocessing
 import os
+import pathlib
 import sys
-from collections.abc import Mapping, Sequence
+import time
+import warnings
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from typing import TYPE_CHECKING, Any, Optional, Union
+from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING, Any, Optional, Protocol, Union
 
 from . import _native
-from ._config import ConfigLike, native_args, overrides_list
-from ._result import Result, _cell
+from ._config import ConfigLike, Overrides, native_args, overrides_list
+from ._store import Manifest, SweepStore, frame_of, load_records
+from ._worker import Outcome, run_point
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["sweep", "write_csv", "write_parquet"]
+__all__ = [
+    "BACKENDS",
+    "SweepWarning",
+    "sweep",
+    "sweep_points",
+    "with_version",
+    "write_csv",
+    "write_parquet",
+]
 
 SEED_KEY = "run.seed"
-
-# What a worker returns: ("ok", report JSON) or ("error", class name, message, attributes).
-_Outcome = Union[tuple[str, str], tuple[str, str, str, dict[str, Any]]]
+BACKENDS = ("local", "ray")
 
 _ERROR_TYPES: dict[str, type[_native.NandlabError]] = {
     "ConfigError": _native.ConfigError,
@@ -38,21 +59,13 @@ _ERROR_TYPES: dict[str, type[_native.NandlabError]] = {
     "RequestError": _native.RequestError,
     "NandlabError": _native.NandlabError,
 }
-_ERROR_ATTRIBUTES = ("key", "path", "line", "index", "kind", "io_kind")
+
+# A task: (point index, overrides).
+_Task = tuple[int, list[str]]
 
 
-def _run_point(base: dict[str, Any], overrides: list[str]) -> _Outcome:
-    """Runs one point (in a worker process or in this one) and returns plain data. ``base``
-    holds the native module's config arguments (``config_json`` or ``config_path``)."""
-    try:
-        return ("ok", _native.run(overrides=overrides, **base))
-    except _native.NandlabError as e:
-        attributes = {a: getattr(e, a) for a in _ERROR_ATTRIBUTES if hasattr(e, a)}
-        return ("error", type(e).__name__, str(e), attributes)
-    except BaseException as e:  # a bug (PanicException) must not kill the pool
-        if isinstance(e, (KeyboardInterrupt, SystemExit)):
-            raise
-        return ("error", "NandlabError", f"{type(e).__name__}: {e}", {})
+class SweepWarning(UserWarning):
+    """Some points of a stored sweep failed (their errors are in the ``error`` column)."""
 
 
 def _points(
@@ -77,27 +90,19 @@ def _describe(point: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in point.items()) or "the base config"
 
 
-def _raise_for(index: int, point: Mapping[str, Any], outcome: _Outcome) -> None:
+def _error_for(index: int, point: Mapping[str, Any], outcome: Outcome) -> _native.NandlabError:
     _, name, message, attributes = outcome  # type: ignore[misc]
     error = _ERROR_TYPES.get(name, _native.NandlabError)(
         f"sweep point #{index} ({_describe(point)}): {message}"
     )
     for attribute, value in attributes.items():
         setattr(error, attribute, value)
-    raise error
+    return error
 
 
-class _Counter:
-    def __init__(self, total: int, show: bool) -> None:
-        self.total, self.done, self.show = total, 0, show
-
-    def tick(self) -> None:
-        self.done += 1
-        if self.show:
-            sys.stderr.write(f"\rnandlab sweep: {self.done}/{self.total} points")
-            if self.done == self.total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
+def _check_jobs(jobs: int) -> None:
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be a positive integer, not {jobs!r}")
 
 
 def sweep(
@@ -106,7 +111,14 @@ def sweep(
     *,
     jobs: int = 1,
     seeds: Optional[Sequence[int]] = None,
-    progress: bool = False,
+    progress: Optional[bool] = False,
+    set: Overrides = None,  # the CLI's --set, by design
+    backend: str = "local",
+    address: Optional[str] = None,
+    out: Union[str, os.PathLike[str], None] = None,
+    retry_failed: bool = False,
+    retries: int = 3,
+    ship_traces: bool = True,
 ) -> pd.DataFrame:
     """Runs every combination of ``grid`` values (× ``seeds``) on top of ``base``.
 
@@ -114,26 +126,55 @@ def sweep(
         base: the config every point starts from (as for `nandlab.run`).
         grid: dotted config keys → the values to try, e.g.
             ``{"ftl.cleaning": ["greedy", "cat"], "ftl.regions": [1, 2, 4]}``.
-        jobs: worker processes; 1 runs the points in this process, one after the other.
-            Workers are started with the ``spawn`` method, so scripts that call `sweep` with
-            ``jobs > 1`` need the usual ``if __name__ == "__main__":`` guard.
+        jobs: points run at once. ``local``: worker processes (1 runs the points in this
+            process, one after the other); workers are started with the ``spawn`` method, so
+            a script that calls `sweep` with ``jobs > 1`` needs the usual
+            ``if __name__ == "__main__":`` guard (a call without one is refused, naming the
+            line). ``ray``: the CPUs of the local cluster started when ``address`` is None.
         seeds: if given, every grid point runs once per seed (``run.seed``).
-        progress: show a ``points done`` line on stderr.
+        progress: a line on stderr with points done / total, failures, rate and ETA; None
+            shows it when stderr is a terminal.
+        set: overrides applied to the base before each point's, like the CLI's ``--set``.
+        backend: ``"local"`` or ``"ray"`` (``pip install 'nandlab[ray]'``): one Ray task per
+            point, one CPU each, results streamed back as points finish.
+        address: the Ray cluster: None starts a local one (``jobs`` CPUs) unless Ray is
+            already initialized in this process, ``"auto"`` joins the running cluster of
+            this machine, ``"ray://host:10001"`` a remote one (its nodes need the same nandlab
+            version: results of another version are refused).
+        out: a directory to store the results in (`nandlab.load_sweep` reads it): every point
+            is written as it finishes; run the same sweep again to run only the points not
+            stored yet. A directory holding another sweep (grid, base config or version) is
+            refused, naming the difference. Failed points are stored with their error
+            instead of raising it.
+        retry_failed: with ``out``, run the stored failed points again.
+        retries: times a point is run again after its worker process died (Ray: task retries).
+        ship_traces: ``ray`` only: send the traces the points read (``workload.path``) to the
+            workers through Ray's object store, once per trace and node; False when every node
+            sees the paths (a shared file system).
 
     Returns:
         One row per point in grid order (first key slowest, seeds fastest). Columns: the grid
         keys (then ``run.seed`` when ``seeds`` is given) holding the values as given, then the
-        columns of `Result.to_frame` (config, metrics, seed, version). Save with
-        ``df.to_parquet(path)`` or `write_parquet`.
+        columns of `Result.to_frame` (config, metrics, seed, version); with ``out``, also
+        ``status`` (``ok`` / ``failed``) and ``error``. Save with `write_parquet`.
 
     Raises:
-        The error of the first point that failed (`ConfigError`, `TraceError`, ...) with the
-        point named in the message; the other points are cancelled.
+        Without ``out``: the error of the first point that failed (`ConfigError`,
+        `TraceError`, ...) with the point named in the message; the other points are
+        cancelled. `SweepStoreError` for a store of another sweep.
     """
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs must be a positive integer, not {jobs!r}")
+    _check_jobs(jobs)
     keys, points = _points(grid, seeds)
-    return _sweep(base, keys, points, jobs, progress)
+    return _sweep(
+        base,
+        keys,
+        points,
+        grid=grid,
+        seeds=seeds,
+        options=_Options(
+            jobs, progress, set, backend, address, out, retry_failed, retries, ship_traces
+        ),
+    )
 
 
 def sweep_points(
@@ -141,85 +182,411 @@ def sweep_points(
     points: Sequence[Mapping[str, Any]],
     *,
     jobs: int = 1,
-    progress: bool = False,
+    progress: Optional[bool] = False,
+    set: Overrides = None,  # the CLI's --set, by design
+    backend: str = "local",
+    address: Optional[str] = None,
+    out: Union[str, os.PathLike[str], None] = None,
+    retry_failed: bool = False,
+    retries: int = 3,
+    ship_traces: bool = True,
 ) -> pd.DataFrame:
     """Runs each of ``points`` (dotted key → value overrides) on top of ``base``: for
     experiments whose points are not a grid (e.g. a run length that depends on the device
     size).
 
     Returns one row per point, in order: the point's keys (all keys any point sets, missing
-    values as NaN), then the columns of `Result.to_frame`. Errors and ``jobs`` as in `sweep`.
+    values as NaN), then the columns of `Result.to_frame`. Every other argument as in `sweep`.
     """
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs must be a positive integer, not {jobs!r}")
+    _check_jobs(jobs)
     keys: list[str] = []
     for point in points:
         if not isinstance(point, Mapping):
             raise TypeError(f"each point must be a mapping of config keys, not {point!r}")
         keys.extend(str(k) for k in point if str(k) not in keys)
-    return _sweep(base, keys, [dict(p) for p in points], jobs, progress)
+    return _sweep(
+        base,
+        keys,
+        [dict(p) for p in points],
+        grid=None,
+        seeds=None,
+        options=_Options(
+            jobs, progress, set, backend, address, out, retry_failed, retries, ship_traces
+        ),
+    )
+
+
+class _Options:
+    def __init__(
+        self,
+        jobs: int,
+        progress: Optional[bool],
+        set: Overrides,
+        backend: str,
+        address: Optional[str],
+        out: Union[str, os.PathLike[str], None],
+        retry_failed: bool,
+        retries: int,
+        ship_traces: bool,
+    ) -> None:
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+        if address is not None and backend != "ray":
+            raise ValueError("address= names a Ray cluster: it needs backend='ray'")
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise ValueError(f"retries must be a non-negative integer, not {retries!r}")
+        if retry_failed and out is None:
+            raise ValueError("retry_failed= reruns the failed points of a store: it needs out=")
+        self.jobs, self.backend, self.address = jobs, backend, address
+        self.progress = sys.stderr.isatty() if progress is None else bool(progress)
+        self.set, self.out, self.retry_failed = overrides_list(set), out, retry_failed
+        self.retries, self.ship_traces = retries, ship_traces
+
+
+def _base_description(config: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """The base config as the manifest records it: its content, not only its name."""
+    out: dict[str, Any] = {}
+    if "config_json" in config:
+        out["config"] = json.loads(config["config_json"])
+    elif "config_path" in config:
+        path = os.path.abspath(config["config_path"])
+        try:
+            text = pathlib.Path(path).read_text(encoding="utf-8")
+        except OSError as e:
+            raise _native.ConfigError(f"{path}: {e.strerror or e}") from None
+        out.update({"config_path": path, "config_text": text})
+    if overrides:
+        out["set"] = overrides
+    return out
 
 
 def _sweep(
     base: ConfigLike,
     keys: list[str],
     points: list[dict[str, Any]],
-    jobs: int,
-    progress: bool,
+    *,
+    grid: Optional[Mapping[str, Sequence[Any]]],
+    seeds: Optional[Sequence[int]],
+    options: _Options,
 ) -> pd.DataFrame:
-    import pandas as pd
-
     config = native_args(base, None)
     del config["overrides"]
-    overrides = [overrides_list(point) for point in points]
-    counter = _Counter(len(points), progress)
-    outcomes: list[_Outcome] = []
-    if jobs == 1 or len(points) <= 1:
-        for index, (point, point_overrides) in enumerate(zip(points, overrides)):
-            outcome = _run_point(config, point_overrides)
-            if outcome[0] != "ok":
-                _raise_for(index, point, outcome)
-            outcomes.append(outcome)
-            counter.tick()
+    overrides = [options.set + overrides_list(point) for point in points]
+    store: Optional[SweepStore] = None
+    records: dict[int, tuple[str, Optional[str], Optional[str]]] = {}
+    if options.out is not None:
+        manifest = Manifest.make(
+            _base_description(config, options.set), keys, points, grid, seeds
+        )
+        store = SweepStore.open(options.out, manifest)
+        finished = store.finished()
+        if options.retry_failed:
+            failed = [i for i, status in finished.items() if status == "failed"]
+            store.forget(failed)
+            for i in failed:
+                del finished[i]
+        todo = [i for i in range(len(points)) if i not in finished]
     else:
-        outcomes = _run_pool(config, points, overrides, jobs, counter)
+        todo = list(range(len(points)))
 
-    rows = []
-    for point, outcome in zip(points, outcomes):
-        row = {key: _cell(value) for key, value in point.items()}
-        result = Result.from_dict(json.loads(outcome[1]))
-        row.update({k: v for k, v in result.scalars().items() if k not in row})
-        rows.append(row)
-    if not rows:
-        return pd.DataFrame(columns=keys)
-    return pd.DataFrame(rows)
+    display = _Progress(len(points), len(points) - len(todo), options.progress)
+    runner = _runner(options, len(todo))
+    interrupted = False
+    try:
+        for batch in runner.run(config, [(i, overrides[i]) for i in todo]):
+            rows = []
+            for index, outcome in batch:
+                if outcome[0] == "ok":
+                    _check_version(outcome[1])
+                if store is None:
+                    if outcome[0] != "ok":
+                        raise _error_for(index, points[index], outcome)
+                    records[index] = ("ok", outcome[1], None)
+                else:
+                    rows.append(store.row(index, outcome))
+                display.tick(failed=outcome[0] != "ok")
+            if store is not None:
+                store.write(rows)
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
+    finally:
+        runner.close()
+        display.finish()
+        if interrupted and store is not None:
+            stored = len(store.finished())
+            sys.stderr.write(
+                f"nandlab sweep: interrupted; {stored} of {len(points)} points are stored in "
+                f"{store.path}: run the same sweep again to run the other "
+                f"{len(points) - stored}\n"
+            )
+    if store is None:
+        return frame_of(keys, points, records, with_status=False)
+    stored_rows = store.stored()
+    if len(stored_rows) == len(points):
+        store.compact()
+    frame = frame_of(keys, points, load_records(stored_rows), with_status=True)
+    n_failed = int((frame["status"] == "failed").sum()) if len(frame) else 0
+    if n_failed:
+        warnings.warn(
+            f"{n_failed} of {len(points)} sweep points failed; their errors are in the "
+            "'error' column",
+            SweepWarning,
+            stacklevel=3,
+        )
+    return frame
 
 
-def _run_pool(
-    config: dict[str, Any],
-    points: list[dict[str, Any]],
-    overrides: list[list[str]],
-    jobs: int,
-    counter: _Counter,
-) -> list[_Outcome]:
-    context = multiprocessing.get_context("spawn")
-    workers = min(jobs, len(points))
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures: list[Future[_Outcome]] = [
-            pool.submit(_run_point, config, point_overrides) for point_overrides in overrides
-        ]
-        pending = set(futures)
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                outcome = future.result()  # a crashed worker raises BrokenProcessPool here
-                if outcome[0] != "ok":
-                    for other in pending:
-                        other.cancel()
-                    index = futures.index(future)
-                    _raise_for(index, points[index], outcome)
-                counter.tick()
-        return [f.result() for f in futures]
+def _check_version(report_json: str) -> None:
+    # Cheap: the version is near the end of the report; a full parse is not needed.
+    tail = report_json[-400:]
+    if _native.BUILD_VERSION in tail:
+        return
+    version = json.loads(report_json).get("version")
+    if version != _native.BUILD_VERSION:
+        raise _native.NandlabError(
+            f"a worker ran {version!r}, this process is {_native.BUILD_VERSION!r}: results of "
+            "different code are not mixed (install the same nandlab on every node)"
+        )
+
+
+# ---------------------------------------------------------------- progress
+
+
+def _duration(seconds: float) -> str:
+    s = int(seconds + 0.5)
+    if s >= 3600:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    if s >= 60:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s}s"
+
+
+class _Progress:
+    """``nandlab sweep: 57/200 points (40 stored before), 3 failed, 2.1 points/s, ETA 1m08s``
+    on stderr, rewritten in place."""
+
+    def __init__(self, total: int, stored: int, show: bool) -> None:
+        self.total, self.stored, self.show = total, stored, show
+        self.ran, self.failed = 0, 0
+        self.started = time.monotonic()
+        self.shown = False
+        if show and stored:
+            self._write()
+
+    def tick(self, failed: bool) -> None:
+        self.ran += 1
+        self.failed += failed
+        if self.show:
+            self._write()
+
+    def _write(self) -> None:
+        done = self.stored + self.ran
+        parts = [f"nandlab sweep: {done}/{self.total} points"]
+        if self.stored:
+            parts[0] += f" ({self.stored} stored before)"
+        if self.failed:
+            parts.append(f"{self.failed} failed")
+        elapsed = time.monotonic() - self.started
+        if self.ran and elapsed > 0:
+            rate = self.ran / elapsed
+            parts.append(f"{rate:.3g} points/s")
+            if done < self.total:
+                parts.append(f"ETA {_duration((self.total - done) / rate)}")
+        sys.stderr.write("\r" + ", ".join(parts) + "\033[K")
+        sys.stderr.flush()
+        self.shown = True
+
+    def finish(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+# ---------------------------------------------------------------- backends
+
+
+class _Runner(Protocol):
+    def run(
+        self, config: dict[str, Any], tasks: list[_Task]
+    ) -> Iterator[list[tuple[int, Outcome]]]:
+        """Runs ``tasks``, yielding the outcomes of the points that finished together."""
+
+    def close(self) -> None:
+        """Stops what is still running (after an error or an interrupt) and frees workers."""
+
+
+def _runner(options: _Options, tasks: int) -> _Runner:
+    if options.backend == "ray":
+        from ._ray import RayRunner
+
+        return RayRunner(options.jobs, options.address, options.retries, options.ship_traces)
+    if options.jobs == 1 or tasks <= 1:
+        return _InProcess()
+    site = unguarded_call_site()
+    if site is not None:
+        file, line = site
+        raise RuntimeError(
+            f"nandlab.sweep(jobs={options.jobs}) was called at the top level of the script "
+            f"{file} (line {line}). Its worker processes start by importing that script, which "
+            "would run the sweep again in each of them. Put the script's top-level code under "
+            "`if __name__ == \"__main__\":` (or call sweep with jobs=1)."
+        )
+    return _Pool(options.jobs, options.retries)
+
+
+class _InProcess:
+    def run(
+        self, config: dict[str, Any], tasks: list[_Task]
+    ) -> Iterator[list[tuple[int, Outcome]]]:
+        for index, overrides in tasks:
+            yield [(index, run_point(config, overrides))]
+
+    def close(self) -> None:
+        pass
+
+
+def unguarded_call_site() -> Optional[tuple[str, int]]:
+    """Where the main script calls into a sweep from its top level outside an
+    ``if __name__ == "__main__":`` block, as (file, line); None when it does not (a call from
+    a function the guard runs, from an interactive session, ``-c`` or a notebook)."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or not path or not os.path.exists(path):
+        return None
+    frame = sys._getframe()
+    while frame is not None and not (
+        frame.f_globals is vars(main) and frame.f_code.co_name == "<module>"
+    ):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
+        return None
+    line = frame.f_lineno
+    try:
+        tree = ast.parse(pathlib.Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        end = getattr(node, "end_lineno", None) or node.lineno
+        if isinstance(node, ast.If) and _is_main_guard(node.test) and node.lineno <= line <= end:
+            return None
+    return (path, line)
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    if not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = [test.left, test.comparators[0]]
+    names = [s.id for s in sides if isinstance(s, ast.Name)]
+    strings = [s.value for s in sides if isinstance(s, ast.Constant)]
+    return names == ["__name__"] and strings == ["__main__"]
+
+
+class _Pool:
+    """Worker processes (``spawn``), one point each at a time. A worker that dies breaks the
+    pool: its points (the ones running then) are suspects, run again one at a time in a new
+    pool so that a point that kills its worker is told apart from its neighbours; a point is
+    given up (stored as failed) after ``retries`` runs that ended with a dead worker."""
+
+    def __init__(self, jobs: int, retries: int) -> None:
+        self.jobs, self.retries = jobs, retries
+        self.pool: Optional[ProcessPoolExecutor] = None
+
+    def run(
+        self, config: dict[str, Any], tasks: list[_Task]
+    ) -> Iterator[list[tuple[int, Outcome]]]:
+        queue: deque[_Task] = deque(tasks)
+        suspects: deque[_Task] = deque()
+        deaths: dict[int, int] = {}
+        context = multiprocessing.get_context("spawn")
+        while queue or suspects:
+            workers = min(self.jobs, len(tasks))
+            self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+            self._check_start(self.pool)
+            running: dict[Future[Outcome], _Task] = {}
+            lost: list[_Task] = []
+            while (queue or suspects or running) and not lost:
+                if suspects:
+                    # One suspect alone: if the pool breaks now, it was this point.
+                    if not running:
+                        task = suspects.popleft()
+                        running[self.pool.submit(run_point, config, task[1])] = task
+                else:
+                    while queue and len(running) < self.jobs:
+                        task = queue.popleft()
+                        running[self.pool.submit(run_point, config, task[1])] = task
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                batch = []
+                for future in done:
+                    task = running.pop(future)
+                    try:
+                        batch.append((task[0], future.result()))
+                    except BrokenProcessPool:
+                        lost.append(task)
+                if batch:
+                    yield batch
+            # A broken pool fails every point it was running.
+            for future, task in running.items():
+                try:
+                    yield [(task[0], future.result())]
+                except BrokenProcessPool:
+                    lost.append(task)
+            self._shutdown()
+            for task in sorted(lost):
+                deaths[task[0]] = deaths.get(task[0], 0) + 1
+                if deaths[task[0]] > self.retries:
+                    yield [(task[0], _worker_died(deaths[task[0]]))]
+                else:
+                    suspects.append(task)
+
+    def _check_start(self, pool: ProcessPoolExecutor) -> None:
+        """A worker that dies before running anything is not a point's fault: the workers
+        cannot start here (their own error is on stderr)."""
+        try:
+            pool.submit(int).result()
+        except BrokenProcessPool:
+            self._shutdown()
+            main = getattr(sys.modules.get("__main__"), "__file__", None)
+            hint = (
+                f" Worker processes start by importing the main script ({main}): it must be "
+                "a file they can import."
+                if main
+                else ""
+            )
+            raise RuntimeError(
+                "nandlab.sweep: its worker processes could not start (their error is above)."
+                + hint
+                + " jobs=1 runs the points in this process."
+            ) from None
+
+    def _shutdown(self) -> None:
+        pool, self.pool = self.pool, None
+        if pool is None:
+            return
+        pool.shutdown(wait=False, cancel_futures=True)
+        # Points already running would go on to their end: stop them (an interrupt or an
+        # error ended the sweep; a broken pool's workers are gone anyway).
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            if process.is_alive():
+                process.terminate()
+
+    def close(self) -> None:
+        self._shutdown()
+
+
+def _worker_died(times: int) -> Outcome:
+    return (
+        "error",
+        "NandlabError",
+        f"the worker process running this point died {times} times (killed, or a crash of the "
+        "simulator: please report it)",
+        {},
+    )
+
+
+# ---------------------------------------------------------------- tables
 
 
 def with_version(frame: pd.DataFrame) -> pd.DataFrame:

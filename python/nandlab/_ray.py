@@ -1,0 +1,178 @@
+"""The Ray backend of `nandlab.sweep` (``backend="ray"``; ``pip install 'nandlab[ray]'``).
+
+One Ray task per point, declaring one CPU (the native run releases the GIL and uses one core),
+``max_retries`` for tasks whose worker process died (Ray reruns them), no retries for errors
+the point itself raises (a config or trace error is deterministic: `nandlab._worker` returns
+it as data). Tasks are submitted a window at a time (twice the cluster's CPUs) and results are
+taken as they finish, so the driver streams them to the store and holds only what is in flight.
+
+Traces: with ``ship_traces`` (the default) every trace the points read (``workload.path`` in
+the base config or in a point) is put into Ray's object store once; each node writes one copy
+per trace content into its cache directory (``$NANDLAB_TRACE_CACHE``, else
+``<tmp>/nandlab-traces``) the first time a point there needs it, and results name the
+driver's path, so a result is the same wherever it ran. Without it, every node must see the
+paths (a shared file system).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import pathlib
+from collections import deque
+from collections.abc import Iterator
+from typing import Any, Optional
+
+from . import _native
+from ._worker import TRACE_KEY, Outcome, run_point, run_shipped, trace_digest
+
+# Tasks in flight per CPU of the cluster: enough that no CPU waits for the driver.
+WINDOW_PER_CPU = 2
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ImportError(
+            "the ray backend needs Ray: pip install 'nandlab[ray]' (or pip install ray)"
+        ) from None
+    return ray
+
+
+class RayRunner:
+    """Runs sweep points as Ray tasks (see the module doc)."""
+
+    def __init__(self, jobs: int, address: Optional[str], retries: int, ship: bool) -> None:
+        self.ray = _import_ray()
+        self.jobs, self.address, self.retries, self.ship = jobs, address, retries, ship
+        self.started = False
+        self.pending: dict[Any, int] = {}
+
+    def _init(self) -> None:
+        ray = self.ray
+        if ray.is_initialized():
+            return
+        kwargs: dict[str, Any] = {
+            "include_dashboard": False,
+            "logging_level": "WARNING",
+            "log_to_driver": True,
+        }
+        if self.address is None and self.jobs > 1:
+            kwargs["num_cpus"] = self.jobs
+        # A local cluster's workers run this interpreter, so they import this nandlab; a
+        # remote cluster's nodes have their own (its version is checked on every result).
+        ray.init(address=self.address, **kwargs)
+        self.started = True
+
+    def run(
+        self, config: dict[str, Any], tasks: list[tuple[int, list[str]]]
+    ) -> Iterator[list[tuple[int, Outcome]]]:
+        if not tasks:
+            return
+        ray = self.ray
+        self._init()
+        config = _as_json_config(config)
+        shipped = self._ship(config, tasks) if self.ship else []
+        options = {"num_cpus": 1, "max_retries": self.retries, "retry_exceptions": False}
+        remote = ray.remote(**options)(run_shipped if shipped else run_point)
+
+        def submit(overrides: list[str]) -> Any:
+            if shipped:
+                return remote.remote(config, overrides, shipped)
+            return remote.remote(config, overrides)
+
+        cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
+        window = max(1, WINDOW_PER_CPU * cpus)
+        queue = deque(tasks)
+        while queue or self.pending:
+            while queue and len(self.pending) < window:
+                index, overrides = queue.popleft()
+                self.pending[submit(overrides)] = index
+            ray.wait(list(self.pending), num_returns=1)
+            ready, _ = ray.wait(list(self.pending), num_returns=len(self.pending), timeout=0)
+            batch = []
+            for ref in ready:
+                index = self.pending.pop(ref)
+                try:
+                    outcome: Outcome = ray.get(ref)
+                except ray.exceptions.RayError as e:
+                    # Its worker died more than `retries` times (or the cluster lost it).
+                    outcome = ("error", "NandlabError", _first_line(e), {})
+                batch.append((index, outcome))
+            yield batch
+
+    def _ship(
+        self, config: dict[str, Any], tasks: list[tuple[int, list[str]]]
+    ) -> list[tuple[str, str, str, Any]]:
+        """Every trace the points may read, put into the object store once."""
+        paths: dict[str, None] = {}
+        base = json.loads(config.get("config_json", "{}")).get("workload", {}).get("path")
+        if isinstance(base, str):
+            paths[base] = None
+        for _, overrides in tasks:
+            for item in overrides:
+                key, _, value = item.partition("=")
+                if key.strip() == TRACE_KEY:
+                    try:
+                        paths[str(json.loads(value))] = None
+                    except ValueError:
+                        paths[value.strip().strip("'\"")] = None
+        shipped = []
+        for path in paths:
+            try:
+                data = pathlib.Path(path).read_bytes()
+            except OSError as e:
+                raise _native.TraceError(f"{path}: {e.strerror or e}") from None
+            # Nested in a list so that Ray hands the task the reference, not the bytes: a
+            # node fetches them only when it has no copy yet.
+            ref = [self.ray.put(data)]
+            shipped.append((path, trace_digest(data), pathlib.Path(path).name, ref))
+        return shipped
+
+    def close(self) -> None:
+        ray = self.ray
+        for ref in list(self.pending):
+            # Best effort: the task may be done already.
+            with contextlib.suppress(Exception):
+                ray.cancel(ref, force=True)
+        self.pending.clear()
+        if self.started:
+            ray.shutdown()
+            self.started = False
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
+
+
+def _as_json_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The base config as JSON: a TOML file is read here (its relative ``workload.path``
+    taken relative to the file, as the native loader does), since a worker on another node
+    cannot read the driver's file."""
+    if "config_path" not in config:
+        return config
+    path = pathlib.Path(config["config_path"])
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        try:
+            import tomli as tomllib  # type: ignore[no-redef,import-not-found,unused-ignore]
+        except ImportError:
+            raise _native.ConfigError(
+                f"{path}: a TOML base config on the ray backend needs Python >= 3.11 or "
+                "tomli (pip install tomli)"
+            ) from None
+    try:
+        value = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise _native.ConfigError(f"{path}: {e.strerror or e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise _native.ConfigError(f"{path}: {e}") from None
+    workload = value.get("workload")
+    if isinstance(workload, dict) and isinstance(workload.get("path"), str):
+        trace = pathlib.Path(workload["path"])
+        if not trace.is_absolute():
+            workload["path"] = str(path.parent / trace)
+    return {"config_json": json.dumps(value)}
