@@ -32,6 +32,7 @@ from ._native import BUILD_VERSION as build_version
 from ._native import ConfigError, NandlabError, RequestError, TraceError
 from ._native import __version__ as __version__
 from ._pbr import GeometryProbe, PbrResult, pbr, probe
+from ._report import report
 from ._result import WALL_CLOCK_METRICS, Result, WearSample
 from ._store import SweepStoreError, load_sweep
 from ._sweep import SweepWarning, sweep, sweep_points, with_version, write_csv, write_parquet
@@ -62,6 +63,7 @@ __all__ = [
     "presets",
     "probe",
     "recycling",
+    "report",
     "resolve_config",
     "run",
     "suite",

@@ -5,7 +5,8 @@ version; running `result.config` again gives the same metrics (wall-clock fields
 `to_frame` gives the one-row table that sweeps concatenate: dotted config columns, scalar
 metrics (latency summaries flattened as ``write_latency_ns.p99``), trace facts, seed, version.
 Series are kept out of it and typed on their own: `Result.wear_histogram` (a frame) and
-`Result.wear_samples` (`WearSample` records, with ``run.sample_every_bytes``).
+`Result.wear_samples` (`WearSample` records, with ``run.sample_every_bytes``) and
+`Result.latency_histogram` (requests per latency bucket, for CDFs).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from ._config import flatten
 
@@ -173,6 +174,22 @@ class Result:
         return pd.DataFrame(
             [(int(c), int(b)) for c, b in pairs], columns=["erase_count", "blocks"]
         ).astype("int64")
+
+    def latency_histogram(self, kind: Literal["read", "write"]) -> pd.DataFrame:
+        """Requests per latency bucket of the run's ``kind`` requests (``read`` or ``write``),
+        from ``metrics["read_latency_histogram_ns"]`` / ``["write_latency_histogram_ns"]``:
+        columns ``latency_ns`` (the lowest latency of a bucket; log-linear buckets of about 3.2 %
+        width) and ``requests``, one row per bucket holding requests, lowest first. Empty
+        when the run had no such requests (or predates these metrics)."""
+        import pandas as pd
+
+        if kind not in ("read", "write"):
+            raise ValueError(f"kind must be 'read' or 'write', not {kind!r}")
+        pairs = self.metrics.get(f"{kind}_latency_histogram_ns") or []
+        frame = pd.DataFrame(
+            sorted((int(ns), int(n)) for ns, n in pairs), columns=["latency_ns", "requests"]
+        )
+        return frame.astype("int64")
 
     @property
     def wear_samples(self) -> list[WearSample]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Literal, Optional, Union
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from ._result import Result
 
-__all__ = ["bars", "label", "lines", "wear_histogram", "wear_stability"]
+__all__ = ["bars", "label", "latency_cdf", "lines", "wear_histogram", "wear_stability"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -322,3 +322,106 @@ def wear_stability(
     if any(names):
         axes.legend(frameon=False)
     return _finish(figure, axes, title, path)
+
+
+def latency_cdf(
+    data: Union[
+        Result, pd.DataFrame, Sequence[Result], Mapping[str, Union[Result, pd.DataFrame]]
+    ],
+    *,
+    kind: Literal["read", "write", "both"] = "write",
+    ax: Optional[Axes] = None,
+    path: Optional[PathLike] = None,
+    title: Optional[str] = None,
+    xlabel: Optional[str] = None,
+    logx: bool = True,
+    figsize: tuple[float, float] = (6.0, 4.0),
+) -> Figure:
+    """Latency CDFs: the fraction of requests that completed within each latency, one line per
+    result, from the requests per latency bucket (`Result.latency_histogram`; log-linear buckets
+    of about 3.2 %, so the steps are that fine). ``kind`` picks read or write requests, or
+    ``both`` (two lines per result).
+
+    ``data`` is a `Result`, a sequence of them (lines labelled by the config values that differ),
+    a mapping of line names to results or to histogram frames (columns ``latency_ns,
+    requests``, e.g. several runs' histograms summed; ``kind`` then only names the axis), or
+    one such frame. Requests of 0 ns are counted in the fractions but cannot be drawn on the
+    default log x axis.
+    """
+    import pandas as pd
+
+    from ._result import Result
+
+    if kind not in ("read", "write", "both"):
+        raise ValueError(f"kind must be 'read', 'write' or 'both', not {kind!r}")
+    named: list[tuple[Optional[str], Union[Result, pd.DataFrame]]]
+    if isinstance(data, (Result, pd.DataFrame)):
+        named = [(None, data)]
+    elif isinstance(data, Mapping):
+        named = [(str(k), v) for k, v in data.items()]
+    else:
+        runs = list(data)
+        names = _differing_config(runs) if len(runs) > 1 else [""] * len(runs)
+        named = [(n or None, r) for n, r in zip(names, runs)]
+    if not named:
+        raise ValueError("latency_cdf needs at least one result or histogram")
+    kinds: list[Literal["read", "write"]] = ["read", "write"] if kind == "both" else [kind]
+    figure, axes = _new_axes(ax, figsize)
+    drawn = labelled = 0
+    for name, item in named:
+        # A frame is one histogram, whatever ``kind`` says.
+        several = isinstance(item, Result) and len(kinds) > 1
+        for k in kinds if isinstance(item, Result) else kinds[:1]:
+            if isinstance(item, Result):
+                frame = item.latency_histogram(k)
+            else:
+                frame = item
+                _require(frame, "latency_ns", "requests")
+            frame = frame.sort_values("latency_ns", kind="stable")
+            total = float(frame["requests"].sum())
+            if total <= 0:
+                continue
+            xs = [float(v) for v in frame["latency_ns"]]
+            fractions = [float(v) / total for v in frame["requests"].cumsum()]
+            below = 0.0  # the fraction below the first bucket drawn
+            if logx:  # 0 ns cannot be drawn: start at the first positive bucket
+                first = next((i for i, v in enumerate(xs) if v > 0), None)
+                if first is None:
+                    continue
+                below = fractions[first - 1] if first > 0 else 0.0
+                xs, fractions = xs[first:], fractions[first:]
+            text = " ".join(p for p in (name, k if several else None) if p) or None
+            # From the fraction below the first bucket, so that one bucket is a visible step.
+            axes.step([xs[0], *xs], [below, *fractions], where="post", label=text)
+            drawn += 1
+            labelled += text is not None
+    what = "latency" if len(kinds) > 1 else f"{kinds[0]} latency"
+    if logx:
+        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+        axes.set_xscale("log")
+        # 1-2-5 ticks in time units: latency ranges often span less than a decade.
+        axes.xaxis.set_major_locator(LogLocator(base=10.0, subs=(1.0, 2.0, 5.0)))
+        axes.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _duration(v)))
+        axes.xaxis.set_minor_formatter(NullFormatter())
+        axes.set_xlabel(xlabel or what)
+    else:
+        axes.set_xlabel(xlabel or f"{what} (ns)")
+    axes.set_ylim(0.0, 1.02)
+    axes.set_ylabel("fraction of requests")
+    if not drawn:
+        missing = "requests" if len(kinds) > 1 else f"{kinds[0]} requests"
+        axes.text(0.5, 0.5, f"no {missing}", ha="center", va="center", transform=axes.transAxes)
+    if title is None:
+        title = f"{what} CDF"
+    if labelled:
+        axes.legend(frameon=False)
+    return _finish(figure, axes, title, path)
+
+
+def _duration(ns: float) -> str:
+    """A tick label for a duration in ns: ``500 ns``, ``2 µs``, ``1.5 ms``, ``3 s``."""
+    for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
+        if ns >= scale:
+            return f"{ns / scale:g} {unit}"
+    return f"{ns:g} ns"
