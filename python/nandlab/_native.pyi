@@ -16,6 +16,7 @@ __all__ = [
     "TraceError",
     "__version__",
     "analyze",
+    "cli",
     "pbr",
     "presets",
     "probe",
@@ -175,6 +176,18 @@ def probe(
     Raises:
         ValueError: an unknown target form or probe name, or overrides for a non-sim target.
         NandlabError: the target cannot be used or is too small for a probe.
+    """
+
+def cli(argv: list[str]) -> int:
+    """Runs the ``nandlab`` command line on ``argv`` (the arguments after the program name, e.g.
+    ``["run", "--json", "-"]``) as the Rust binary ``target/release/nandlab`` would, and returns
+    its exit status (0 ok, 2 a usage or run error, 141 a closed standard output). Use
+    ``python -m nandlab`` or `nandlab._cli.main`.
+
+    The GIL is released for the whole command. It writes to file descriptors 1 and 2 directly,
+    not through ``sys.stdout``/``sys.stderr`` (flush those first). This build has no ``serve``
+    subcommand (it would link OpenSSL); ``sweep``, ``report`` and ``run --report`` start
+    ``$NANDLAB_PYTHON -m nandlab ...`` (`nandlab._cli.main` sets it to ``sys.executable``).
     """
 
 def version() -> str:

@@ -14,6 +14,10 @@ pub enum Command {
     Suite,
     Pbr,
     Probe,
+    /// Runs in Python (`delegate.rs`): its arguments are `Args::passthrough`, unparsed.
+    Sweep,
+    /// Runs in Python, as `Sweep`.
+    Report,
     Help,
     Version,
 }
@@ -72,6 +76,11 @@ pub struct Args {
     pub probes: Option<String>,
     /// `probe --repeats N`.
     pub repeats: Option<usize>,
+    /// `run --report FILE.html`.
+    pub report: Option<PathBuf>,
+    /// `sweep`, `report`: every argument after the subcommand, verbatim, for the Python CLI
+    /// (which has its own parser and `--help`).
+    pub passthrough: Vec<String>,
 }
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {
@@ -108,6 +117,8 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         max_writes: None,
         probes: None,
         repeats: None,
+        report: None,
+        passthrough: Vec::new(),
     };
     let Some(first) = argv.first() else { return Ok(args) };
     args.command = match first.as_str() {
@@ -121,10 +132,16 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         "suite" => Command::Suite,
         "pbr" => Command::Pbr,
         "probe" => Command::Probe,
+        "sweep" => Command::Sweep,
+        "report" => Command::Report,
         "help" | "--help" | "-h" => Command::Help,
         "--version" | "-V" | "version" => Command::Version,
         other => return Err(format!("unknown command {other:?}")),
     };
+    if matches!(args.command, Command::Sweep | Command::Report) {
+        args.passthrough = argv[1..].to_vec();
+        return Ok(args);
+    }
     let mut it = argv[1..].iter();
     while let Some(a) = it.next() {
         let mut value =
@@ -159,6 +176,7 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
                 }
                 args.bench_only = Some(v);
             }
+            "--report" => args.report = Some(PathBuf::from(value(a)?)),
             "--image" => args.image = Some(PathBuf::from(value(a)?)),
             "--listen" => args.listen = Some(value(a)?),
             "--unix" => args.unix = Some(PathBuf::from(value(a)?)),
@@ -232,6 +250,9 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
                 args.config = Some(PathBuf::from(s));
             }
         }
+    }
+    if args.report.is_some() && args.command != Command::Run {
+        return Err("--report belongs to `nandlab run`".into());
     }
     let takes_config = matches!(args.command, Command::Run | Command::PrintConfig | Command::Serve);
     if args.command == Command::Serve {

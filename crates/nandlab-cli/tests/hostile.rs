@@ -122,6 +122,7 @@ fn absurd_page_sizes_and_devices_are_refused_before_allocating() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "serve"), ignore = "needs the serve feature")]
 fn serve_refuses_an_oversized_device_before_creating_its_image() {
     let image = temp_dir().join("huge.img");
     let _ = std::fs::remove_file(&image);

@@ -90,6 +90,7 @@ fn pbr_on_the_simulator_gives_hand_worked_response_times() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "serve"), ignore = "needs the serve feature")]
 fn pbr_through_nandlab_serve_carries_the_simulated_latency() {
     let d = dir("serve");
     let t = trace(&d);

@@ -42,6 +42,7 @@ const DEVICE: [&str; 14] = [
 ];
 
 #[test]
+#[cfg_attr(not(feature = "serve"), ignore = "needs the serve feature")]
 fn probe_finds_a_served_drives_geometry() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let d = dir("serve");
@@ -83,6 +84,7 @@ fn serve(d: &std::path::Path, device: &[&str]) -> (std::process::Child, String) 
 }
 
 #[test]
+#[cfg_attr(not(feature = "serve"), ignore = "needs the serve feature")]
 fn the_block_probe_finds_a_served_drives_block() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let d = dir("block");

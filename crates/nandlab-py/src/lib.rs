@@ -4,7 +4,8 @@
 //! runs it through `nandlab-run` with the GIL released, and maps each runner error onto one
 //! exception of the tree `NandlabError` > `ConfigError` | `TraceError` | `RequestError`.
 //! Results cross the boundary as JSON text; dict normalisation, result objects, sweeps and plots
-//! live in `python/nandlab`. The hand-written stub `python/nandlab/_native.pyi` documents every
+//! live in `python/nandlab`. `cli` runs the whole command line (`nandlab-cli`, built without
+//! `serve`) for `python -m nandlab`. The hand-written stub `python/nandlab/_native.pyi` documents every
 //! name defined here (a test checks that they match).
 
 use std::path::PathBuf;
@@ -388,6 +389,15 @@ fn probe(
         .map_err(|e| NandlabError::new_err(format!("cannot serialize the probe report: {e}")))
 }
 
+/// The `nandlab` command line (`python -m nandlab`, the `nandlab` console script): runs `argv`
+/// (the arguments after the program name) as the Rust binary would, with the GIL released,
+/// and returns the exit status. It writes to the process's file descriptors 1 and 2, not to
+/// `sys.stdout`; the build has no `serve` (no OpenSSL in the wheel).
+#[pyfunction]
+fn cli(py: Python<'_>, argv: Vec<String>) -> u8 {
+    py.allow_threads(|| nandlab_cli::main_with_args(&argv))
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     nandlab_version::VERSION_STRING
@@ -404,6 +414,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(cli, m)?)?;
     m.add_function(wrap_pyfunction!(recycling_costs, m)?)?;
     m.add("NandlabError", py.get_type::<NandlabError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;
