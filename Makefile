@@ -39,6 +39,8 @@ rust-test:
 lint: $(VENV)/.deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --profile ci --workspace --tests -- -D warnings
+	# The Python wheel's CLI: nandlab-cli without its `serve` feature (no OpenSSL).
+	$(CARGO) clippy --profile ci -p nandlab-cli --no-default-features --tests -- -D warnings
 	$(VENV)/bin/ruff check python tests/python experiments
 	$(VPY) -m mypy
 	$(PYTHON) scripts/module_graph.py >/dev/null
