@@ -119,7 +119,7 @@ impl WallClockLike {
             .wrapping_add(1_442_695_040_888_963_407);
         let r = self.state >> 33;
         self.replies += 1;
-        let hiccup = if r % 16 == 0 { 1_000_000 + r % 2_000_000 } else { 0 };
+        let hiccup = if r.is_multiple_of(16) { 1_000_000 + r % 2_000_000 } else { 0 };
         let spell = if (300..364).contains(&(self.replies % 700)) { ns } else { 0 };
         ns + spell + 24_000 + r % 12_000 + hiccup
     }
