@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
-from typing import Any, Union
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Optional, Union
 
 from ._native import ConfigError
 
@@ -200,3 +200,17 @@ def native_args(config: ConfigLike, overrides: Overrides) -> dict[str, Any]:
     raise TypeError(
         f"config must be a mapping, a TOML file path or None, not {type(config).__name__}"
     )
+
+
+def toml_loads() -> Optional[Callable[[str], dict[str, Any]]]:
+    """Python's TOML parser (``tomllib``, 3.11+, or ``tomli`` where installed), or None. Its
+    errors are `ValueError` subclasses."""
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        try:
+            import tomli as tomllib  # type: ignore[no-redef,import-not-found,unused-ignore]
+        except ImportError:
+            return None
+    loads: Callable[[str], dict[str, Any]] = tomllib.loads
+    return loads

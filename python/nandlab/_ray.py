@@ -24,7 +24,8 @@ from collections.abc import Iterator
 from typing import Any, Optional
 
 from . import _native
-from ._worker import TRACE_KEY, Outcome, run_point, run_shipped, trace_digest
+from ._config import toml_loads
+from ._worker import Outcome, run_point, run_shipped, trace_digest, trace_override
 
 # Tasks in flight per CPU of the cluster: enough that no CPU waits for the driver.
 WINDOW_PER_CPU = 2
@@ -112,12 +113,9 @@ class RayRunner:
             paths[base] = None
         for _, overrides in tasks:
             for item in overrides:
-                key, _, value = item.partition("=")
-                if key.strip() == TRACE_KEY:
-                    try:
-                        paths[str(json.loads(value))] = None
-                    except ValueError:
-                        paths[value.strip().strip("'\"")] = None
+                given = trace_override(item)
+                if given is not None:
+                    paths[given] = None
         shipped = []
         for path in paths:
             try:
@@ -154,21 +152,17 @@ def _as_json_config(config: dict[str, Any]) -> dict[str, Any]:
     if "config_path" not in config:
         return config
     path = pathlib.Path(config["config_path"])
+    loads = toml_loads()
+    if loads is None:
+        raise _native.ConfigError(
+            f"{path}: a TOML base config on the ray backend needs Python >= 3.11 or tomli "
+            "(pip install tomli)"
+        )
     try:
-        import tomllib
-    except ImportError:  # Python < 3.11
-        try:
-            import tomli as tomllib  # type: ignore[no-redef,import-not-found,unused-ignore]
-        except ImportError:
-            raise _native.ConfigError(
-                f"{path}: a TOML base config on the ray backend needs Python >= 3.11 or "
-                "tomli (pip install tomli)"
-            ) from None
-    try:
-        value = tomllib.loads(path.read_text(encoding="utf-8"))
+        value = loads(path.read_text(encoding="utf-8"))
     except OSError as e:
         raise _native.ConfigError(f"{path}: {e.strerror or e}") from None
-    except tomllib.TOMLDecodeError as e:
+    except ValueError as e:  # the TOML decode error
         raise _native.ConfigError(f"{path}: {e}") from None
     workload = value.get("workload")
     if isinstance(workload, dict) and isinstance(workload.get("path"), str):

@@ -731,12 +731,10 @@ def _sweep_section(page: _Page, root: pathlib.Path, source: str) -> None:
     manifest = _store.read_manifest(root)
     stored = _store.SweepStore(root, manifest).stored()
     records = _store.load_records(stored)
-    rows = _store.load_sweep(root)
-    # load_sweep's rows: the points with a record, in grid order.
+    # The rows `load_sweep` gives, from the records already read: the points with a record,
+    # in grid order.
+    rows = _store.frame_of(manifest.keys, manifest.points, records, with_status=True)
     indexes = [i for i in range(len(manifest.points)) if i in records]
-    if len(indexes) != len(rows):
-        raise ReportError(f"{root}: the store's rows do not match its manifest "
-                          f"({len(rows)} rows, {len(indexes)} stored points)")
     rows = rows.assign(point=indexes)
     results = {
         index: Result.from_json(text)

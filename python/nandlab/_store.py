@@ -182,11 +182,6 @@ def stored_row(index: int, point: Mapping[str, Any], outcome: Sequence[Any]) -> 
     return row
 
 
-def ok_row(index: int, point: Mapping[str, Any], report_json: str) -> dict[str, Any]:
-    """`stored_row` of a point that ran."""
-    return stored_row(index, point, ("ok", report_json))
-
-
 class SweepStore:
     """An open store (see the module doc). `open` creates or checks it."""
 
@@ -207,10 +202,7 @@ class SweepStore:
         root = pathlib.Path(path)
         file = root / MANIFEST
         if file.exists():
-            try:
-                stored = Manifest.from_dict(json.loads(file.read_text()))
-            except (ValueError, KeyError, TypeError) as e:
-                raise SweepStoreError(f"{file}: not a nandlab sweep manifest ({e})") from None
+            stored = read_manifest(root)
             differences = stored.differences(manifest)
             if differences:
                 raise SweepStoreError(
@@ -391,13 +383,7 @@ def load_sweep(path: Union[str, os.PathLike[str]]) -> pd.DataFrame:
         SweepStoreError: ``path`` is not a sweep store.
     """
     root = pathlib.Path(path)
-    file = root / MANIFEST
-    if not file.exists():
-        raise SweepStoreError(f"{root}: not a nandlab sweep store (no {MANIFEST})")
-    try:
-        manifest = Manifest.from_dict(json.loads(file.read_text()))
-    except (ValueError, KeyError, TypeError) as e:
-        raise SweepStoreError(f"{file}: not a nandlab sweep manifest ({e})") from None
+    manifest = read_manifest(root)
     store = SweepStore(root, manifest)
     return frame_of(manifest.keys, manifest.points, load_records(store.stored()), True)
 

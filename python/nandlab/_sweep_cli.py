@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import _native
+from ._config import toml_loads
 from ._store import SweepStoreError
 
 __all__ = ["main", "parse_grid", "parse_seeds"]
@@ -74,18 +75,14 @@ def parse_grid(items: Sequence[str]) -> dict[str, list[Any]]:
 
 
 def _toml_array(key: str, text: str) -> list[Any]:
+    loads = toml_loads()
+    if loads is None:
+        raise _UsageError(
+            f"--grid {key}=[...] needs Python >= 3.11 or tomli; give V1,V2,... instead"
+        )
     try:
-        import tomllib
-    except ImportError:  # Python < 3.11
-        try:
-            import tomli as tomllib  # type: ignore[no-redef,import-not-found,unused-ignore]
-        except ImportError:
-            raise _UsageError(
-                f"--grid {key}=[...] needs Python >= 3.11 or tomli; give V1,V2,... instead"
-            ) from None
-    try:
-        value = tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError as e:
+        value = loads(f"v = {text}")["v"]
+    except ValueError as e:  # the TOML decode error
         raise _UsageError(f"--grid {key}: {text!r} is not a TOML array ({e})") from None
     if not isinstance(value, list):
         raise _UsageError(f"--grid {key}: {text!r} is not a TOML array")

@@ -18,7 +18,7 @@ import os
 import pathlib
 import tempfile
 from collections.abc import Sequence
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 from . import _native
 
@@ -113,14 +113,22 @@ def run_shipped(
     return outcome
 
 
+def trace_override(item: str) -> Optional[str]:
+    """The path a ``key=value`` override gives ``workload.path``, or None for another key."""
+    key, _, value = item.partition("=")
+    if key.strip() != TRACE_KEY:
+        return None
+    try:
+        return str(json.loads(value))
+    except ValueError:
+        return value.strip().strip("'\"")
+
+
 def _uses(config: dict[str, Any], overrides: list[str], path: str) -> bool:
     """Whether the point's ``workload.path`` is ``path`` (its last override, else the base's)."""
     for item in reversed(overrides):
-        key, _, value = item.partition("=")
-        if key.strip() == TRACE_KEY:
-            try:
-                return bool(json.loads(value) == path)
-            except ValueError:
-                return value.strip().strip("'\"") == path
+        given = trace_override(item)
+        if given is not None:
+            return given == path
     base = json.loads(config.get("config_json", "{}"))
     return bool(base.get("workload", {}).get("path") == path)
