@@ -109,12 +109,11 @@ fn build(index: usize) -> Pristine {
         // No shutdown: a crash after the last write.
     }
     let image = std::fs::read(&path).unwrap();
+    let info = nandlab_store::read_image_info(&path).unwrap();
     let _ = std::fs::remove_file(&path);
-    let g = r.geometry;
-    let oob = (4096 + u64::from(g.blocks) * 32).next_multiple_of(4096);
-    let start = (oob + g.physical_pages() * 64).next_multiple_of(4096);
-    let data = start..start + g.physical_pages() * g.page_size_bytes;
-    assert!(data.end <= image.len() as u64, "the image layout changed: update this target");
+    let areas = nandlab_store::image_areas(&info);
+    let data = areas.into_iter().find(|a| a.name == "page data").unwrap().bytes;
+    assert!(data.end <= image.len() as u64, "the image is shorter than its layout");
     Pristine { r_battery_failed: resolved(IMAGES[index], true), r, image, expected, data }
 }
 

@@ -186,6 +186,42 @@ fn toml_syntax_errors_name_the_line() {
 }
 
 #[test]
+fn a_config_path_that_never_ends_is_refused_in_bounded_memory() {
+    // `nandlab run /dev/zero` used to read until memory ran out (16 GB of RSS).
+    for cmd in ["run", "print-config"] {
+        refused(&[cmd, "/dev/zero"], &["/dev/zero", "longer than 16777216 bytes"]);
+    }
+    let dir = temp_dir();
+    let binary = dir.join("binary.toml");
+    std::fs::write(&binary, [0xC3u8, 0x28, 0xFF, 0x00]).unwrap();
+    refused(&["run", binary.to_str().unwrap()], &["binary.toml", "not UTF-8"]);
+}
+
+#[test]
+fn a_huge_partition_offset_is_blamed_on_itself() {
+    let out = temp_dir().join("suite.csv");
+    let huge = format!("partition_offset_bytes={}", u64::MAX / 2);
+    let e = refused(
+        &["suite", "gc", "--out", out.to_str().unwrap(), "--set", &huge],
+        &["partition_offset_bytes (9223372036854775807)", "half of area_bytes"],
+    );
+    assert!(!e.contains("at least 4 x write_bytes"), "{e}");
+}
+
+#[test]
+fn integers_past_the_config_range_name_the_range() {
+    // 2^64 - 1 used to be "invalid type: string, expected u64".
+    for key in ["run.seed", "device.logical_bytes"] {
+        let set = format!("{key}=18446744073709551615");
+        refused(&["print-config", "--set", &set], &[key, "out of range", "9223372036854775807"]);
+    }
+    // The largest integer a configuration holds is accepted.
+    let o = nandlab(&["print-config", "--set", "run.seed=9223372036854775807"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("seed = 9223372036854775807"), "{}", o.stdout);
+}
+
+#[test]
 fn a_binary_file_as_a_trace_is_refused_in_bounded_memory() {
     // /dev/zero: no line ends, ever. It used to grow to 16.8 GB before "out of memory".
     for format in [None, Some("msr"), Some("blkparse")] {

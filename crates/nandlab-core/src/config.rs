@@ -310,8 +310,13 @@ impl Config {
     }
 }
 
+/// The largest integer a configuration holds: configurations are TOML, whose integers are
+/// signed 64-bit (a `u64` key takes 0 to 2^63 − 1).
+pub const MAX_CONFIG_INTEGER: u64 = i64::MAX as u64;
+
 /// Applies `key=value` overrides to a TOML table. The value is parsed as a TOML value (so
-/// `0.9`, `true`, `[1, 2]` keep their types); anything that does not parse is taken as a string.
+/// `0.9`, `true`, `[1, 2]` keep their types); anything that does not parse is taken as a string,
+/// except an integer out of TOML's range, which is refused naming the range.
 pub fn apply_overrides(base: &mut toml::Value, overrides: &[String]) -> Result<(), ConfigError> {
     for item in overrides {
         let Some((key, raw)) = item.split_once('=') else {
@@ -322,18 +327,35 @@ pub fn apply_overrides(base: &mut toml::Value, overrides: &[String]) -> Result<(
         if key.is_empty() || key.split('.').any(str::is_empty) {
             return Err(ConfigError::new(key, "empty key or key segment"));
         }
-        let value = parse_scalar(raw);
+        let value = parse_scalar(raw).map_err(|m| ConfigError::new(key, m))?;
         set_path(base, key, value)?;
     }
     Ok(())
 }
 
-fn parse_scalar(raw: &str) -> toml::Value {
+fn parse_scalar(raw: &str) -> Result<toml::Value, String> {
     let wrapped = format!("v = {raw}");
     match toml::from_str::<toml::Table>(&wrapped) {
-        Ok(mut t) => t.remove("v").unwrap_or_else(|| toml::Value::String(raw.to_string())),
-        Err(_) => toml::Value::String(raw.to_string()),
+        Ok(mut t) => Ok(t.remove("v").unwrap_or_else(|| toml::Value::String(raw.to_string()))),
+        // An integer TOML cannot hold would otherwise become a string, and the key's type
+        // check would then say "expected u64, found string": name the range instead.
+        Err(_) if is_integer_literal(raw) => Err(integer_range_message(raw)),
+        Err(_) => Ok(toml::Value::String(raw.to_string())),
     }
+}
+
+/// A decimal integer literal (sign and `_` separators allowed), whatever its size.
+fn is_integer_literal(raw: &str) -> bool {
+    let digits = raw.strip_prefix(['+', '-']).unwrap_or(raw).replace('_', "");
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn integer_range_message(value: &str) -> String {
+    format!(
+        "{value} is out of range: configuration integers are TOML integers, from \
+         -9223372036854775808 to {MAX_CONFIG_INTEGER} (2^63 - 1; a u64 key takes 0 to \
+         {MAX_CONFIG_INTEGER}); quote it if a string is meant"
+    )
 }
 
 fn set_path(root: &mut toml::Value, key: &str, value: toml::Value) -> Result<(), ConfigError> {
@@ -365,7 +387,9 @@ fn json_to_toml(json: &serde_json::Value, key: &str) -> Result<toml::Value, Conf
                 toml::Value::Integer(i)
             } else if let Some(u) = n.as_u64() {
                 toml::Value::Integer(
-                    i64::try_from(u).map_err(|_| ConfigError::new(key, "integer too large"))?,
+                    i64::try_from(u).map_err(|_| {
+                        ConfigError::new(key, integer_range_message(&u.to_string()))
+                    })?,
                 )
             } else {
                 toml::Value::Float(n.as_f64().unwrap_or(f64::NAN))

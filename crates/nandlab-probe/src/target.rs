@@ -108,8 +108,9 @@ impl TargetSpec {
     }
 }
 
-/// Opens a target. `destroy_data` must be set for a block device path (its content is
-/// overwritten); a mounted device is refused regardless.
+/// Opens a target. `destroy_data` must be set for a block device path or a file holding data
+/// (its content is overwritten); a mounted device, and a device or file another process holds
+/// (e.g. an image `nandlab serve` has open), are refused regardless.
 pub fn open_target(spec: &TargetSpec, destroy_data: bool) -> Result<Box<dyn Target>, String> {
     match spec {
         TargetSpec::Sim { config, overrides } => {
@@ -277,12 +278,19 @@ const O_DIRECT: i32 = 0o200000;
 )))]
 const O_DIRECT: i32 = 0;
 
+/// Linux's `O_EXCL` on a block device: the open fails with `EBUSY` while the kernel has the
+/// device in use (mounted, a RAID or device-mapper member, another exclusive opener).
+const O_EXCL: i32 = 0o200;
+
 impl PathTarget {
-    /// Opens `path` for writing: refused when it is mounted, and unless `destroy_data` when it
-    /// is a block device (its content is overwritten).
+    /// Opens `path` for writing. Refused: a mounted device, or one the kernel has in use; a
+    /// device or file another process holds locked (`flock`, as `nandlab serve` holds its
+    /// image), naming that process, even with `destroy_data`; and without `destroy_data`, a block
+    /// device or a file holding data (its content is overwritten). The lock is held while the
+    /// target is open, so no server can open the file under the test either.
     pub fn open(path: &Path, destroy_data: bool) -> Result<Self, String> {
         use std::io::Seek;
-        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+        use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
         let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let block = meta.file_type().is_block_device();
         if block {
@@ -292,23 +300,49 @@ impl PathTarget {
                     path.display()
                 ));
             }
-            if !destroy_data {
-                return Err(format!(
-                    "{} is a block device: the test overwrites its data; pass --destroy-data \
-                     if that is what you want",
-                    path.display()
-                ));
-            }
         } else if !meta.is_file() {
             return Err(format!("{}: not a block device or file", path.display()));
         }
-        let flags = if block { O_DIRECT } else { 0 };
+        let flags = if block { O_DIRECT | O_EXCL } else { 0 };
         let mut file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .custom_flags(flags)
             .open(path)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+            .map_err(|e| match e.raw_os_error() {
+                Some(16) => format!(
+                    "{}: the device is in use (mounted, part of another device, or opened \
+                     exclusively): refusing to write to it",
+                    path.display()
+                ),
+                _ => format!("{}: {e}", path.display()),
+            })?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(format!(
+                    "{} is in use by {}: refusing to write to it (--destroy-data does not \
+                     override this; stop that process first)",
+                    path.display(),
+                    lock_holder(&meta).unwrap_or_else(|| "another process".into())
+                ));
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(format!("{}: cannot lock it: {e}", path.display()));
+            }
+        }
+        // A regular file with no allocated block (new, or all holes) reads as zeros: nothing
+        // to lose.
+        let holds_data = block || (meta.len() > 0 && meta.blocks() > 0);
+        if holds_data && !destroy_data {
+            let what = if block { "a block device" } else { "a file holding data" };
+            return Err(format!(
+                "{} is {what} ({} bytes): the test overwrites its data; pass --destroy-data if \
+                 that is what you want",
+                path.display(),
+                meta.len()
+            ));
+        }
         let capacity =
             file.seek(std::io::SeekFrom::End(0)).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(Self { file, path: path.to_path_buf(), capacity, buf: Vec::new() })
@@ -324,6 +358,35 @@ impl PathTarget {
         let skip = start.next_multiple_of(4096) - start;
         (skip, skip + len)
     }
+}
+
+/// Who holds a lock on the file `meta` describes: "process PID (its command line)", from
+/// /proc/locks (`ID: KIND ADVISORY MODE PID MAJ:MIN:INODE START END`, device numbers in hex).
+fn lock_holder(meta: &std::fs::Metadata) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = meta.dev();
+    // Linux's dev_t split (glibc's gnu_dev_major / gnu_dev_minor).
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    let id = format!("{major:02x}:{minor:02x}:{}", meta.ino());
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    let pid = locks.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        // Blocked waiters are listed as "ID: -> KIND ...": skip them.
+        (f.len() >= 6 && f[1] != "->" && f[5] == id).then(|| f[4].to_string())
+    })?;
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let words: Vec<String> = cmdline
+        .split(|&b| b == 0)
+        .filter(|w| !w.is_empty())
+        .take(6)
+        .map(|w| String::from_utf8_lossy(w).into_owned())
+        .collect();
+    Some(if words.is_empty() {
+        format!("process {pid}")
+    } else {
+        format!("process {pid} ({})", words.join(" "))
+    })
 }
 
 /// The mount point of `dev` (or of a partition of it), from /proc/mounts.

@@ -76,13 +76,38 @@ impl From<RunError<TraceError>> for Error {
     }
 }
 
+/// Largest configuration file read: a configuration is a TOML file of a few KiB, and the bound
+/// keeps a path such as `/dev/zero`, a pipe that never ends or a huge file from taking the
+/// machine's memory before the parser can say it is no configuration.
+pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
+
+/// Reads a configuration file as UTF-8 text, at most `MAX_CONFIG_BYTES`.
+fn read_config_text(p: &Path) -> Result<String, Error> {
+    use std::io::Read;
+    let err = |message: String| Error::ConfigFile { path: p.to_path_buf(), message };
+    let file = std::fs::File::open(p).map_err(|e| err(e.to_string()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes).map_err(|e| err(e.to_string()))?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(err(format!(
+            "longer than {MAX_CONFIG_BYTES} bytes (16 MiB), the most a configuration file may \
+             hold: not a configuration (a TOML file of a few KiB)"
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        err(format!(
+            "not UTF-8 text (byte {}): not a TOML configuration",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
 /// Reads a config file (if any) and applies overrides on top. Relative trace paths in a file
 /// are resolved against the file's directory.
 pub fn load_config(path: Option<&Path>, overrides: &[String]) -> Result<Config, Error> {
     let mut value = match path {
         Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| Error::ConfigFile { path: p.to_path_buf(), message: e.to_string() })?;
+            let text = read_config_text(p)?;
             let mut v: toml::Value = toml::from_str(&text).map_err(|e| Error::ConfigFile {
                 path: p.to_path_buf(),
                 message: nandlab_core::config::toml_error_message(&text, &e),

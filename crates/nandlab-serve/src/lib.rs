@@ -338,7 +338,7 @@ impl SimEngine {
         // A checkpoint at once: the recovered FTL allocates free blocks in a new order, and the
         // roll-forward of the next mount relies on the checkpoint's order.
         if engine.resolved.config.serve.recovery == "checkpoint" {
-            engine.write_checkpoint();
+            let _ = engine.write_checkpoint();
         }
         Ok(engine)
     }
@@ -368,6 +368,7 @@ impl SimEngine {
             (m.checkpoints_rejected, "checkpoint slot(s) rejected"),
             (m.nvram_cells_repaired, "NVRAM header(s) repaired"),
             (m.nvram_pages_damaged, "NVRAM page(s) damaged: their LPNs read as errors"),
+            (m.copies_rewritten, "damaged metadata copies rewritten from their mirror"),
             (u64::from(f.erased_blocks), "block(s) of an interrupted release erased"),
             (u64::from(f.sealed_blocks), "partly programmed block(s) sealed"),
             (u64::from(f.repair_merges), "interrupted merge(s) completed"),
@@ -385,15 +386,23 @@ impl SimEngine {
         self.mount
     }
 
-    fn write_checkpoint(&mut self) {
+    /// Writes a checkpoint when the recovery mode uses them; false if that failed.
+    fn write_checkpoint(&mut self) -> bool {
         if self.resolved.config.serve.recovery != "checkpoint" {
-            return;
+            return true;
         }
-        match self.device.checkpoint() {
-            Ok(()) => self.checkpoints_written += 1,
-            Err(_) => self.errors += 1,
-        }
+        let ok = match self.device.checkpoint() {
+            Ok(()) => {
+                self.checkpoints_written += 1;
+                true
+            }
+            Err(_) => {
+                self.errors += 1;
+                false
+            }
+        };
         self.checkpoint_written = Instant::now();
+        ok
     }
 
     /// Everything the stats file holds, as JSON.
@@ -595,7 +604,7 @@ impl Engine for SimEngine {
         let checkpoint_every = Duration::from_secs_f64(s.checkpoint_interval_s);
         let stats_every = Duration::from_secs_f64(s.stats_interval_s);
         if self.checkpoint_written.elapsed() >= checkpoint_every {
-            self.write_checkpoint();
+            let _ = self.write_checkpoint();
         }
         if self.stats_written.elapsed() >= stats_every {
             self.write_stats();
@@ -604,10 +613,16 @@ impl Engine for SimEngine {
 
     fn shutdown(&mut self) {
         // The RAM region (DEB's EBR) is written back here, so the image is complete.
-        if self.device.shutdown().is_err() {
+        let written_back = self.device.shutdown().is_ok();
+        if !written_back {
             self.errors += 1;
         }
-        self.write_checkpoint();
+        let checkpointed = self.write_checkpoint();
+        // Last, and only when every write of the stop reached the image: the record tells the
+        // next start-up that no write was interrupted.
+        if written_back && checkpointed && self.device.record_clean_stop().is_err() {
+            self.errors += 1;
+        }
         self.write_stats();
     }
 }

@@ -1,30 +1,42 @@
 //! The on-disk format of a NAND image, byte by byte (`docs/IMAGE_FORMAT.md` draws it): the
 //! layout of the areas, and the encoding and decoding of every record. No I/O here.
 //!
-//! Every metadata record is stored twice, each copy with its own CRC-32 — the redundancy
-//! real flash gives its spare area with ECC: damage confined to one copy (a flipped byte, a
-//! zeroed word) is repaired from the other, and a record whose copies are both unreadable is
-//! *detected*, never silently taken for an erased or older one. Records are aligned so that no
-//! record straddles a 4 KiB page of the file: a `pwrite` of one record is all-or-nothing under
-//! `kill -9` (the kernel may stop a larger write between pages, never inside one).
+//! Every metadata record is stored twice, each copy with its own CRC-32 — the redundancy real
+//! flash gives its spare area with ECC — and the two copies live in **different areas**, each
+//! area padded to whole 4 KiB pages, so no two copies of a record ever share a page of the file:
+//! superblock copy A in page 0 and copy B in page 1, block headers in areas A and B, OOB records
+//! in areas A and B, NVRAM cell headers in areas A and B. One lost page (zeroed, or filled with
+//! garbage), or one torn run of sectors, takes at most one copy of any record; the other copy
+//! repairs it. A record whose copies are both unreadable is *detected*, never silently taken for
+//! an erased or older one. No copy straddles a 512-byte sector, so the `pwrite` of one copy is
+//! all-or-nothing under `kill -9`.
+//!
+//! Copies are written A first, then B. Each decoding rule below says which states an interrupted
+//! write can leave, so that a crash between the two writes is never mistaken for damage and one
+//! page of damage is never mistaken for a crash.
 
 use nandlab_core::config::Geometry;
 use nandlab_core::flash::{BlockId, Lpn, Oob, Ppn, GARBAGE_LPN, MAX_PLAUSIBLE_ERASE_COUNT};
 
 pub(crate) const MAGIC: &[u8; 8] = b"NANDLAB\x01";
-/// Format 2: mirrored records, image identity, block "written since erase" flags, NVRAM.
-pub(crate) const VERSION: u32 = 2;
-pub(crate) const SUPERBLOCK_AREA_BYTES: u64 = 4096;
-/// Copies of the superblock inside its area, and the holder record (who has the image open).
-pub(crate) const SUPERBLOCK_COPY_AT: [u64; 2] = [0, 1024];
+/// Format 3: each record's two copies in different areas (format 2 kept them side by side, so
+/// one lost page took both), and the stop record.
+pub(crate) const VERSION: u32 = 3;
+/// Superblock area: copy A's page, then copy B's page.
+pub(crate) const SUPERBLOCK_AREA_BYTES: u64 = 8192;
+pub(crate) const SUPERBLOCK_COPY_AT: [u64; 2] = [0, 4096];
+/// The stop record's two copies, one in each superblock page.
+pub(crate) const STOP_RECORD_AT: [u64; 2] = [512, 4096 + 512];
+/// Who has the image open (informational; page A).
 pub(crate) const HOLDER_AT: u64 = 2048;
 const SUPERBLOCK_BYTES: usize = 128;
-pub(crate) const BLOCK_HEADER_BYTES: u64 = 32;
-pub(crate) const OOB_BYTES: usize = 64;
-const COPY_BYTES: usize = 32;
-pub(crate) const NVRAM_HEADER_BYTES: u64 = 64;
+pub(crate) const STOP_RECORD_BYTES: usize = 64;
+/// One copy of a block header (each area holds one copy per block).
+pub(crate) const HEADER_COPY_BYTES: u64 = 16;
+/// One copy of an OOB record or an NVRAM cell header.
+pub(crate) const COPY_BYTES: usize = 32;
 pub(crate) const ALIGN: u64 = 4096;
-/// LFSS checkpoint node magic (SPEC §3).
+/// LFSS checkpoint node magic.
 pub(crate) const CHECKPOINT_MAGIC: u32 = 0xEECC_2299;
 pub(crate) const CHECKPOINT_HEADER_BYTES: u64 = 4096;
 pub(crate) const CHECKPOINT_BLOCK_BYTES: usize = 16;
@@ -37,6 +49,9 @@ const STATE_NVRAM_PAGE: u8 = 0x5C;
 const STATE_NVRAM_LOST: u8 = 0x5D;
 /// Block header flag: a page of the block was programmed since its last erase.
 pub(crate) const BLOCK_WRITTEN: u32 = 1;
+const STOP_MAGIC: u32 = 0x5354_4F50; // "POTS" little-endian: "STOP"
+const STOP_OPEN: u32 = 1;
+const STOP_CLEAN: u32 = 2;
 
 fn le_u32(b: &[u8], i: usize) -> u32 {
     u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
@@ -58,21 +73,35 @@ fn copy_ok(copy: &[u8]) -> bool {
     crc32fast::hash(&copy[..COPY_BYTES - 4]) == le_u32(copy, COPY_BYTES - 4)
 }
 
-/// A record stored as two sealed copies (`OOB_BYTES` / `NVRAM_HEADER_BYTES`).
-fn mirror(copy: &[u8; COPY_BYTES]) -> [u8; 2 * COPY_BYTES] {
-    let mut r = [0u8; 2 * COPY_BYTES];
-    r[..COPY_BYTES].copy_from_slice(copy);
-    r[COPY_BYTES..].copy_from_slice(copy);
-    r
+/// What one copy of a record holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Copy {
+    /// All zero: never written, or zeroed by an erase.
+    Erased,
+    /// Seals and passes the record's own checks.
+    Valid,
+    /// Anything else: a torn write or damage.
+    Garbage,
 }
 
-/// Which copy of a mirrored record to believe.
+fn classify(c: &[u8], valid: &impl Fn(&[u8]) -> bool) -> Copy {
+    if c.iter().all(|&x| x == 0) {
+        Copy::Erased
+    } else if valid(c) {
+        Copy::Valid
+    } else {
+        Copy::Garbage
+    }
+}
+
+/// Which copy of a record written once between erases (an OOB record) to believe.
 enum Mirrored<'a> {
     Erased,
-    /// Erased, but one byte is not zero: damage to an erased record (a programmed record has
-    /// two full copies, so no single byte of damage can leave one byte of it).
+    /// Erased in one copy, garbage in the other: damage to an erased record (a program writes
+    /// copy A first, so no crash leaves copy A erased and copy B written; and a program cut in
+    /// copy A never wrote B and was never acknowledged).
     ErasedRepaired,
-    /// The copy to use; `repaired` when the other one was unreadable.
+    /// The copy to use; `repaired` when the other one was not the same.
     Valid {
         copy: &'a [u8],
         repaired: bool,
@@ -81,64 +110,78 @@ enum Mirrored<'a> {
     Damaged,
 }
 
-fn pick(r: &[u8], valid: impl Fn(&[u8]) -> bool) -> Mirrored<'_> {
-    let (a, b) = r.split_at(COPY_BYTES);
-    let (a_ok, b_ok) = (valid(a), valid(b));
-    match (a_ok, b_ok) {
-        (true, true) if a == b => Mirrored::Valid { copy: a, repaired: false },
-        (true, true) => Mirrored::Damaged,
-        (true, false) => Mirrored::Valid { copy: a, repaired: true },
-        (false, true) => Mirrored::Valid { copy: b, repaired: true },
-        (false, false) if r.iter().all(|&x| x == 0) => Mirrored::Erased,
-        (false, false) if r.iter().filter(|&&x| x != 0).count() == 1 => Mirrored::ErasedRepaired,
-        (false, false) => Mirrored::Damaged,
+/// The rules for a record written once between erases: a readable copy wins (the other one is
+/// damaged, or not yet written when a crash came between the two writes, or already zeroed when
+/// a crash came inside an erase — which the block header then shows); two readable copies must
+/// agree.
+fn pick<'a>(a: &'a [u8], b: &'a [u8], valid: impl Fn(&[u8]) -> bool) -> Mirrored<'a> {
+    match (classify(a, &valid), classify(b, &valid)) {
+        (Copy::Valid, Copy::Valid) if a == b => Mirrored::Valid { copy: a, repaired: false },
+        (Copy::Valid, Copy::Valid) => Mirrored::Damaged,
+        (Copy::Valid, _) => Mirrored::Valid { copy: a, repaired: true },
+        (_, Copy::Valid) => Mirrored::Valid { copy: b, repaired: true },
+        (Copy::Erased, Copy::Erased) => Mirrored::Erased,
+        (Copy::Erased, Copy::Garbage) | (Copy::Garbage, Copy::Erased) => Mirrored::ErasedRepaired,
+        (Copy::Garbage, Copy::Garbage) => Mirrored::Damaged,
     }
 }
 
 // ---- layout -----------------------------------------------------------------------------------
 
-/// Byte offsets of the image's areas.
+/// Byte offsets of the image's areas. `[A, B]` pairs hold the two copies of each record.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Layout {
     pub(crate) page_size: u64,
     pub(crate) pages_per_block: u32,
-    pub(crate) headers: u64,
-    pub(crate) oob: u64,
+    pub(crate) blocks: u32,
+    pub(crate) headers: [u64; 2],
+    pub(crate) oob: [u64; 2],
     pub(crate) data: u64,
     /// Two checkpoint slots ("super segments") after the data area.
     pub(crate) checkpoints: u64,
     pub(crate) checkpoint_slot: u64,
-    /// NVRAM: two cells per RAM-region slot, headers then pages.
-    pub(crate) nvram_headers: u64,
+    /// NVRAM: two cells per RAM-region slot; their headers (areas A and B), then their pages.
+    pub(crate) nvram_headers: [u64; 2],
     pub(crate) nvram_data: u64,
     pub(crate) nvram_pages: u32,
     pub(crate) total: u64,
 }
 
+/// Bytes of an area of `n` records of `bytes` each, padded to whole pages.
+fn area(n: u64, bytes: u64) -> u64 {
+    (n * bytes).next_multiple_of(ALIGN)
+}
+
 impl Layout {
     pub(crate) fn of(g: &Geometry, nvram_pages: u32) -> Self {
-        let headers = SUPERBLOCK_AREA_BYTES;
-        let oob = (headers + u64::from(g.blocks) * BLOCK_HEADER_BYTES).next_multiple_of(ALIGN);
-        let data = (oob + g.physical_pages() * OOB_BYTES as u64).next_multiple_of(ALIGN);
-        let checkpoints = data + g.physical_pages() * g.page_size_bytes;
+        let pages = g.physical_pages();
+        let blocks = u64::from(g.blocks);
+        let headers_a = SUPERBLOCK_AREA_BYTES;
+        let headers_b = headers_a + area(blocks, HEADER_COPY_BYTES);
+        let oob_a = headers_b + area(blocks, HEADER_COPY_BYTES);
+        let oob_b = oob_a + area(pages, COPY_BYTES as u64);
+        let data = oob_b + area(pages, COPY_BYTES as u64);
+        let checkpoints = data + pages * g.page_size_bytes;
         let checkpoint_slot = (CHECKPOINT_HEADER_BYTES
-            + u64::from(g.blocks) * (CHECKPOINT_BLOCK_BYTES as u64 + 4)
+            + blocks * (CHECKPOINT_BLOCK_BYTES as u64 + 4)
             + 4
             + g.logical_pages * 4)
             .next_multiple_of(ALIGN);
-        let nvram_headers = checkpoints + 2 * checkpoint_slot;
         let cells = 2 * u64::from(nvram_pages);
-        let nvram_data = (nvram_headers + cells * NVRAM_HEADER_BYTES).next_multiple_of(ALIGN);
+        let nvram_a = checkpoints + 2 * checkpoint_slot;
+        let nvram_b = nvram_a + area(cells, COPY_BYTES as u64);
+        let nvram_data = nvram_b + area(cells, COPY_BYTES as u64);
         let total = nvram_data + cells * g.page_size_bytes;
         Self {
             page_size: g.page_size_bytes,
             pages_per_block: g.pages_per_block,
-            headers,
-            oob,
+            blocks: g.blocks,
+            headers: [headers_a, headers_b],
+            oob: [oob_a, oob_b],
             data,
             checkpoints,
             checkpoint_slot,
-            nvram_headers,
+            nvram_headers: [nvram_a, nvram_b],
             nvram_data,
             nvram_pages,
             total,
@@ -147,17 +190,42 @@ impl Layout {
     pub(crate) fn data_at(&self, ppn: Ppn) -> u64 {
         self.data + u64::from(ppn) * self.page_size
     }
-    pub(crate) fn oob_at(&self, ppn: Ppn) -> u64 {
-        self.oob + u64::from(ppn) * OOB_BYTES as u64
+    /// Copy `copy` (0 = A, 1 = B) of page `ppn`'s OOB record.
+    pub(crate) fn oob_at(&self, copy: usize, ppn: Ppn) -> u64 {
+        self.oob[copy] + u64::from(ppn) * COPY_BYTES as u64
     }
-    pub(crate) fn header_at(&self, block: BlockId) -> u64 {
-        self.headers + u64::from(block) * BLOCK_HEADER_BYTES
+    pub(crate) fn header_at(&self, copy: usize, block: BlockId) -> u64 {
+        self.headers[copy] + u64::from(block) * HEADER_COPY_BYTES
     }
-    pub(crate) fn nvram_header_at(&self, slot: u32, cell: u8) -> u64 {
-        self.nvram_headers + (2 * u64::from(slot) + u64::from(cell)) * NVRAM_HEADER_BYTES
+    pub(crate) fn nvram_header_at(&self, copy: usize, slot: u32, cell: u8) -> u64 {
+        self.nvram_headers[copy] + (2 * u64::from(slot) + u64::from(cell)) * COPY_BYTES as u64
     }
     pub(crate) fn nvram_data_at(&self, slot: u32, cell: u8) -> u64 {
         self.nvram_data + (2 * u64::from(slot) + u64::from(cell)) * self.page_size
+    }
+
+    /// Every area by name, as whole pages of the file (tools and the damage tests use it).
+    pub(crate) fn areas(&self) -> Vec<(&'static str, std::ops::Range<u64>)> {
+        let pages = u64::from(self.blocks) * u64::from(self.pages_per_block);
+        let cells = 2 * u64::from(self.nvram_pages);
+        let [ha, hb] = self.headers;
+        let [oa, ob] = self.oob;
+        let [na, nb] = self.nvram_headers;
+        let slot = self.checkpoint_slot;
+        vec![
+            ("superblock A", 0..ALIGN),
+            ("superblock B", ALIGN..2 * ALIGN),
+            ("block headers A", ha..hb),
+            ("block headers B", hb..oa),
+            ("OOB records A", oa..ob),
+            ("OOB records B", ob..self.data),
+            ("page data", self.data..self.data + pages * self.page_size),
+            ("checkpoint slot 0", self.checkpoints..self.checkpoints + slot),
+            ("checkpoint slot 1", self.checkpoints + slot..self.checkpoints + 2 * slot),
+            ("NVRAM cell headers A", na..na + area(cells, COPY_BYTES as u64)),
+            ("NVRAM cell headers B", nb..nb + area(cells, COPY_BYTES as u64)),
+            ("NVRAM pages", self.nvram_data..self.total),
+        ]
     }
 }
 
@@ -182,7 +250,7 @@ pub struct ImageInfo {
     pub nvram_pages: u32,
     /// Planes the FTL's blocks are spread over (`engine::hardware`: gangs × chips per channel
     /// × dies per chip × planes per die), each with its own open blocks: the layout a restart
-    /// rebuilds. Images from before it was recorded hold 1.
+    /// rebuilds.
     pub planes: u32,
 }
 
@@ -216,9 +284,7 @@ pub(crate) fn encode_superblock(i: &ImageInfo) -> Vec<u8> {
     debug_assert_eq!(s.len(), 68);
     let crc = crc32fast::hash(&s);
     s.extend_from_slice(&crc.to_le_bytes());
-    // The plane count came later, in what earlier versions required to be zero: a one-plane
-    // image is byte for byte what they wrote; more planes are recorded with a CRC of their own
-    // (an earlier version refuses such an image: its padding is not zero).
+    // The plane count, with a CRC of its own (zeros for one plane, as format 2 wrote it).
     if i.planes > 1 {
         s.extend_from_slice(&i.planes.to_le_bytes());
         s.extend_from_slice(&crc32fast::hash(&i.planes.to_le_bytes()).to_le_bytes());
@@ -233,10 +299,17 @@ pub(crate) fn decode_superblock(s: &[u8]) -> Result<ImageInfo, String> {
         return Err("bad magic".into());
     }
     let version = le_u32(s, 8);
+    if version == 2 {
+        return Err(
+            "image format 2, which kept both copies of each metadata record in the same page of \
+             the file (one lost page could take both); this nandlab reads format 3: create a new \
+             image, or copy the data off with the nandlab version that wrote this one"
+                .into(),
+        );
+    }
     if version != VERSION {
         return Err(format!(
-            "image format {version}; this nandlab reads format {VERSION} (images from before \
-             format 2 lack mirrored metadata: create a new image)"
+            "image format {version}; this nandlab reads format {VERSION}: create a new image"
         ));
     }
     if crc32fast::hash(&s[..68]) != le_u32(s, 68) || s[80..SUPERBLOCK_BYTES].iter().any(|&b| b != 0)
@@ -276,7 +349,8 @@ pub(crate) fn decode_superblock(s: &[u8]) -> Result<ImageInfo, String> {
     Ok(info)
 }
 
-/// Picks the superblock from its two copies: `(info, repaired)`.
+/// Picks the superblock from its two copies (pages A and B of the area): `(info, repaired)`.
+/// The superblock is written once, when the image is created, so two readable copies agree.
 pub(crate) fn decode_superblock_area(area: &[u8]) -> Result<(ImageInfo, bool), String> {
     let at = |i: usize| {
         let o = SUPERBLOCK_COPY_AT[i] as usize;
@@ -312,25 +386,76 @@ pub(crate) fn decode_holder(h: &[u8]) -> Option<(u32, u64, String)> {
     Some((le_u32(h, 0), le_u64(h, 4), String::from_utf8_lossy(&h[13..13 + n]).into_owned()))
 }
 
+// ---- stop record ------------------------------------------------------------------------------
+
+/// How the image was last left: open (a server had it, and may have been killed) or stopped
+/// cleanly, with what the next mount must find. After a clean stop no write was interrupted, so
+/// an unreadable record is damage, never a torn write, and a mount that does not find the
+/// recorded newest page has lost it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Stop {
+    /// Mounts so far; orders the writes of the record (open, then clean, at the same count).
+    pub(crate) mounts: u64,
+    pub(crate) clean: bool,
+    /// Highest sequence number of a programmed page (clean stops only).
+    pub(crate) max_seq: u64,
+    /// Programmed pages on the flash (clean stops only).
+    pub(crate) programmed_pages: u64,
+}
+
+pub(crate) fn encode_stop(s: &Stop) -> [u8; STOP_RECORD_BYTES] {
+    let mut r = [0u8; STOP_RECORD_BYTES];
+    r[..4].copy_from_slice(&STOP_MAGIC.to_le_bytes());
+    let state = if s.clean { STOP_CLEAN } else { STOP_OPEN };
+    r[4..8].copy_from_slice(&state.to_le_bytes());
+    r[8..16].copy_from_slice(&s.mounts.to_le_bytes());
+    r[16..24].copy_from_slice(&s.max_seq.to_le_bytes());
+    r[24..32].copy_from_slice(&s.programmed_pages.to_le_bytes());
+    let crc = crc32fast::hash(&r[..STOP_RECORD_BYTES - 4]);
+    r[STOP_RECORD_BYTES - 4..].copy_from_slice(&crc.to_le_bytes());
+    r
+}
+
+fn decode_stop_copy(r: &[u8]) -> Option<Stop> {
+    let n = STOP_RECORD_BYTES;
+    let state = le_u32(r, 4);
+    let ok = le_u32(r, 0) == STOP_MAGIC
+        && (state == STOP_OPEN || state == STOP_CLEAN)
+        && r[32..n - 4].iter().all(|&b| b == 0)
+        && crc32fast::hash(&r[..n - 4]) == le_u32(r, n - 4);
+    ok.then(|| Stop {
+        mounts: le_u64(r, 8),
+        clean: state == STOP_CLEAN,
+        max_seq: le_u64(r, 16),
+        programmed_pages: le_u64(r, 24),
+    })
+}
+
+/// The stop record from its two copies: the later write of the readable ones (writes go
+/// open → clean at one mount count, then open at the next), `None` if neither is readable.
+pub(crate) fn decode_stop(a: &[u8], b: &[u8]) -> Option<Stop> {
+    [decode_stop_copy(a), decode_stop_copy(b)]
+        .into_iter()
+        .flatten()
+        .max_by_key(|s| (s.mounts, s.clean))
+}
+
 // ---- block headers ----------------------------------------------------------------------------
 
-/// A block header: erase count and flags, twice (`BLOCK_HEADER_BYTES`).
-pub(crate) fn encode_header(erase_count: u32, flags: u32) -> [u8; BLOCK_HEADER_BYTES as usize] {
-    let mut copy = [0u8; 16];
+/// One copy of a block header: erase count, flags, reserved, CRC-32 of bytes 0..12.
+pub(crate) fn encode_header(erase_count: u32, flags: u32) -> [u8; HEADER_COPY_BYTES as usize] {
+    let mut copy = [0u8; HEADER_COPY_BYTES as usize];
     copy[..4].copy_from_slice(&erase_count.to_le_bytes());
     copy[4..8].copy_from_slice(&flags.to_le_bytes());
     let crc = crc32fast::hash(&copy[..12]);
     copy[12..16].copy_from_slice(&crc.to_le_bytes());
-    let mut h = [0u8; 32];
-    h[..16].copy_from_slice(&copy);
-    h[16..].copy_from_slice(&copy);
-    h
+    copy
 }
 
 /// What a block header says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Header {
-    /// Erase count and flags; `repaired` when one copy was unreadable.
+    /// Erase count and flags; `repaired` when the copies were not the same.
     Valid { erase_count: u32, flags: u32, repaired: bool },
     /// Both copies unreadable: the count is unknown.
     Lost,
@@ -338,15 +463,17 @@ pub(crate) enum Header {
     Implausible { erase_count: u32 },
 }
 
-pub(crate) fn decode_header(h: &[u8]) -> Header {
+/// A header's copies: an all-zero copy is a block never erased (count 0, no flags) and readable.
+/// Both readable but different: the later write wins, and a block's header only ever moves
+/// forward — (count, flags) goes (c, 0) → (c, written) → (c + 1, 0) — so the later write is the
+/// larger pair. That one rule covers a crash between the two copies' writes and a zeroed copy
+/// (which reads as (0, 0), the smallest pair).
+pub(crate) fn decode_header(a: &[u8], b: &[u8]) -> Header {
     let copy_valid =
         |c: &[u8]| c.iter().all(|&b| b == 0) || crc32fast::hash(&c[..12]) == le_u32(c, 12);
-    let (a, b) = h.split_at(16);
     let read = |c: &[u8]| (le_u32(c, 0), le_u32(c, 4));
     let chosen = match (copy_valid(a), copy_valid(b)) {
         (true, true) if a == b => Some((read(a), false)),
-        // Both readable but different: the larger count is the later write (a header is
-        // rewritten only by erases, which count up); flags of that write.
         (true, true) => Some((read(a).max(read(b)), true)),
         (true, false) => Some((read(a), true)),
         (false, true) => Some((read(b), true)),
@@ -363,7 +490,8 @@ pub(crate) fn decode_header(h: &[u8]) -> Header {
 
 // ---- OOB records --------------------------------------------------------------------------------
 
-pub(crate) fn encode_oob(oob: &Oob, data_crc: u32, has_payload: bool) -> [u8; OOB_BYTES] {
+/// One copy of a page's OOB record (written to areas A and B).
+pub(crate) fn encode_oob(oob: &Oob, data_crc: u32, has_payload: bool) -> [u8; COPY_BYTES] {
     let mut c = [0u8; COPY_BYTES];
     c[0] = if has_payload { STATE_PROGRAMMED } else { STATE_PROGRAMMED_NO_PAYLOAD };
     c[1] = oob.region;
@@ -371,20 +499,19 @@ pub(crate) fn encode_oob(oob: &Oob, data_crc: u32, has_payload: bool) -> [u8; OO
     c[8..16].copy_from_slice(&oob.seq.to_le_bytes());
     c[16..20].copy_from_slice(&data_crc.to_le_bytes());
     seal(&mut c);
-    mirror(&c)
+    c
 }
 
-/// The OOB record a power cut in the middle of a page's program leaves (fault injection,
-/// `Media::tear`): both copies are written but neither seals (the cells of a page cut mid-program
-/// hold neither the old nor the new bits), so the record decodes as `Damaged` — what a mount
-/// takes as a torn page when it is the last programmed page of its block.
-pub(crate) fn encode_torn_oob(oob: &Oob) -> [u8; OOB_BYTES] {
+/// The OOB record copy a power cut in the middle of a page's program leaves (fault injection,
+/// `Media::tear`), in both areas: neither copy seals (the cells of a page cut mid-program hold
+/// neither the old nor the new bits), so the record decodes as `Damaged` — what a mount takes
+/// as a torn page when it is the last programmed page of its block and the image was not
+/// stopped cleanly.
+pub(crate) fn encode_torn_oob(oob: &Oob) -> [u8; COPY_BYTES] {
     let mut r = encode_oob(oob, 0, true);
-    // Flip one bit of each copy's CRC: each copy fails its check, and no flip can make a
-    // record look erased (the copies stay non-zero).
+    // Flip one bit of the CRC: the copy fails its check and stays non-zero (never "erased").
     r[COPY_BYTES - 1] ^= 0x01;
-    r[2 * COPY_BYTES - 1] ^= 0x01;
-    debug_assert_eq!(decode_oob(&r, u64::MAX), Record::Damaged);
+    debug_assert_eq!(decode_oob(&r, &r, u64::MAX), Record::Damaged);
     r
 }
 
@@ -392,7 +519,7 @@ pub(crate) fn encode_torn_oob(oob: &Oob) -> [u8; OOB_BYTES] {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Record {
     Erased,
-    /// Erased, with one damaged byte repaired.
+    /// Erased, with one damaged copy.
     ErasedRepaired,
     Programmed {
         oob: Oob,
@@ -405,14 +532,15 @@ pub(crate) enum Record {
     Damaged,
 }
 
-pub(crate) fn decode_oob(r: &[u8], logical_pages: u64) -> Record {
+/// Decodes a page's OOB record from its copy in area A and its copy in area B.
+pub(crate) fn decode_oob(a: &[u8], b: &[u8], logical_pages: u64) -> Record {
     let valid = |c: &[u8]| {
         (c[0] == STATE_PROGRAMMED || c[0] == STATE_PROGRAMMED_NO_PAYLOAD)
             && c[2..4] == [0, 0]
             && c[20..28].iter().all(|&b| b == 0)
             && copy_ok(c)
     };
-    match pick(r, valid) {
+    match pick(a, b, valid) {
         Mirrored::Erased => Record::Erased,
         Mirrored::ErasedRepaired => Record::ErasedRepaired,
         Mirrored::Damaged => Record::Damaged,
@@ -434,14 +562,14 @@ pub(crate) fn decode_oob(r: &[u8], logical_pages: u64) -> Record {
 
 // ---- NVRAM cells ------------------------------------------------------------------------------
 
-/// A cell header: state, LPN, sequence number, write order, data CRC (two copies).
+/// One copy of a cell header: state, LPN, sequence number, write order, data CRC.
 pub(crate) fn encode_nvram(
     lpn: Lpn,
     seq: u64,
     order: u64,
     data_crc: u32,
     lost: bool,
-) -> [u8; NVRAM_HEADER_BYTES as usize] {
+) -> [u8; COPY_BYTES] {
     let mut c = [0u8; COPY_BYTES];
     c[0] = if lost { STATE_NVRAM_LOST } else { STATE_NVRAM_PAGE };
     c[4..8].copy_from_slice(&lpn.to_le_bytes());
@@ -449,14 +577,14 @@ pub(crate) fn encode_nvram(
     c[16..24].copy_from_slice(&order.to_le_bytes());
     c[24..28].copy_from_slice(&data_crc.to_le_bytes());
     seal(&mut c);
-    mirror(&c)
+    c
 }
 
 /// A decoded NVRAM cell header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Cell {
     Empty,
-    /// Empty, with one damaged byte repaired.
+    /// Empty, with one damaged copy.
     EmptyRepaired,
     Page {
         lpn: Lpn,
@@ -469,28 +597,39 @@ pub(crate) enum Cell {
     Damaged,
 }
 
-pub(crate) fn decode_nvram(r: &[u8]) -> Cell {
+/// Decodes a cell header from its two copies. A cell is rewritten in place (each write goes to
+/// the slot's older cell), so two readable copies may differ: a crash came between the two
+/// writes, and the copy with the higher write order is the newer (its page was written first).
+pub(crate) fn decode_nvram(a: &[u8], b: &[u8]) -> Cell {
     let valid = |c: &[u8]| {
         (c[0] == STATE_NVRAM_PAGE || c[0] == STATE_NVRAM_LOST) && c[1..4] == [0, 0, 0] && copy_ok(c)
     };
-    match pick(r, valid) {
-        Mirrored::Erased => Cell::Empty,
-        Mirrored::ErasedRepaired => Cell::EmptyRepaired,
-        Mirrored::Damaged => Cell::Damaged,
-        Mirrored::Valid { copy, repaired } => Cell::Page {
-            lpn: le_u32(copy, 4),
-            seq: le_u64(copy, 8),
-            order: le_u64(copy, 16),
-            data_crc: le_u32(copy, 24),
-            lost: copy[0] == STATE_NVRAM_LOST,
-            repaired,
-        },
+    let (ca, cb) = (classify(a, &valid), classify(b, &valid));
+    let chosen = match (ca, cb) {
+        (Copy::Valid, Copy::Valid) if le_u64(a, 16) >= le_u64(b, 16) => a,
+        (Copy::Valid, Copy::Valid) | (_, Copy::Valid) => b,
+        (Copy::Valid, _) => a,
+        (Copy::Erased, Copy::Erased) => return Cell::Empty,
+        (Copy::Erased, Copy::Garbage) | (Copy::Garbage, Copy::Erased) => {
+            return Cell::EmptyRepaired
+        }
+        (Copy::Garbage, Copy::Garbage) => return Cell::Damaged,
+    };
+    Cell::Page {
+        lpn: le_u32(chosen, 4),
+        seq: le_u64(chosen, 8),
+        order: le_u64(chosen, 16),
+        data_crc: le_u32(chosen, 24),
+        lost: chosen[0] == STATE_NVRAM_LOST,
+        repaired: a != b,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const Z: [u8; COPY_BYTES] = [0u8; COPY_BYTES];
 
     #[test]
     fn a_torn_oob_record_is_damaged_never_erased_or_programmed() {
@@ -499,70 +638,86 @@ mod tests {
             Oob { lpn: 7, seq: 99, region: 2 },
             Oob { lpn: GARBAGE_LPN, seq: u64::MAX, region: 255 },
         ] {
-            assert_eq!(decode_oob(&encode_torn_oob(&oob), 100), Record::Damaged, "{oob:?}");
+            let t = encode_torn_oob(&oob);
+            assert_eq!(decode_oob(&t, &t, 100), Record::Damaged, "{oob:?}");
         }
     }
 
     #[test]
-    fn every_single_byte_flip_of_an_oob_record_is_repaired() {
+    fn any_damage_to_one_copy_of_an_oob_record_is_repaired_from_the_other() {
         let oob = Oob { lpn: 7, seq: 99, region: 2 };
         let r = encode_oob(&oob, 0xDEAD_BEEF, true);
-        assert_eq!(
-            decode_oob(&r, 100),
-            Record::Programmed { oob, data_crc: 0xDEAD_BEEF, has_payload: true, repaired: false }
-        );
-        for i in 0..OOB_BYTES {
+        let want = |repaired| Record::Programmed {
+            oob,
+            data_crc: 0xDEAD_BEEF,
+            has_payload: true,
+            repaired,
+        };
+        assert_eq!(decode_oob(&r, &r, 100), want(false));
+        let mut damaged_copies = vec![Z, [0xFF; COPY_BYTES]];
+        for i in 0..COPY_BYTES {
             for flip in [0x01u8, 0x80, 0xFF] {
                 let mut d = r;
                 d[i] ^= flip;
-                match decode_oob(&d, 100) {
-                    Record::Programmed { oob: o, data_crc, repaired, .. } => {
-                        assert_eq!((o, data_crc, repaired), (oob, 0xDEAD_BEEF, true), "byte {i}");
-                    }
-                    other => panic!("byte {i} flip {flip:#x}: {other:?}"),
-                }
+                damaged_copies.push(d);
             }
         }
+        for d in damaged_copies {
+            assert_eq!(decode_oob(&d, &r, 100), want(true), "copy A {d:?}");
+            assert_eq!(decode_oob(&r, &d, 100), want(true), "copy B {d:?}");
+        }
     }
 
     #[test]
-    fn both_copies_damaged_is_detected_not_erased() {
-        let r = encode_oob(&Oob { lpn: 7, seq: 99, region: 0 }, 1, true);
-        let mut d = r;
-        d[0] = 0;
-        d[32] = 0;
-        assert_eq!(decode_oob(&d, 100), Record::Damaged);
-        assert_eq!(decode_oob(&[0u8; 64], 100), Record::Erased);
-        let mut one = [0u8; 64];
-        one[17] = 0x40;
-        assert_eq!(decode_oob(&one, 100), Record::ErasedRepaired);
-        // A readable copy naming a page past the device is tampering, not data.
+    fn erased_and_damaged_records() {
+        assert_eq!(decode_oob(&Z, &Z, 100), Record::Erased);
+        // One erased copy and one garbage copy: damage to an erased record (a program writes
+        // copy A first; one cut inside copy A was never acknowledged).
+        let mut g = Z;
+        g[17] = 0x40;
+        assert_eq!(decode_oob(&Z, &g, 100), Record::ErasedRepaired);
+        assert_eq!(decode_oob(&g, &Z, 100), Record::ErasedRepaired);
+        assert_eq!(decode_oob(&g, &g, 100), Record::Damaged);
+        // A readable record naming a page past the device is tampering, not data.
         let big = encode_oob(&Oob { lpn: 500, seq: 1, region: 0 }, 1, true);
-        assert_eq!(decode_oob(&big, 100), Record::Damaged);
+        assert_eq!(decode_oob(&big, &big, 100), Record::Damaged);
         // Two readable copies that disagree: which is right cannot be known.
-        let mut two = encode_oob(&Oob { lpn: 7, seq: 5, region: 0 }, 1, true);
-        two[32..].copy_from_slice(&encode_oob(&Oob { lpn: 8, seq: 5, region: 0 }, 1, true)[32..]);
-        assert_eq!(decode_oob(&two, 100), Record::Damaged);
+        let x = encode_oob(&Oob { lpn: 7, seq: 5, region: 0 }, 1, true);
+        let y = encode_oob(&Oob { lpn: 8, seq: 5, region: 0 }, 1, true);
+        assert_eq!(decode_oob(&x, &y, 100), Record::Damaged);
     }
 
     #[test]
-    fn headers_and_superblock_repair_one_copy() {
+    fn headers_take_the_later_write_and_survive_one_lost_copy() {
         let h = encode_header(41, BLOCK_WRITTEN);
-        for i in 0..32 {
+        let valid = |repaired| Header::Valid { erase_count: 41, flags: BLOCK_WRITTEN, repaired };
+        assert_eq!(decode_header(&h, &h), valid(false));
+        for i in 0..16 {
             let mut d = h;
             d[i] ^= 0x10;
-            assert_eq!(
-                decode_header(&d),
-                Header::Valid { erase_count: 41, flags: BLOCK_WRITTEN, repaired: true }
-            );
+            assert_eq!(decode_header(&d, &h), valid(true), "byte {i} of A");
+            assert_eq!(decode_header(&h, &d), valid(true), "byte {i} of B");
         }
+        // A zeroed copy reads as a never-erased block, the smallest header: the other wins.
+        assert_eq!(decode_header(&[0; 16], &h), valid(true));
+        assert_eq!(decode_header(&h, &[0; 16]), valid(true));
         assert_eq!(
-            decode_header(&[0u8; 32]),
+            decode_header(&[0; 16], &[0; 16]),
             Header::Valid { erase_count: 0, flags: 0, repaired: false }
         );
+        // A crash between the copies: A has the erase's header, B the one before.
+        let erased = encode_header(42, 0);
+        assert_eq!(
+            decode_header(&erased, &h),
+            Header::Valid { erase_count: 42, flags: 0, repaired: true }
+        );
+        assert_eq!(decode_header(&[0xFF; 16], &[0xEE; 16]), Header::Lost);
         let huge = encode_header(u32::MAX, 0);
-        assert_eq!(decode_header(&huge), Header::Implausible { erase_count: u32::MAX });
-        let info = ImageInfo {
+        assert_eq!(decode_header(&huge, &huge), Header::Implausible { erase_count: u32::MAX });
+    }
+
+    fn info(planes: u32) -> ImageInfo {
+        ImageInfo {
             page_size_bytes: 4096,
             pages_per_block: 64,
             blocks: 100,
@@ -571,11 +726,15 @@ mod tests {
             placement: "dac".into(),
             flash_regions: 4,
             nvram_pages: 16,
-            planes: 1,
-        };
-        // One plane is encoded as earlier versions did: zeros after the CRC.
-        assert!(encode_superblock(&info)[72..].iter().all(|&b| b == 0));
-        let four = ImageInfo { planes: 4, ..info.clone() };
+            planes,
+        }
+    }
+
+    #[test]
+    fn the_superblock_survives_the_loss_of_either_page() {
+        let one = info(1);
+        assert!(encode_superblock(&one)[72..].iter().all(|&b| b == 0));
+        let four = info(4);
         assert_eq!(decode_superblock(&encode_superblock(&four)), Ok(four.clone()));
         let mut bad = encode_superblock(&four);
         bad[72] = 2;
@@ -583,25 +742,85 @@ mod tests {
         let mut area = vec![0u8; SUPERBLOCK_AREA_BYTES as usize];
         for at in SUPERBLOCK_COPY_AT {
             area[at as usize..at as usize + SUPERBLOCK_BYTES]
-                .copy_from_slice(&encode_superblock(&info));
+                .copy_from_slice(&encode_superblock(&one));
         }
-        assert_eq!(decode_superblock_area(&area), Ok((info.clone(), false)));
+        assert_eq!(decode_superblock_area(&area), Ok((one.clone(), false)));
         for i in 0..SUPERBLOCK_BYTES {
             let mut d = area.clone();
             d[i] ^= 0x04;
-            assert_eq!(decode_superblock_area(&d), Ok((info.clone(), true)), "byte {i}");
+            assert_eq!(decode_superblock_area(&d), Ok((one.clone(), true)), "byte {i}");
         }
+        for page in 0..2 {
+            let mut d = area.clone();
+            d[page * 4096..(page + 1) * 4096].fill(0);
+            assert_eq!(decode_superblock_area(&d), Ok((one.clone(), true)), "page {page}");
+        }
+        let mut v2 = encode_superblock(&one);
+        v2[8] = 2;
+        assert!(decode_superblock(&v2).unwrap_err().contains("format 2"));
     }
 
     #[test]
-    fn nvram_cells_round_trip() {
+    fn the_stop_record_is_the_later_readable_write() {
+        let open = Stop { mounts: 3, clean: false, max_seq: 0, programmed_pages: 0 };
+        let clean = Stop { mounts: 3, clean: true, max_seq: 77, programmed_pages: 12 };
+        let (o, c) = (encode_stop(&open), encode_stop(&clean));
+        assert_eq!(decode_stop(&o, &o), Some(open));
+        // A crash between the clean stop's two writes: the data was synced before either.
+        assert_eq!(decode_stop(&c, &o), Some(clean));
+        assert_eq!(decode_stop(&o, &c), Some(clean));
+        let next = encode_stop(&Stop { mounts: 4, ..open });
+        assert_eq!(decode_stop(&next, &c).map(|s| s.clean), Some(false));
+        assert_eq!(decode_stop(&[0; 64], &c), Some(clean));
+        let mut g = c;
+        g[20] ^= 1;
+        assert_eq!(decode_stop(&g, &c), Some(clean));
+        assert_eq!(decode_stop(&g, &[0; 64]), None);
+    }
+
+    #[test]
+    fn nvram_cells_round_trip_and_prefer_the_newer_copy() {
         let c = encode_nvram(3, 10, 77, 0xAB, false);
         let want =
             Cell::Page { lpn: 3, seq: 10, order: 77, data_crc: 0xAB, lost: false, repaired: false };
-        assert_eq!(decode_nvram(&c), want);
+        assert_eq!(decode_nvram(&c, &c), want);
         let mut d = c;
-        d[40] ^= 1;
-        assert!(matches!(decode_nvram(&d), Cell::Page { order: 77, repaired: true, .. }));
-        assert_eq!(decode_nvram(&[0u8; 64]), Cell::Empty);
+        d[8] ^= 1;
+        assert!(matches!(decode_nvram(&c, &d), Cell::Page { order: 77, repaired: true, .. }));
+        assert!(matches!(decode_nvram(&Z, &c), Cell::Page { order: 77, repaired: true, .. }));
+        assert_eq!(decode_nvram(&Z, &Z), Cell::Empty);
+        assert_eq!(decode_nvram(&d, &Z), Cell::EmptyRepaired);
+        assert_eq!(decode_nvram(&d, &d), Cell::Damaged);
+        // A crash between the copies of a rewrite: copy A is the newer write.
+        let newer = encode_nvram(5, 12, 90, 0xCD, false);
+        assert!(matches!(decode_nvram(&newer, &c), Cell::Page { order: 90, lpn: 5, .. }));
+        assert!(matches!(decode_nvram(&c, &newer), Cell::Page { order: 90, lpn: 5, .. }));
+    }
+
+    #[test]
+    fn no_two_copies_share_a_page() {
+        let overrides = ["device.blocks=24", "device.pages_per_block=16"];
+        let g =
+            nandlab_core::Config::from_overrides(&overrides).unwrap().resolve().unwrap().geometry;
+        let l = Layout::of(&g, 5);
+        let areas = l.areas();
+        for w in areas.windows(2) {
+            assert_eq!(w[0].1.end, w[1].1.start, "{} and {} are adjacent", w[0].0, w[1].0);
+            assert_eq!(w[0].1.start % ALIGN, 0, "{} starts on a page", w[0].0);
+        }
+        assert_eq!(areas.last().unwrap().1.end, l.total);
+        let page = |x: u64| x / ALIGN;
+        for ppn in 0..g.physical_pages() as Ppn {
+            assert_ne!(page(l.oob_at(0, ppn)), page(l.oob_at(1, ppn)));
+        }
+        for b in 0..g.blocks {
+            assert_ne!(page(l.header_at(0, b)), page(l.header_at(1, b)));
+        }
+        for s in 0..5 {
+            for c in 0..2 {
+                assert_ne!(page(l.nvram_header_at(0, s, c)), page(l.nvram_header_at(1, s, c)));
+            }
+        }
+        assert_ne!(page(STOP_RECORD_AT[0]), page(STOP_RECORD_AT[1]));
     }
 }

@@ -11,10 +11,15 @@
 //! - a program writes the page data first and its OOB record second, an erase rewrites the
 //!   block header, then zeroes the block's OOB records; so an OOB record found at start-up
 //!   always describes data that was completely written;
-//! - every metadata record is mirrored with a CRC per copy: damage to one copy is repaired; a
-//!   record with no readable copy is a torn write only where a torn write can be (the last
-//!   programmed page of a block) and otherwise makes the mount fail with the damaged pages
-//!   named (its LPN is unknown, so serving would risk an older copy of some page);
+//! - every metadata record is mirrored with a CRC per copy, the two copies in different areas
+//!   (never in one page of the file): damage to one copy — a lost page, a torn run of sectors —
+//!   is repaired, and the mount rewrites the damaged copy; a record with no readable copy is a
+//!   torn write only where a torn write can be (the last programmed page of a block, after a
+//!   crash) and otherwise makes the mount fail with the damaged pages named (its LPN is
+//!   unknown, so serving would risk an older copy of some page);
+//! - a clean stop records that it was one, with the newest sequence number and the count of
+//!   programmed pages: the next mount then takes any unreadable record as damage (no write was
+//!   interrupted), and refuses an image that does not hold what was recorded;
 //! - page data CRCs are checked on every read (a mismatch is an error for exactly that page);
 //! - the RAM region's pages are written through to NVRAM cells, two per slot used
 //!   alternately, so an interrupted update leaves the previous version intact;
@@ -39,11 +44,11 @@ pub mod metadata;
 
 pub use format::ImageInfo;
 use format::{
-    decode_header, decode_holder, decode_nvram, decode_oob, decode_superblock_area, encode_header,
-    encode_holder, encode_nvram, encode_oob, encode_superblock, encode_torn_oob, Cell, Header,
-    Layout, Record, BLOCK_HEADER_BYTES, BLOCK_WRITTEN, CHECKPOINT_BLOCK_BYTES,
-    CHECKPOINT_HEADER_BYTES, CHECKPOINT_MAGIC, HOLDER_AT, NVRAM_HEADER_BYTES, OOB_BYTES,
-    SUPERBLOCK_AREA_BYTES, SUPERBLOCK_COPY_AT,
+    decode_header, decode_holder, decode_nvram, decode_oob, decode_stop, decode_superblock_area,
+    encode_header, encode_holder, encode_nvram, encode_oob, encode_stop, encode_superblock,
+    encode_torn_oob, Cell, Header, Layout, Record, Stop, BLOCK_WRITTEN, CHECKPOINT_BLOCK_BYTES,
+    CHECKPOINT_HEADER_BYTES, CHECKPOINT_MAGIC, COPY_BYTES, HEADER_COPY_BYTES, HOLDER_AT,
+    STOP_RECORD_AT, STOP_RECORD_BYTES, SUPERBLOCK_AREA_BYTES, SUPERBLOCK_COPY_AT,
 };
 pub use metadata::Classifier;
 
@@ -141,13 +146,38 @@ pub fn identity(r: &Resolved) -> ImageInfo {
     }
 }
 
+/// A named area of an image: whole 4 KiB pages of the file (`docs/IMAGE_FORMAT.md`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImageArea {
+    pub name: &'static str,
+    pub bytes: std::ops::Range<u64>,
+}
+
+/// The areas of an image of this identity, in file order (tools, and the damage tests).
+#[must_use]
+pub fn image_areas(info: &ImageInfo) -> Vec<ImageArea> {
+    let g = Geometry {
+        page_size_bytes: info.page_size_bytes,
+        pages_per_block: info.pages_per_block,
+        blocks: info.blocks,
+        logical_pages: info.logical_pages,
+        sector_size_bytes: 512,
+    };
+    let layout = Layout::of(&g, info.nvram_pages);
+    layout.areas().into_iter().map(|(name, bytes)| ImageArea { name, bytes }).collect()
+}
+
 /// Reads an existing image's superblock (to size a device from it). Takes no lock.
 pub fn read_image_info(path: &Path) -> Result<ImageInfo, StoreError> {
     let file = File::open(path).map_err(|e| io_error(path, e))?;
-    read_superblock(&file, path).map(|(info, _)| info)
+    read_superblock(&file, path).map(|(info, _, _)| info)
 }
 
-fn read_superblock(file: &File, path: &Path) -> Result<(ImageInfo, bool), StoreError> {
+/// The superblock area: the image's identity, whether a copy was repaired, and the stop record.
+fn read_superblock(
+    file: &File,
+    path: &Path,
+) -> Result<(ImageInfo, bool, Option<Stop>), StoreError> {
     let mut area = vec![0u8; SUPERBLOCK_AREA_BYTES as usize];
     file.read_exact_at(&mut area, 0).map_err(|e| {
         // A file too short to hold a superblock is not an image; any other failure is the
@@ -161,8 +191,13 @@ fn read_superblock(file: &File, path: &Path) -> Result<(ImageInfo, bool), StoreE
             io_error(path, e)
         }
     })?;
-    decode_superblock_area(&area)
-        .map_err(|message| StoreError::NotAnImage { path: path.to_path_buf(), message })
+    let (info, repaired) = decode_superblock_area(&area)
+        .map_err(|message| StoreError::NotAnImage { path: path.to_path_buf(), message })?;
+    let copy = |i: usize| {
+        let at = STOP_RECORD_AT[i] as usize;
+        &area[at..at + STOP_RECORD_BYTES]
+    };
+    Ok((info, repaired, decode_stop(copy(0), copy(1))))
 }
 
 /// Compares an image's identity with what the configuration expects.
@@ -262,6 +297,12 @@ pub struct MountReport {
     pub nvram_cells_repaired: u64,
     /// NVRAM pages whose data failed its CRC: their LPNs read as errors.
     pub nvram_pages_damaged: u64,
+    /// The image had been stopped cleanly (its stop record said so): every unreadable record
+    /// is then damage, and the mount checked that the image holds what the stop recorded.
+    pub clean_stop: bool,
+    /// Damaged copies of records (block headers, OOB records, NVRAM cell headers, the
+    /// superblock, the stop record) that the mount rewrote from their readable mirror.
+    pub copies_rewritten: u64,
 }
 
 pub struct FileMedia {
@@ -283,6 +324,18 @@ pub struct FileMedia {
     nvram_cell: Vec<u8>,
     /// Write order of the next NVRAM write.
     nvram_order: u64,
+    /// Mounts of the image so far, this one included (the stop record's count).
+    mounts: u64,
+    /// Highest sequence number programmed (what a clean stop records).
+    max_seq: u64,
+    /// Per block: programmed pages (OOB records) — what a clean stop records, summed. `None`
+    /// after a checkpoint mount, which does not read the blocks it trusts.
+    block_records: Option<Vec<u32>>,
+    /// A clean stop was recorded: the next write reopens the image first.
+    stopped_cleanly: bool,
+    /// An operation on the image failed this session: what it left is unknown, so the stop
+    /// cannot be recorded as clean.
+    write_failed: bool,
     nvram_entries: Vec<NvramEntry>,
     file: File,
     path: PathBuf,
@@ -349,6 +402,15 @@ fn write_holder(file: &File, path: &Path) -> Result<(), StoreError> {
         .map_err(|e| io_error(path, e))
 }
 
+/// Writes both copies of the stop record, A then B (not synced: the caller syncs).
+fn write_stop(file: &File, path: &Path, stop: &Stop) -> Result<(), StoreError> {
+    let r = encode_stop(stop);
+    for at in STOP_RECORD_AT {
+        file.write_all_at(&r, at).map_err(|e| io_error(path, e))?;
+    }
+    Ok(())
+}
+
 /// Per-block bookkeeping while decoding OOB records at mount.
 struct Decoded {
     oobs: Vec<Option<Oob>>,
@@ -359,6 +421,11 @@ struct Decoded {
     unrecoverable: Vec<Ppn>,
     /// Unreadable records at a block's end: torn writes, taken as garbage pages.
     torn: Vec<Ppn>,
+    /// Records with one damaged copy, and the copy both areas should hold (zeros for an erased
+    /// record): the mount rewrites them.
+    repairs: Vec<(Ppn, [u8; COPY_BYTES])>,
+    /// Pages a checkpoint maps, in blocks not erased since, whose record is gone: `(lpn, ppn)`.
+    lost: Vec<(Lpn, Ppn)>,
 }
 
 impl Decoded {
@@ -371,6 +438,8 @@ impl Decoded {
             crc_known: vec![if crcs_known { u64::MAX } else { 0 }; words],
             unrecoverable: Vec::new(),
             torn: Vec::new(),
+            repairs: Vec::new(),
+            lost: Vec::new(),
         }
     }
 }
@@ -389,6 +458,11 @@ impl FileMedia {
         for at in SUPERBLOCK_COPY_AT {
             file.write_all_at(&sb, at).map_err(|e| io_error(path, e))?;
         }
+        write_stop(
+            &file,
+            path,
+            &Stop { mounts: 1, clean: false, max_seq: 0, programmed_pages: 0 },
+        )?;
         write_holder(&file, path)?;
         file.sync_all().map_err(|e| io_error(path, e))?;
         let pages = g.physical_pages() as usize;
@@ -400,14 +474,16 @@ impl FileMedia {
 
     /// Opens an existing image and rebuilds the metadata: by scanning every OOB record
     /// (`Mount::Scan`) or from the newest valid checkpoint plus the blocks written since
-    /// (`Mount::Checkpoint`). Geometry and layout must match the configuration.
+    /// (`Mount::Checkpoint`). Geometry and layout must match the configuration. Copies the
+    /// mount found damaged are rewritten from their mirror, and the stop record is set to
+    /// "open" (synced) before anything else is written.
     pub fn open(
         path: &Path,
         r: &Resolved,
         mount: Mount,
     ) -> Result<(Self, MountReport), StoreError> {
         let file = open_locked(path, false)?;
-        let (info, superblock_repaired) = read_superblock(&file, path)?;
+        let (info, superblock_repaired, stop) = read_superblock(&file, path)?;
         let want = identity(r);
         let nvram_key = r.placement().map_or("", |p| p.ram_region_key());
         check_identity(path, &info, &want, nvram_key)?;
@@ -420,131 +496,58 @@ impl FileMedia {
                 format!("the file has {len} bytes; its layout needs {}: truncated", layout.total),
             ));
         }
-        let mut report = MountReport { superblock_repaired, ..MountReport::default() };
+        let clean = stop.filter(|s| s.clean);
+        let mut report = MountReport {
+            superblock_repaired,
+            clean_stop: clean.is_some(),
+            ..MountReport::default()
+        };
         let headers = read_headers(&file, path, &layout, g.blocks, &mut report)?;
-        let erase_counts: Vec<u32> = headers.iter().map(|h| h.0).collect();
         let cp = match mount {
             Mount::Scan => None,
             Mount::Checkpoint => newest_checkpoint(&file, &layout, &g, &mut report),
         };
-        let pages = g.physical_pages() as usize;
-        let ppb = g.pages_per_block as usize;
-        let mut rescanned: Vec<BlockId> = Vec::new();
-        let (decoded, generation) = match cp {
+        let cp_seq = cp.as_ref().map(|c| c.seq);
+        let (mut decoded, generation, read_list) = match cp {
             None => {
-                let mut d = Decoded::new(pages, true);
-                read_blocks(
-                    &file,
-                    path,
-                    &layout,
-                    g.logical_pages,
-                    0..g.blocks,
-                    &mut d,
-                    &mut report,
-                )?;
+                let mut d = Decoded::new(g.physical_pages() as usize, true);
+                let all = 0..g.blocks;
+                read_blocks(&file, path, &layout, g.logical_pages, all, &mut d, &mut report)?;
                 report.blocks_scanned = u64::from(g.blocks);
-                (d, 0)
+                (d, 0, (0..g.blocks).collect())
             }
-            Some(cp) => {
-                let mut d = Decoded::new(pages, false);
-                // A block is as the checkpoint saw it if its erase count is unchanged (and
-                // known) and it was closed then, or free then and not programmed since.
-                let same = |b: usize| headers[b].2 && cp.blocks[b].erase_count == headers[b].0;
-                let mut rescan = Vec::new();
-                for (b, rec) in cp.blocks.iter().enumerate() {
-                    if same(b) && rec.state == 0 && headers[b].1 & BLOCK_WRITTEN == 0 {
-                        continue;
-                    }
-                    if !(same(b) && rec.state == 2) {
-                        rescan.push(b as BlockId);
-                        continue;
-                    }
-                    for slot in &mut d.oobs[b * ppb..(b + 1) * ppb] {
-                        *slot = Some(Oob { lpn: GARBAGE_LPN, seq: 0, region: rec.region });
-                    }
-                }
-                for (lpn, &ppn) in cp.l2p.iter().enumerate() {
-                    let b = ppn as usize / ppb;
-                    if ppn != NONE && same(b) && cp.blocks[b].state == 2 {
-                        let region = cp.blocks[b].region;
-                        d.oobs[ppn as usize] = Some(Oob { lpn: lpn as Lpn, seq: cp.seq, region });
-                    }
-                }
-                // Roll forward: the changed blocks' OOB records. A page programmed before the
-                // checkpoint counts only if the checkpoint mapped it.
-                let blocks = rescan.iter().copied();
-                read_blocks(&file, path, &layout, g.logical_pages, blocks, &mut d, &mut report)?;
-                for &b in &rescan {
-                    for ppn in b as usize * ppb..(b as usize + 1) * ppb {
-                        let Some(oob) = d.oobs[ppn] else { continue };
-                        if oob.seq > cp.seq || oob.lpn == GARBAGE_LPN {
-                            continue;
-                        }
-                        d.oobs[ppn] =
-                            Some(if cp.l2p.get(oob.lpn as usize) == Some(&(ppn as u32)) {
-                                Oob { seq: cp.seq, ..oob }
-                            } else {
-                                Oob { lpn: GARBAGE_LPN, ..oob }
-                            });
-                    }
-                }
-                report.from_checkpoint = true;
-                report.checkpoint_generation = cp.generation;
-                report.blocks_scanned = rescan.len() as u64;
-                rescanned = rescan;
-                (d, cp.generation)
-            }
+            Some(cp) => roll_forward(&file, path, &layout, &g, &headers, &cp, &mut report)?,
         };
-        let mut decoded = decoded;
-        let read_blocks_list: Vec<BlockId> =
-            if report.from_checkpoint { rescanned.clone() } else { (0..g.blocks).collect() };
-        for b in read_blocks_list {
-            let (first, end) = (b as usize * ppb, (b as usize + 1) * ppb);
-            let interrupted_erase = headers[b as usize].2
-                && headers[b as usize].1 & BLOCK_WRITTEN == 0
-                && (decoded.oobs[first..end].iter().any(Option::is_some)
-                    || decoded.unrecoverable.iter().any(|&p| (first..end).contains(&(p as usize))));
-            if !interrupted_erase {
-                continue;
-            }
-            let zeros = vec![0u8; ppb * OOB_BYTES];
-            file.write_all_at(&zeros, layout.oob_at(b * g.pages_per_block))
-                .map_err(|e| io_error(path, e))?;
-            decoded.oobs[first..end].fill(None);
-            decoded.unrecoverable.retain(|&p| !(first..end).contains(&(p as usize)));
-            report.erases_completed += 1;
-        }
-        if !decoded.unrecoverable.is_empty() {
-            let n = decoded.unrecoverable.len();
-            let list: Vec<String> = decoded
-                .unrecoverable
-                .iter()
-                .take(8)
-                .map(|&p| {
-                    format!("page {} of block {}", p % g.pages_per_block, p / g.pages_per_block)
-                })
-                .collect();
-            return Err(damaged(
-                path,
-                format!(
-                    "{n} OOB record(s) unreadable in both copies and followed by programmed pages \
-                     ({}{}): the LPN each described is unknown, so an older copy of it could be \
-                     served",
-                    list.join(", "),
-                    if n > 8 { ", …" } else { "" }
-                ),
-            ));
-        }
+        let scan = MountScan { file: &file, path, layout: &layout, clean };
+        scan.complete_interrupted_erases(&headers.list, &read_list, &mut decoded, &mut report)?;
+        scan.refuse_unreadable(&decoded)?;
+        scan.check_clean_stop(&decoded, cp_seq)?;
+        scan.rewrite_repairs(&info, superblock_repaired, &headers, &decoded, &mut report)?;
         persist_torn_pages(&file, path, &layout, &decoded)?;
+        let max_seq = decoded.oobs.iter().flatten().map(|o| o.seq).max().unwrap_or(0);
+        let erase_counts: Vec<u32> = headers.list.iter().map(|h| h.0).collect();
         let meta = CountingMedia::restore(g, &erase_counts, &decoded.oobs);
-        let written: Vec<bool> = headers.iter().map(|h| h.1 & BLOCK_WRITTEN != 0).collect();
+        let written: Vec<bool> = headers.list.iter().map(|h| h.1 & BLOCK_WRITTEN != 0).collect();
+        let records: Vec<u32> = decoded
+            .oobs
+            .chunks(g.pages_per_block as usize)
+            .map(|b| b.iter().filter(|o| o.is_some()).count() as u32)
+            .collect();
         let mut media = Self::with(meta, decoded, file, path, layout);
         for (b, w) in written.into_iter().enumerate() {
             set_bit(&mut media.written, b, w);
         }
+        media.max_seq = max_seq.max(cp_seq.unwrap_or(0));
+        // After a checkpoint mount the blocks it trusted were not read: their record counts are
+        // unknown, and so is what the next clean stop could record of them.
+        media.block_records = (!report.from_checkpoint).then_some(records);
         media.checkpoint_generation = generation.max(newest_generation(&media.file, &layout));
         media.read_nvram(&mut report)?;
+        media.mounts = stop.map_or(0, |s| s.mounts) + 1;
+        let open = Stop { mounts: media.mounts, clean: false, max_seq: 0, programmed_pages: 0 };
+        write_stop(&media.file, path, &open)?;
         write_holder(&media.file, path)?;
+        media.file.sync_data().map_err(|e| io_error(path, e))?;
         Ok((media, report))
     }
 
@@ -562,13 +565,18 @@ impl FileMedia {
             written: vec![0; blocks.div_ceil(64)],
             nvram_cell: vec![2; layout.nvram_pages as usize],
             nvram_order: 1,
+            mounts: 1,
+            max_seq: 0,
+            block_records: Some(vec![0; blocks]),
+            stopped_cleanly: false,
+            write_failed: false,
             nvram_entries: Vec::new(),
             file,
             path: path.to_path_buf(),
             layout,
             error: None,
             page_buf: vec![0; layout.page_size as usize],
-            zero_oob_block: vec![0; layout.pages_per_block as usize * OOB_BYTES],
+            zero_oob_block: vec![0; layout.pages_per_block as usize * COPY_BYTES],
         }
     }
 
@@ -580,22 +588,29 @@ impl FileMedia {
         if slots == 0 {
             return Ok(());
         }
-        let mut headers = vec![0u8; 2 * slots as usize * NVRAM_HEADER_BYTES as usize];
-        self.file
-            .read_exact_at(&mut headers, self.layout.nvram_headers)
-            .map_err(|e| io_error(&self.path, e))?;
+        let n = 2 * slots as usize * COPY_BYTES;
+        let mut headers = [vec![0u8; n], vec![0u8; n]];
+        for (copy, buf) in headers.iter_mut().enumerate() {
+            self.file
+                .read_exact_at(buf, self.layout.nvram_headers[copy])
+                .map_err(|e| io_error(&self.path, e))?;
+        }
         let mut max_order = 0;
+        let mut rewrite: Vec<(u32, u8, [u8; COPY_BYTES])> = Vec::new();
         for slot in 0..slots {
-            let cell = |c: u8| {
-                let at = (2 * slot as usize + c as usize) * NVRAM_HEADER_BYTES as usize;
-                decode_nvram(&headers[at..at + NVRAM_HEADER_BYTES as usize])
+            let raw = |copy: usize, c: u8| {
+                let at = (2 * slot as usize + c as usize) * COPY_BYTES;
+                &headers[copy][at..at + COPY_BYTES]
             };
-            let cells = [cell(0), cell(1)];
+            let cells = [0u8, 1].map(|c| decode_nvram(raw(0, c), raw(1, c)));
             let mut best: Option<(u8, Lpn, u64, u64, u32, bool)> = None;
             for (c, decoded) in cells.iter().enumerate() {
                 match *decoded {
                     Cell::Empty => {}
-                    Cell::EmptyRepaired => report.nvram_cells_repaired += 1,
+                    Cell::EmptyRepaired => {
+                        report.nvram_cells_repaired += 1;
+                        rewrite.push((slot, c as u8, [0; COPY_BYTES]));
+                    }
                     Cell::Damaged => {
                         return Err(damaged(
                             &self.path,
@@ -607,6 +622,10 @@ impl FileMedia {
                     }
                     Cell::Page { lpn, seq, order, data_crc, lost, repaired } => {
                         report.nvram_cells_repaired += u64::from(repaired);
+                        if repaired {
+                            let h = encode_nvram(lpn, seq, order, data_crc, lost);
+                            rewrite.push((slot, c as u8, h));
+                        }
                         max_order = max_order.max(order);
                         if best.is_none_or(|b| order > b.3) {
                             best = Some((c as u8, lpn, seq, order, data_crc, lost));
@@ -631,6 +650,13 @@ impl FileMedia {
                 damaged: bad,
             });
         }
+        for (slot, c, h) in rewrite {
+            for copy in 0..2 {
+                let at = self.layout.nvram_header_at(copy, slot, c);
+                self.file.write_all_at(&h, at).map_err(|e| io_error(&self.path, e))?;
+            }
+            report.copies_rewritten += 1;
+        }
         self.nvram_order = max_order + 1;
         Ok(())
     }
@@ -646,6 +672,7 @@ impl FileMedia {
     /// the page, block or slot; the `io::Error` is kept as the cause, with its kind.
     #[cold]
     fn fail(&mut self, what: std::fmt::Arguments<'_>, e: std::io::Error) {
+        self.write_failed = true;
         if self.error.is_none() {
             self.error = Some(MediaError::io(format!("{}: {what}", self.path.display()), e));
         }
@@ -666,12 +693,14 @@ impl FileMedia {
         if bit(&self.crc_known, ppn as usize) {
             return true;
         }
-        let mut r = [0u8; OOB_BYTES];
-        if let Err(e) = self.file.read_exact_at(&mut r, self.layout.oob_at(ppn)) {
-            self.fail(format_args!("page {ppn}: OOB record read"), e);
-            return false;
+        let mut r = [[0u8; COPY_BYTES]; 2];
+        for (copy, buf) in r.iter_mut().enumerate() {
+            if let Err(e) = self.file.read_exact_at(buf, self.layout.oob_at(copy, ppn)) {
+                self.fail(format_args!("page {ppn}: OOB record read"), e);
+                return false;
+            }
         }
-        match decode_oob(&r, self.logical_pages) {
+        match decode_oob(&r[0], &r[1], self.logical_pages) {
             Record::Programmed { data_crc, has_payload, .. } => {
                 self.data_crc[ppn as usize] = data_crc;
                 set_bit(&mut self.no_payload, ppn as usize, !has_payload);
@@ -698,19 +727,56 @@ impl FileMedia {
         crc32fast::hash(data)
     }
 
+    /// Writes a page's OOB record, copy A then copy B (a crash between them leaves copy A,
+    /// which describes data already written).
     fn write_oob(&mut self, ppn: Ppn, oob: &Oob, data_crc: u32) {
         let record = encode_oob(oob, data_crc, self.has_payload(ppn));
-        if let Err(e) = self.file.write_all_at(&record, self.layout.oob_at(ppn)) {
-            self.fail(format_args!("page {ppn}: OOB record write"), e);
+        for copy in 0..2 {
+            if let Err(e) = self.file.write_all_at(&record, self.layout.oob_at(copy, ppn)) {
+                self.fail(format_args!("page {ppn}: OOB record write"), e);
+            }
+        }
+        self.max_seq = self.max_seq.max(oob.seq);
+        if let Some(r) = &mut self.block_records {
+            r[(ppn / self.layout.pages_per_block) as usize] += 1;
         }
     }
 
+    /// Writes a block header, copy A then copy B (a crash between them leaves the later
+    /// header in A, which the mount's "larger header wins" rule picks).
     fn write_header(&mut self, block: BlockId, flags: u32) {
         let h = encode_header(self.meta.erase_count(block), flags);
-        if let Err(e) = self.file.write_all_at(&h, self.layout.header_at(block)) {
-            self.fail(format_args!("block {block}: header write"), e);
+        for copy in 0..2 {
+            if let Err(e) = self.file.write_all_at(&h, self.layout.header_at(copy, block)) {
+                self.fail(format_args!("block {block}: header write"), e);
+            }
         }
         set_bit(&mut self.written, block as usize, flags & BLOCK_WRITTEN != 0);
+    }
+
+    /// Before the first write after a recorded clean stop: the stop record says "open" again
+    /// (at a new count, so it orders after the clean one), or a crash from now on would be
+    /// taken for damage after a clean stop.
+    fn reopen(&mut self) {
+        if !self.stopped_cleanly {
+            return;
+        }
+        self.stopped_cleanly = false;
+        self.mounts += 1;
+        let open = encode_stop(&Stop {
+            mounts: self.mounts,
+            clean: false,
+            max_seq: 0,
+            programmed_pages: 0,
+        });
+        for at in STOP_RECORD_AT {
+            if let Err(e) = self.file.write_all_at(&open, at) {
+                self.fail(format_args!("stop record write"), e);
+            }
+        }
+        if let Err(e) = self.file.sync_data() {
+            self.fail(format_args!("fdatasync (stop record)"), e);
+        }
     }
 
     /// Programs a page; its payload is stored only when `keep` (metadata-only mode drops the
@@ -724,6 +790,7 @@ impl FileMedia {
         keep: bool,
         carried: Option<u32>,
     ) {
+        self.reopen();
         let block = ppn / self.layout.pages_per_block;
         if !bit(&self.written, block as usize) {
             // Before the block's first program since its erase: a checkpoint mount re-reads
@@ -773,6 +840,7 @@ impl FileMedia {
 
     /// Writes NVRAM cell `1 - current` of `slot`: page first, header last.
     fn write_nvram_cell(&mut self, slot: u32, lpn: Lpn, seq: u64, data: Option<&[u8]>, lost: bool) {
+        self.reopen();
         assert!(slot < self.layout.nvram_pages, "NVRAM slot {slot} past the NVRAM area");
         let cell = if self.nvram_cell[slot as usize] == 0 { 1 } else { 0 };
         let crc = match data {
@@ -798,8 +866,11 @@ impl FileMedia {
         };
         let h = encode_nvram(lpn, seq, self.nvram_order, crc, lost);
         self.nvram_order += 1;
-        if let Err(e) = self.file.write_all_at(&h, self.layout.nvram_header_at(slot, cell)) {
-            self.fail(format_args!("NVRAM slot {slot} cell {cell}: header write"), e);
+        for copy in 0..2 {
+            let at = self.layout.nvram_header_at(copy, slot, cell);
+            if let Err(e) = self.file.write_all_at(&h, at) {
+                self.fail(format_args!("NVRAM slot {slot} cell {cell}: header write"), e);
+            }
         }
         self.nvram_cell[slot as usize] = cell;
     }
@@ -888,12 +959,21 @@ impl Media for FileMedia {
         self.meta.prefetch_block_oob(block);
     }
 
+    /// Header first (both copies), then the records (area A, then B): a crash in between
+    /// leaves a header saying "erased" over records the next mount then zeroes.
     fn erase(&mut self, block: BlockId) {
+        self.reopen();
         self.meta.erase(block);
         self.write_header(block, 0);
         let first = block * self.layout.pages_per_block;
-        if let Err(e) = self.file.write_all_at(&self.zero_oob_block, self.layout.oob_at(first)) {
-            self.fail(format_args!("block {block}: erase (OOB records)"), e);
+        for copy in 0..2 {
+            let at = self.layout.oob_at(copy, first);
+            if let Err(e) = self.file.write_all_at(&self.zero_oob_block, at) {
+                self.fail(format_args!("block {block}: erase (OOB records)"), e);
+            }
+        }
+        if let Some(r) = &mut self.block_records {
+            r[block as usize] = 0;
         }
     }
 
@@ -914,8 +994,11 @@ impl Media for FileMedia {
             self.fail(format_args!("page {ppn}: torn data write"), e);
         }
         self.page_buf = half;
-        if let Err(e) = self.file.write_all_at(&encode_torn_oob(&oob), self.layout.oob_at(ppn)) {
-            self.fail(format_args!("page {ppn}: torn OOB record write"), e);
+        let torn = encode_torn_oob(&oob);
+        for copy in 0..2 {
+            if let Err(e) = self.file.write_all_at(&torn, self.layout.oob_at(copy, ppn)) {
+                self.fail(format_args!("page {ppn}: torn OOB record write"), e);
+            }
         }
     }
 
@@ -960,6 +1043,38 @@ impl Media for FileMedia {
             .map_err(|e| MediaError::io(format!("{}: fdatasync", self.path.display()), e))
     }
 
+    /// Syncs, then writes the stop record "clean" with the newest sequence number and the
+    /// programmed pages (unknown after a checkpoint mount), then syncs it.
+    fn record_clean_stop(&mut self) -> Result<(), MediaError> {
+        self.sync()?;
+        if self.write_failed {
+            return Err(MediaError::new(
+                std::io::ErrorKind::Other,
+                format!(
+                    "{}: not recorded as a clean stop: an operation on the image failed during \
+                     the session",
+                    self.path.display()
+                ),
+            ));
+        }
+        let programmed =
+            self.block_records.as_ref().map_or(u64::MAX, |r| r.iter().map(|&n| u64::from(n)).sum());
+        let stop = Stop {
+            mounts: self.mounts,
+            clean: true,
+            max_seq: self.max_seq,
+            programmed_pages: programmed,
+        };
+        let r = encode_stop(&stop);
+        let err = |e| MediaError::io(format!("{}: stop record write", self.path.display()), e);
+        for at in STOP_RECORD_AT {
+            self.file.write_all_at(&r, at).map_err(err)?;
+        }
+        self.file.sync_data().map_err(err)?;
+        self.stopped_cleanly = true;
+        Ok(())
+    }
+
     fn take_error(&mut self) -> Option<MediaError> {
         self.error.take()
     }
@@ -987,30 +1102,47 @@ impl Media for FileMedia {
     }
 }
 
-/// Reads every block header: `(erase count, flags, known)` per block. A header with no readable
-/// copy gets the largest known count (wear statistics only; `known = false` makes a checkpoint
-/// mount re-read the block); an implausible count fails the mount.
+/// The block headers as the mount read them.
+struct Headers {
+    /// Per block: `(erase count, flags, known)`.
+    list: Vec<(u32, u32, bool)>,
+    /// Blocks whose two copies were not the same (one damaged, or a crash between the two
+    /// writes): both are rewritten with the header chosen.
+    repaired: Vec<BlockId>,
+}
+
+/// Reads every block header from areas A and B. A header with no readable copy gets the largest
+/// known count (wear statistics only; `known = false` makes a checkpoint mount re-read the
+/// block); an implausible count fails the mount.
 fn read_headers(
     file: &File,
     path: &Path,
     layout: &Layout,
     blocks: u32,
     report: &mut MountReport,
-) -> Result<Vec<(u32, u32, bool)>, StoreError> {
-    let mut raw = vec![0u8; blocks as usize * BLOCK_HEADER_BYTES as usize];
-    file.read_exact_at(&mut raw, layout.headers).map_err(|e| io_error(path, e))?;
-    let mut out = Vec::with_capacity(blocks as usize);
+) -> Result<Headers, StoreError> {
+    let n = blocks as usize * HEADER_COPY_BYTES as usize;
+    let mut raw = [vec![0u8; n], vec![0u8; n]];
+    for (copy, buf) in raw.iter_mut().enumerate() {
+        file.read_exact_at(buf, layout.headers[copy]).map_err(|e| io_error(path, e))?;
+    }
+    let mut h = Headers { list: Vec::with_capacity(blocks as usize), repaired: Vec::new() };
     let mut lost = Vec::new();
-    for (b, h) in raw.chunks(BLOCK_HEADER_BYTES as usize).enumerate() {
-        match decode_header(h) {
+    let size = HEADER_COPY_BYTES as usize;
+    let copies = raw[0].chunks(size).zip(raw[1].chunks(size));
+    for (b, (a, bb)) in copies.enumerate() {
+        match decode_header(a, bb) {
             Header::Valid { erase_count, flags, repaired } => {
                 report.block_headers_repaired += u64::from(repaired);
-                out.push((erase_count, flags, true));
+                if repaired {
+                    h.repaired.push(b as BlockId);
+                }
+                h.list.push((erase_count, flags, true));
             }
             Header::Lost => {
                 lost.push(b);
                 // Flags unknown: "written", so a checkpoint mount reads the block.
-                out.push((0, BLOCK_WRITTEN, false));
+                h.list.push((0, BLOCK_WRITTEN, false));
             }
             Header::Implausible { erase_count } => {
                 return Err(damaged(
@@ -1023,12 +1155,12 @@ fn read_headers(
             }
         }
     }
-    let max = out.iter().map(|h| h.0).max().unwrap_or(0);
+    let max = h.list.iter().map(|x| x.0).max().unwrap_or(0);
     for b in lost {
-        out[b].0 = max;
+        h.list[b].0 = max;
         report.block_headers_lost += 1;
     }
-    Ok(out)
+    Ok(h)
 }
 
 /// Records each torn page this mount found (an unreadable record at the end of its block's
@@ -1049,7 +1181,9 @@ fn persist_torn_pages(
         let Some(oob) = d.oobs[ppn as usize] else { continue };
         // Sequence number 0 reads as damaged; garbage ignores it, so the smallest valid one.
         let record = encode_oob(&Oob { seq: oob.seq.max(1), ..oob }, 0, false);
-        file.write_all_at(&record, layout.oob_at(ppn)).map_err(|e| io_error(path, e))?;
+        for copy in 0..2 {
+            file.write_all_at(&record, layout.oob_at(copy, ppn)).map_err(|e| io_error(path, e))?;
+        }
         wrote = true;
     }
     if wrote {
@@ -1058,9 +1192,9 @@ fn persist_torn_pages(
     Ok(())
 }
 
-/// Reads and decodes the OOB records of `blocks` into `d`, 1 MiB at a time. An unreadable
-/// record followed by no programmed page in its block is a torn write (garbage); one followed
-/// by programmed pages is recorded as unrecoverable.
+/// Reads and decodes the OOB records of `blocks` (both areas) into `d`, 1 MiB of each area at
+/// a time. An unreadable record followed by no programmed page in its block is a torn write
+/// (garbage); one followed by programmed pages is recorded as unrecoverable.
 fn read_blocks(
     file: &File,
     path: &Path,
@@ -1071,10 +1205,11 @@ fn read_blocks(
     report: &mut MountReport,
 ) -> Result<(), StoreError> {
     let ppb = layout.pages_per_block as usize;
-    let per_chunk_blocks = ((1usize << 20) / (ppb * OOB_BYTES)).max(1);
-    let mut buf = vec![0u8; per_chunk_blocks * ppb * OOB_BYTES];
+    let per_chunk_blocks = ((1usize << 20) / (ppb * COPY_BYTES)).max(1);
+    let chunk = per_chunk_blocks * ppb * COPY_BYTES;
+    let mut bufs = [vec![0u8; chunk], vec![0u8; chunk]];
     let blocks: Vec<BlockId> = blocks.collect();
-    // Runs of consecutive blocks are read with one call.
+    // Runs of consecutive blocks are read with one call per area.
     let mut i = 0;
     while i < blocks.len() {
         let first = blocks[i];
@@ -1082,49 +1217,320 @@ fn read_blocks(
         while i + n < blocks.len() && blocks[i + n] == first + n as u32 && n < per_chunk_blocks {
             n += 1;
         }
-        let bytes = &mut buf[..n * ppb * OOB_BYTES];
-        file.read_exact_at(bytes, layout.oob_at(first * layout.pages_per_block))
-            .map_err(|e| io_error(path, e))?;
-        for (k, block_records) in bytes.chunks(ppb * OOB_BYTES).enumerate() {
+        for (copy, buf) in bufs.iter_mut().enumerate() {
+            let at = layout.oob_at(copy, first * layout.pages_per_block);
+            file.read_exact_at(&mut buf[..n * ppb * COPY_BYTES], at)
+                .map_err(|e| io_error(path, e))?;
+        }
+        let [a, b] = &bufs;
+        let per_block = ppb * COPY_BYTES;
+        for k in 0..n {
+            let r = k * per_block..(k + 1) * per_block;
             let base = (first as usize + k) * ppb;
-            let mut last_damaged: Option<usize> = None;
-            for (o, r) in block_records.chunks(OOB_BYTES).enumerate() {
-                let ppn = base + o;
-                match decode_oob(r, logical_pages) {
-                    Record::Erased => d.oobs[ppn] = None,
-                    Record::ErasedRepaired => {
-                        report.oob_records_repaired += 1;
-                        d.oobs[ppn] = None;
-                    }
-                    Record::Programmed { oob, data_crc, has_payload, repaired } => {
-                        if let Some(p) = last_damaged.take() {
-                            d.unrecoverable.push(p as Ppn);
-                        }
-                        report.oob_records_repaired += u64::from(repaired);
-                        d.oobs[ppn] = Some(oob);
-                        d.data_crc[ppn] = data_crc;
-                        set_bit(&mut d.no_payload, ppn, !has_payload);
-                        set_bit(&mut d.crc_known, ppn, true);
-                    }
-                    Record::Damaged => {
-                        if let Some(p) = last_damaged.replace(ppn) {
-                            d.unrecoverable.push(p as Ppn);
-                        }
-                        d.oobs[ppn] = None;
-                    }
-                }
-            }
-            if let Some(p) = last_damaged {
-                // The block's last non-erased record: a program a crash cut short.
-                report.torn_pages += 1;
-                d.oobs[p] = Some(Oob { lpn: GARBAGE_LPN, seq: 0, region: 0 });
-                set_bit(&mut d.crc_known, p, true);
-                d.torn.push(p as Ppn);
-            }
+            decode_block(&a[r.clone()], &b[r], base, logical_pages, d, report);
         }
         i += n;
     }
     Ok(())
+}
+
+/// Decodes one block's records (`ra`, `rb`: its copies in areas A and B) into `d`.
+fn decode_block(
+    ra: &[u8],
+    rb: &[u8],
+    base: usize,
+    logical_pages: u64,
+    d: &mut Decoded,
+    report: &mut MountReport,
+) {
+    let mut last_damaged: Option<usize> = None;
+    for (o, (a, b)) in ra.chunks(COPY_BYTES).zip(rb.chunks(COPY_BYTES)).enumerate() {
+        let ppn = base + o;
+        match decode_oob(a, b, logical_pages) {
+            Record::Erased => d.oobs[ppn] = None,
+            Record::ErasedRepaired => {
+                report.oob_records_repaired += 1;
+                d.repairs.push((ppn as Ppn, [0; COPY_BYTES]));
+                d.oobs[ppn] = None;
+            }
+            Record::Programmed { oob, data_crc, has_payload, repaired } => {
+                if let Some(p) = last_damaged.take() {
+                    d.unrecoverable.push(p as Ppn);
+                }
+                if repaired {
+                    report.oob_records_repaired += 1;
+                    d.repairs.push((ppn as Ppn, encode_oob(&oob, data_crc, has_payload)));
+                }
+                d.oobs[ppn] = Some(oob);
+                d.data_crc[ppn] = data_crc;
+                set_bit(&mut d.no_payload, ppn, !has_payload);
+                set_bit(&mut d.crc_known, ppn, true);
+            }
+            Record::Damaged => {
+                if let Some(p) = last_damaged.replace(ppn) {
+                    d.unrecoverable.push(p as Ppn);
+                }
+                d.oobs[ppn] = None;
+            }
+        }
+    }
+    if let Some(p) = last_damaged {
+        // The block's last non-erased record: a program a crash cut short.
+        report.torn_pages += 1;
+        d.oobs[p] = Some(Oob { lpn: GARBAGE_LPN, seq: 0, region: 0 });
+        set_bit(&mut d.crc_known, p, true);
+        d.torn.push(p as Ppn);
+    }
+}
+
+/// The checkpoint mount: blocks unchanged since the newest valid checkpoint are taken from it,
+/// the others are read (roll-forward). Returns the decoded records, the checkpoint's generation
+/// and the blocks read.
+fn roll_forward(
+    file: &File,
+    path: &Path,
+    layout: &Layout,
+    g: &Geometry,
+    headers: &Headers,
+    cp: &StoredCheckpoint,
+    report: &mut MountReport,
+) -> Result<(Decoded, u64, Vec<BlockId>), StoreError> {
+    let ppb = g.pages_per_block as usize;
+    let headers = &headers.list;
+    let mut d = Decoded::new(g.physical_pages() as usize, false);
+    // A block is as the checkpoint saw it if its erase count is unchanged (and known) and it
+    // was closed then, or free then and not programmed since.
+    let same = |b: usize| headers[b].2 && cp.blocks[b].erase_count == headers[b].0;
+    let mut rescan = Vec::new();
+    for (b, rec) in cp.blocks.iter().enumerate() {
+        if same(b) && rec.state == 0 && headers[b].1 & BLOCK_WRITTEN == 0 {
+            continue;
+        }
+        if !(same(b) && rec.state == 2) {
+            rescan.push(b as BlockId);
+            continue;
+        }
+        for slot in &mut d.oobs[b * ppb..(b + 1) * ppb] {
+            *slot = Some(Oob { lpn: GARBAGE_LPN, seq: 0, region: rec.region });
+        }
+    }
+    for (lpn, &ppn) in cp.l2p.iter().enumerate() {
+        let b = ppn as usize / ppb;
+        if ppn != NONE && same(b) && cp.blocks[b].state == 2 {
+            let region = cp.blocks[b].region;
+            d.oobs[ppn as usize] = Some(Oob { lpn: lpn as Lpn, seq: cp.seq, region });
+        }
+    }
+    // Roll forward: the changed blocks' OOB records. A page programmed before the checkpoint
+    // counts only if the checkpoint mapped it.
+    read_blocks(file, path, layout, g.logical_pages, rescan.iter().copied(), &mut d, report)?;
+    // A page the checkpoint maps into a block re-read here but not erased since (same count)
+    // still holds its record: only an erase zeroes records, and an erase counts up. A missing
+    // or unreadable one is damage (never the torn write of a crash: it was written before the
+    // checkpoint), and serving the LPN's older copy instead would be wrong.
+    let mut reread = vec![false; g.blocks as usize];
+    for &b in &rescan {
+        reread[b as usize] = same(b as usize);
+    }
+    for (lpn, &ppn) in cp.l2p.iter().enumerate() {
+        if ppn == NONE || !reread[ppn as usize / ppb] {
+            continue;
+        }
+        let holds = d.oobs[ppn as usize].is_some_and(|o| o.lpn == lpn as Lpn && o.seq > 0);
+        if !holds {
+            d.lost.push((lpn as Lpn, ppn));
+        }
+    }
+    for &b in &rescan {
+        for ppn in b as usize * ppb..(b as usize + 1) * ppb {
+            let Some(oob) = d.oobs[ppn] else { continue };
+            if oob.seq > cp.seq || oob.lpn == GARBAGE_LPN {
+                continue;
+            }
+            d.oobs[ppn] = Some(if cp.l2p.get(oob.lpn as usize) == Some(&(ppn as u32)) {
+                Oob { seq: cp.seq, ..oob }
+            } else {
+                Oob { lpn: GARBAGE_LPN, ..oob }
+            });
+        }
+    }
+    report.from_checkpoint = true;
+    report.checkpoint_generation = cp.generation;
+    report.blocks_scanned = rescan.len() as u64;
+    Ok((d, cp.generation, rescan))
+}
+
+/// The mount's checks and repairs after the records are decoded.
+struct MountScan<'a> {
+    file: &'a File,
+    path: &'a Path,
+    layout: &'a Layout,
+    /// The stop record, when it says the image was stopped cleanly.
+    clean: Option<Stop>,
+}
+
+impl MountScan<'_> {
+    /// A block whose header says "not programmed since erase" but which still has records is an
+    /// erase a crash cut short (the header is written first, then the records zeroed): finished
+    /// here. After a clean stop no erase was cut short, so it is damage: refused.
+    fn complete_interrupted_erases(
+        &self,
+        headers: &[(u32, u32, bool)],
+        read: &[BlockId],
+        d: &mut Decoded,
+        report: &mut MountReport,
+    ) -> Result<(), StoreError> {
+        let ppb = self.layout.pages_per_block as usize;
+        for &b in read {
+            let (first, end) = (b as usize * ppb, (b as usize + 1) * ppb);
+            let in_block = |p: &Ppn| (first..end).contains(&(*p as usize));
+            let interrupted_erase = headers[b as usize].2
+                && headers[b as usize].1 & BLOCK_WRITTEN == 0
+                && (d.oobs[first..end].iter().any(Option::is_some)
+                    || d.unrecoverable.iter().any(in_block)
+                    || d.torn.iter().any(in_block));
+            if !interrupted_erase {
+                continue;
+            }
+            if self.clean.is_some() {
+                return Err(damaged(
+                    self.path,
+                    format!(
+                        "block {b}'s header says it was erased, but it holds programmed pages; \
+                         the image was stopped cleanly, so no erase was interrupted"
+                    ),
+                ));
+            }
+            let zeros = vec![0u8; ppb * COPY_BYTES];
+            for copy in 0..2 {
+                let at = self.layout.oob_at(copy, b * self.layout.pages_per_block);
+                self.file.write_all_at(&zeros, at).map_err(|e| io_error(self.path, e))?;
+            }
+            d.oobs[first..end].fill(None);
+            d.unrecoverable.retain(|p| !in_block(p));
+            d.torn.retain(|p| !in_block(p));
+            d.repairs.retain(|(p, _)| !in_block(p));
+            report.erases_completed += 1;
+        }
+        Ok(())
+    }
+
+    /// Refuses records with no readable copy whose LPN matters: any followed by programmed
+    /// pages, and after a clean stop any at all (no write was interrupted, so none is torn);
+    /// and pages a checkpoint maps whose record is gone from a block not erased since.
+    fn refuse_unreadable(&self, d: &Decoded) -> Result<(), StoreError> {
+        let ppb = self.layout.pages_per_block;
+        if let Some(&(lpn, ppn)) = d.lost.first() {
+            return Err(damaged(
+                self.path,
+                format!(
+                    "{} page(s) the checkpoint maps have lost their OOB record although their \
+                     blocks were not erased since (the first: LPN {lpn} at page {} of block {}): \
+                     an older copy could be served",
+                    d.lost.len(),
+                    ppn % ppb,
+                    ppn / ppb
+                ),
+            ));
+        }
+        let torn_too = self.clean.is_some();
+        let bad: Vec<Ppn> =
+            d.unrecoverable.iter().chain(d.torn.iter().filter(|_| torn_too)).copied().collect();
+        if bad.is_empty() {
+            return Ok(());
+        }
+        let n = bad.len();
+        let list: Vec<String> =
+            bad.iter().take(8).map(|&p| format!("page {} of block {}", p % ppb, p / ppb)).collect();
+        let why = if torn_too {
+            "the image was stopped cleanly, so no write was interrupted: they are damage"
+        } else {
+            "followed by programmed pages"
+        };
+        Err(damaged(
+            self.path,
+            format!(
+                "{n} OOB record(s) unreadable in both copies, {why} ({}{}): the LPN each \
+                 described is unknown, so an older copy of it could be served",
+                list.join(", "),
+                if n > 8 { ", …" } else { "" }
+            ),
+        ))
+    }
+
+    /// After a clean stop the image must hold the newest page the stop recorded (and, read
+    /// in full, exactly the programmed pages it recorded): anything less lost pages whose older
+    /// copies could be served.
+    fn check_clean_stop(&self, d: &Decoded, cp_seq: Option<u64>) -> Result<(), StoreError> {
+        let Some(stop) = self.clean else { return Ok(()) };
+        let found_seq =
+            d.oobs.iter().flatten().map(|o| o.seq).max().unwrap_or(0).max(cp_seq.unwrap_or(0));
+        if found_seq < stop.max_seq {
+            return Err(damaged(
+                self.path,
+                format!(
+                    "the image was stopped cleanly with pages up to sequence number {}, but \
+                     the newest page found has {found_seq}: the newest pages' records are lost",
+                    stop.max_seq
+                ),
+            ));
+        }
+        let programmed = d.oobs.iter().filter(|o| o.is_some()).count() as u64;
+        if cp_seq.is_none()
+            && stop.programmed_pages != u64::MAX
+            && programmed != stop.programmed_pages
+        {
+            return Err(damaged(
+                self.path,
+                format!(
+                    "the image was stopped cleanly with {} programmed pages, but {programmed} \
+                     have a readable record: records are lost",
+                    stop.programmed_pages
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Rewrites the copies the mount found damaged (or left different by a crash between the
+    /// two writes) from the copy it used: the superblock, block headers and OOB records. An
+    /// image so repaired survives the loss of the other copy later.
+    fn rewrite_repairs(
+        &self,
+        info: &ImageInfo,
+        superblock_repaired: bool,
+        headers: &Headers,
+        d: &Decoded,
+        report: &mut MountReport,
+    ) -> Result<(), StoreError> {
+        let w = |bytes: &[u8], at: u64| {
+            self.file.write_all_at(bytes, at).map_err(|e| io_error(self.path, e))
+        };
+        let mut n = 0u64;
+        if superblock_repaired {
+            let sb = encode_superblock(info);
+            for at in SUPERBLOCK_COPY_AT {
+                w(&sb, at)?;
+            }
+            n += 1;
+        }
+        for &b in &headers.repaired {
+            let (count, flags, _) = headers.list[b as usize];
+            let h = encode_header(count, flags);
+            for copy in 0..2 {
+                w(&h, self.layout.header_at(copy, b))?;
+            }
+            n += 1;
+        }
+        for (ppn, record) in &d.repairs {
+            for copy in 0..2 {
+                w(record, self.layout.oob_at(copy, *ppn))?;
+            }
+            n += 1;
+        }
+        report.copies_rewritten += n;
+        Ok(())
+    }
 }
 
 /// A checkpoint read back from a slot.

@@ -1,14 +1,20 @@
-//! Goal: no single damaged byte of an image's metadata makes a restart serve an older version
-//! of a page or panic: each flip gives a repaired (or unaffected) image, a clear refusal, or an
-//! error for exactly the pages whose data cannot be trusted.
-//! Method: a small image (DEB placement, so the NVRAM area holds RAM-region pages; two
-//! checkpoints, the newer one followed by more writes; a "crash": no shutdown) whose every page
-//! content is known. For each byte of the superblock copies, block headers, OOB records,
-//! checkpoint slots and NVRAM cell headers (all of them with `NANDLAB_DAMAGE_FLIPS=all`, else a
-//! seeded sample), flip it in a fresh copy, mount (full scan and from the checkpoint), read every
-//! page, and classify. The suite asserts wrong = 0 and panic = 0; the acceptance run prints the
-//! counts (`experiments/serve/damage_matrix.sh`). Plus crafted damage: erase counts with valid
-//! CRCs, a truncated file, a changed placement.
+//! Goal: no single damaged byte, and no single lost 4 KiB page, of an image's metadata makes a
+//! restart serve an older version of a page (or zeros, or anything else it does not hold) as
+//! good, or panic: each gives a repaired (or unaffected) image, a clear refusal, or an error for
+//! exactly the pages whose data cannot be trusted — and a lost page of metadata is always
+//! repaired, since no page holds two copies of one record.
+//! Method: small images (DEB placement, so the NVRAM area holds RAM-region pages; FAST, whose
+//! data blocks have holes; DAC with a RAM region on more blocks, so every area spans several
+//! pages; two checkpoints, the newer one followed by more writes) whose every page content is
+//! known, left by a crash (no shutdown) or by a clean stop. Byte flips: for each byte of the
+//! metadata areas (all of them with `NANDLAB_DAMAGE_FLIPS=all`, else a seeded sample), flip it in
+//! a fresh copy. Lost pages: every 4 KiB page of every metadata area, zeroed and, separately,
+//! filled with random bytes (NVRAM and data pages too with `NANDLAB_DAMAGE_PAGES=all`, else a
+//! sample of them). Each damaged copy is mounted (full scan and from the checkpoint), every page
+//! read, and the outcome classified. The suite asserts wrong = 0 and panic = 0, and for lost
+//! metadata pages refused = 0 and EIO = 0; the acceptance run prints the counts
+//! (`experiments/serve/damage_matrix.sh`). Plus crafted damage: erase counts with valid CRCs, a
+//! truncated file, a changed placement.
 
 use std::os::unix::fs::FileExt;
 use std::panic::AssertUnwindSafe;
@@ -26,12 +32,29 @@ impl Lcg {
     }
 }
 
-/// The images damaged: the page FTL with DEB (NVRAM in use), and FAST (hybrid data blocks
-/// with never-written holes, log blocks).
-const IMAGES: [&[&str]; 2] = [
+/// The images damaged: the page FTL with DEB (NVRAM in use), FAST (hybrid data blocks with
+/// never-written holes, log blocks), and DAC with a RAM region on 160 blocks (every area spans
+/// several pages: 10 of OOB records a copy).
+const IMAGES: [&[&str]; 3] = [
     &["ftl.placement=deb", "deb.ebr_size_bytes=65536", "ftl.cleaning=cat"],
     &["ftl.kind=fast", "ftl.log_blocks=4", "device.utilization=0.6"],
+    &[
+        "ftl.placement=dac",
+        "ftl.regions=3",
+        "dac.ram_region_bytes=32768",
+        "device.blocks=160",
+        "ftl.cleaning=cost-benefit",
+    ],
 ];
+
+/// How the pristine image was left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    /// No shutdown: the image as a `kill -9` leaves it (every write synced, no stop record).
+    Crash,
+    /// Shutdown, a checkpoint and the clean-stop record, as `nandlab serve` stops on SIGTERM.
+    Clean,
+}
 
 fn resolved_with(extra: &[&str]) -> Resolved {
     let mut o = vec![
@@ -40,6 +63,8 @@ fn resolved_with(extra: &[&str]) -> Resolved {
         "device.utilization=0.7",
         "device.page_size_bytes=4096",
     ];
+    // Later settings win: an image's own block count replaces the default.
+    o.retain(|k| !extra.iter().any(|e| e.split('=').next() == k.split('=').next()));
     o.extend_from_slice(extra);
     let mut r = Config::from_overrides(&o).unwrap().resolve().unwrap();
     r.served = true;
@@ -66,14 +91,16 @@ fn page_of(lpn: u64, v: u64) -> Vec<u8> {
 }
 
 /// Builds the pristine image; returns its bytes and every page's expected content version.
-fn pristine(r: &Resolved, path: &Path) -> (Vec<u8>, Vec<u64>) {
+fn pristine(r: &Resolved, path: &Path, stop: Stop) -> (Vec<u8>, Vec<u64>) {
     let lpns = r.geometry.logical_pages;
     let mut expected = vec![0u64; lpns as usize];
     let mut rng = Lcg(42);
     {
         let media = FileMedia::create(path, r).unwrap();
         let mut d = Device::with_media(r, Box::new(media), None).unwrap();
-        for i in 1..=1500u64 {
+        // Enough writes for the cleaner to run on every image (1,500 on the small ones).
+        let writes = (lpns * 3).max(1500);
+        for i in 1..=writes {
             // Skewed, so that DEB keeps hot pages in its EBR.
             let lpn = if rng.next().is_multiple_of(4) {
                 rng.next() % lpns
@@ -83,7 +110,7 @@ fn pristine(r: &Resolved, path: &Path) -> (Vec<u8>, Vec<u64>) {
             let req = Request::write(lpn * 4096, 4096);
             d.submit_io(&req, Io::Write(&page_of(lpn, i))).unwrap();
             expected[lpn as usize] = i;
-            if i == 600 || i == 1100 {
+            if i == writes * 2 / 5 || i == writes * 11 / 15 {
                 d.checkpoint().unwrap();
             }
         }
@@ -92,6 +119,11 @@ fn pristine(r: &Resolved, path: &Path) -> (Vec<u8>, Vec<u64>) {
             assert!(ram.used_pages > 0, "the EBR holds pages");
         }
         assert!(d.metrics().erases > 0, "the cleaner ran");
+        if stop == Stop::Clean {
+            d.shutdown().unwrap();
+            d.checkpoint().unwrap();
+            d.record_clean_stop().unwrap();
+        }
     }
     (std::fs::read(path).unwrap(), expected)
 }
@@ -152,41 +184,26 @@ fn report_baseline(r: &nandlab_store::MountReport) -> nandlab_store::MountReport
         from_checkpoint: r.from_checkpoint,
         checkpoint_generation: r.checkpoint_generation,
         blocks_scanned: r.blocks_scanned,
+        clean_stop: r.clean_stop,
         ..Default::default()
     }
 }
 
-/// Byte ranges of the image's metadata areas, by name (format 2; see docs/IMAGE_FORMAT.md).
-fn areas(r: &Resolved) -> Vec<(&'static str, std::ops::Range<u64>)> {
-    let g = r.geometry;
-    let phys = g.physical_pages();
-    let headers = 4096;
-    let oob = (headers + u64::from(g.blocks) * 32).next_multiple_of(4096);
-    let data = (oob + phys * 64).next_multiple_of(4096);
-    let checkpoints = data + phys * 4096;
-    let slot = (4096 + u64::from(g.blocks) * 20 + 4 + g.logical_pages * 4).next_multiple_of(4096);
-    let slot_used = 4096 + u64::from(g.blocks) * 20 + 4 + g.logical_pages * 4;
-    let nvram = checkpoints + 2 * slot;
-    let nv_pages = u64::from(r.ram_region_pages());
-    vec![
-        ("superblock", 0..128),
-        ("superblock copy", 1024..1152),
-        ("holder record", 2048..2144),
-        ("block headers", headers..headers + u64::from(g.blocks) * 32),
-        ("OOB records", oob..oob + phys * 64),
-        ("checkpoint slot 0 header", checkpoints..checkpoints + 64),
-        ("checkpoint slot 0 payload", checkpoints + 4096..checkpoints + slot_used),
-        ("checkpoint slot 1 header", checkpoints + slot..checkpoints + slot + 64),
-        ("checkpoint slot 1 payload", checkpoints + slot + 4096..checkpoints + slot + slot_used),
-        ("NVRAM cell headers", nvram..nvram + 2 * nv_pages * 64),
-    ]
+/// The image's areas (`nandlab_store::image_areas`, whole pages), by name.
+fn areas(path: &Path) -> Vec<nandlab_store::ImageArea> {
+    nandlab_store::image_areas(&nandlab_store::read_image_info(path).unwrap())
 }
 
-fn damage_matrix(r: &Resolved, sample: Option<usize>) -> Vec<(String, Counts)> {
+/// Areas holding payloads, not metadata: their damage is an error for the pages they hold.
+fn is_payload(area: &str) -> bool {
+    area == "page data" || area == "NVRAM pages"
+}
+
+fn damage_matrix(r: &Resolved, stop: Stop, sample: Option<usize>) -> Vec<(String, Counts)> {
     let r = r.clone();
     let dir = dir();
     let base = dir.join(format!("pristine-{}.img", r.config.ftl.kind));
-    let (image, expected) = pristine(&r, &base);
+    let (image, expected) = pristine(&r, &base, stop);
     let work = dir.join(format!("damaged-{}.img", r.config.ftl.kind));
     std::fs::write(&work, &image).unwrap();
     let file = std::fs::OpenOptions::new().write(true).open(&work).unwrap();
@@ -195,7 +212,8 @@ fn damage_matrix(r: &Resolved, sample: Option<usize>) -> Vec<(String, Counts)> {
     // Silence the messages of panics caught below (each is counted).
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    for (name, range) in areas(&r) {
+    for area in areas(&base).into_iter().filter(|a| !is_payload(a.name)) {
+        let (name, range) = (area.name, area.bytes);
         let mut positions: Vec<u64> = range.collect();
         if let Some(n) = sample {
             // A seeded sample, spread over the whole area.
@@ -263,25 +281,112 @@ fn single_byte_damage_never_serves_an_older_version_or_panics() {
         None => Some(60),
     };
     for extra in IMAGES {
-        let r = resolved_with(extra);
-        eprintln!("image: {extra:?}");
-        let table = damage_matrix(&r, sample);
-        let total = print(&table);
-        assert_eq!((total.wrong, total.panic), (0, 0), "{table:#?}");
-        // Mirrored copies repair metadata damage; only a superblock or checkpoint damaged so
-        // that no copy survives can be refused, and one byte cannot do that.
-        assert_eq!(total.refused, 0, "{table:#?}");
-        assert!(total.repaired > 0);
+        for stop in [Stop::Crash, Stop::Clean] {
+            let r = resolved_with(extra);
+            eprintln!("image: {extra:?}, {stop:?}");
+            let table = damage_matrix(&r, stop, sample);
+            let total = print(&table);
+            assert_eq!((total.wrong, total.panic), (0, 0), "{table:#?}");
+            // Mirrored copies repair metadata damage; only a superblock or checkpoint damaged
+            // so that no copy survives can be refused, and one byte cannot do that.
+            assert_eq!(total.refused, 0, "{table:#?}");
+            assert!(total.repaired > 0);
+        }
     }
 }
 
-fn crafted(r: &Resolved, what: &str, f: impl FnOnce(&std::fs::File, &Resolved)) -> String {
+/// What a lost page holds.
+#[derive(Clone, Copy, Debug)]
+enum Fill {
+    Zeros,
+    Random,
+}
+
+/// Every 4 KiB page of every metadata area, zeroed and (separately) filled with random bytes,
+/// one page at a time, after a crash and after a clean stop, each mounted both ways. Payload
+/// areas (page data, NVRAM pages) are sampled unless `NANDLAB_DAMAGE_PAGES=all`.
+fn lost_page_matrix(r: &Resolved, stop: Stop, all_pages: bool) -> Vec<(String, Counts)> {
+    let dir = dir();
+    let base = dir.join(format!("pristine-pages-{}.img", r.config.ftl.kind));
+    let (image, expected) = pristine(r, &base, stop);
+    let work = dir.join(format!("damaged-pages-{}.img", r.config.ftl.kind));
+    std::fs::write(&work, &image).unwrap();
+    let file = std::fs::OpenOptions::new().write(true).open(&work).unwrap();
+    let mut rng = Lcg(11);
+    let mut table = Vec::new();
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    for area in areas(&base) {
+        let pages: Vec<u64> = area.bytes.clone().step_by(4096).collect();
+        let pages: Vec<u64> = if is_payload(area.name) && !all_pages {
+            // Every 16th page: payload damage is an error for the pages it holds.
+            pages.into_iter().step_by(16).collect()
+        } else {
+            pages
+        };
+        let mut counts = Counts::default();
+        for &at in &pages {
+            for fill in [Fill::Zeros, Fill::Random] {
+                let lost: Vec<u8> = match fill {
+                    Fill::Zeros => vec![0; 4096],
+                    Fill::Random => (0..4096).map(|_| rng.next() as u8).collect(),
+                };
+                for mount in [Mount::Scan, Mount::Checkpoint] {
+                    file.write_all_at(&image, 0).unwrap();
+                    file.write_all_at(&lost, at).unwrap();
+                    classify(r, &work, mount, &expected, &mut counts);
+                }
+            }
+        }
+        table.push((area.name.to_string(), counts));
+    }
+    std::panic::set_hook(hook);
+    let _ = std::fs::remove_file(&base);
+    let _ = std::fs::remove_file(&work);
+    table
+}
+
+#[test]
+fn a_lost_page_of_metadata_is_always_repaired_and_never_serves_wrong_data() {
+    let all = std::env::var("NANDLAB_DAMAGE_PAGES").is_ok_and(|v| v == "all");
+    for extra in IMAGES {
+        for stop in [Stop::Crash, Stop::Clean] {
+            let r = resolved_with(extra);
+            eprintln!("image: {extra:?}, {stop:?}: lost pages (zeroed, random), x2 mounts");
+            let table = lost_page_matrix(&r, stop, all);
+            let total = print(&table);
+            assert_eq!((total.wrong, total.panic), (0, 0), "{table:#?}");
+            for (area, c) in &table {
+                if !is_payload(area) {
+                    // No page holds two copies of a record: the other copy repairs it.
+                    assert_eq!((c.refused, c.eio), (0, 0), "{area}: {c:?}");
+                }
+            }
+        }
+    }
+}
+
+fn area_start(path: &Path, name: &str) -> u64 {
+    areas(path).into_iter().find(|a| a.name == name).unwrap().bytes.start
+}
+
+/// Writes `copy` as both copies of every block's header.
+fn write_headers(f: &std::fs::File, path: &Path, r: &Resolved, copy: &[u8; 16]) {
+    for name in ["block headers A", "block headers B"] {
+        let at = area_start(path, name);
+        for b in 0..u64::from(r.geometry.blocks) {
+            f.write_all_at(copy, at + b * 16).unwrap();
+        }
+    }
+}
+
+fn crafted(r: &Resolved, what: &str, f: impl FnOnce(&std::fs::File, &Path, &Resolved)) -> String {
     let dir = dir();
     let path = dir.join(format!("crafted-{what}.img"));
-    let (image, _) = pristine(r, &path);
+    let (image, _) = pristine(r, &path, Stop::Crash);
     std::fs::write(&path, &image).unwrap();
     let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-    f(&file, r);
+    f(&file, &path, r);
     drop(file);
     let e = FileMedia::open(&path, r, Mount::Scan).err().map(|e| e.to_string());
     let _ = std::fs::remove_file(&path);
@@ -293,31 +398,28 @@ fn crafted(r: &Resolved, what: &str, f: impl FnOnce(&std::fs::File, &Resolved)) 
 #[test]
 fn crafted_damage_is_refused_with_a_reason() {
     let r = resolved();
-    let e = crafted(&r, "counts", |f, r| {
+    let e = crafted(&r, "counts", |f, path, r| {
         // Every block header: erase count 0xFFFFFFFF with valid CRCs in both copies.
         let mut copy = [0u8; 16];
         copy[..4].copy_from_slice(&u32::MAX.to_le_bytes());
         let crc = crc32fast::hash(&copy[..12]);
         copy[12..].copy_from_slice(&crc.to_le_bytes());
-        for b in 0..u64::from(r.geometry.blocks) {
-            f.write_all_at(&copy, 4096 + b * 32).unwrap();
-            f.write_all_at(&copy, 4096 + b * 32 + 16).unwrap();
-        }
+        write_headers(f, path, r, &copy);
     });
     assert!(e.contains("4294967295 erases"), "{e}");
-    let e = crafted(&r, "truncated", |f, _| f.set_len(1 << 20).unwrap());
+    let e = crafted(&r, "truncated", |f, _, _| f.set_len(1 << 20).unwrap());
     assert!(e.contains("truncated"), "{e}");
-    let e = crafted(&r, "oob-lpn", |f, r| {
+    let e = crafted(&r, "oob-lpn", |f, path, _| {
         // A record naming a page past the device, with valid CRCs in both copies.
-        let oob = (4096 + u64::from(r.geometry.blocks) * 32).next_multiple_of(4096);
         let mut copy = [0u8; 32];
         copy[0] = 0x5A;
         copy[4..8].copy_from_slice(&(u32::MAX - 7).to_le_bytes());
         copy[8..16].copy_from_slice(&1u64.to_le_bytes());
         let crc = crc32fast::hash(&copy[..28]);
         copy[28..].copy_from_slice(&crc.to_le_bytes());
-        f.write_all_at(&copy, oob).unwrap();
-        f.write_all_at(&copy, oob + 32).unwrap();
+        for name in ["OOB records A", "OOB records B"] {
+            f.write_all_at(&copy, area_start(path, name)).unwrap();
+        }
     });
     assert!(e.contains("page 0 of block 0") || e.contains("unreadable"), "{e}");
 }
@@ -329,7 +431,7 @@ fn an_image_worn_past_its_rating_refuses_writes_without_panicking() {
     let r = resolved();
     let dir = dir();
     let path = dir.join("worn.img");
-    let (image, expected) = pristine(&r, &path);
+    let (image, expected) = pristine(&r, &path, Stop::Crash);
     std::fs::write(&path, &image).unwrap();
     let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     let mut copy = [0u8; 16];
@@ -337,10 +439,7 @@ fn an_image_worn_past_its_rating_refuses_writes_without_panicking() {
     copy[4..8].copy_from_slice(&1u32.to_le_bytes());
     let crc = crc32fast::hash(&copy[..12]);
     copy[12..].copy_from_slice(&crc.to_le_bytes());
-    for b in 0..u64::from(r.geometry.blocks) {
-        f.write_all_at(&copy, 4096 + b * 32).unwrap();
-        f.write_all_at(&copy, 4096 + b * 32 + 16).unwrap();
-    }
+    write_headers(&f, &path, &r, &copy);
     drop(f);
     let (media, _) = FileMedia::open(&path, &r, Mount::Scan).unwrap();
     let mut d = Device::recover(&r, Box::new(media), 1_000_000_000_000).unwrap();

@@ -88,12 +88,11 @@ fn media_kind<T>(result: &Result<T, RequestError>) -> Option<ErrorKind> {
     result.as_ref().err().and_then(kind_of)
 }
 
-/// Byte offset of page `ppn`'s data in the image (format 2: a 4 KiB superblock area, 32-byte
-/// block headers, 64-byte OOB records, each area 4 KiB aligned).
-fn data_at(r: &Resolved, ppn: u32) -> u64 {
-    let g = &r.geometry;
-    let oob = (4096 + u64::from(g.blocks) * 32).next_multiple_of(4096);
-    let data = (oob + g.physical_pages() * 64).next_multiple_of(4096);
+/// Byte offset of page `ppn`'s data in the image at `path`.
+fn data_at(path: &std::path::Path, ppn: u32) -> u64 {
+    let info = nandlab_store::read_image_info(path).unwrap();
+    let areas = nandlab_store::image_areas(&info);
+    let data = areas.into_iter().find(|a| a.name == "page data").unwrap().bytes.start;
     data + u64::from(ppn) * PAGE
 }
 
@@ -216,7 +215,7 @@ fn a_page_failing_its_crc_stays_an_error_when_the_cleaner_moves_it() {
         }
         let (ppn, _) = d.ftl().locate(victim as u32).unwrap();
         let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-        f.write_all_at(&[0xFF], data_at(&r, ppn) + 100).unwrap();
+        f.write_all_at(&[0xFF], data_at(&path, ppn) + 100).unwrap();
         let e = read(&mut d, victim).unwrap_err();
         assert_eq!(kind_of(&e), Some(ErrorKind::InvalidData), "{e}");
         assert!(e.to_string().contains("fails its data CRC"), "{e}");
@@ -257,7 +256,7 @@ fn an_io_error_of_the_image_keeps_its_kind_and_source() {
     write(&mut d, 3, 1).unwrap();
     let (ppn, _) = d.ftl().locate(3).unwrap();
     let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-    f.set_len(data_at(&r, ppn)).unwrap();
+    f.set_len(data_at(&path, ppn)).unwrap();
     let Err(RequestError::Media(e)) = read(&mut d, 3) else { panic!("the read succeeded") };
     assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{e}");
     assert!(e.context().contains("truncated.img") && e.context().contains("data read"), "{e}");

@@ -102,9 +102,11 @@ fn data_survives_restart() {
     assert!(read_all(&mut d, cap) == reference);
 }
 
-/// Byte offset of the OOB area (format 2: 32-byte block headers, 64-byte OOB records).
-fn oob_area(g: &nandlab_core::Geometry) -> u64 {
-    (4096 + u64::from(g.blocks) * 32).next_multiple_of(4096)
+/// Byte offset of the image's area `name` (`nandlab_store::image_areas`).
+fn area(path: &std::path::Path, name: &str) -> u64 {
+    let info = nandlab_store::read_image_info(path).unwrap();
+    let areas = nandlab_store::image_areas(&info);
+    areas.into_iter().find(|a| a.name == name).unwrap_or_else(|| panic!("{name}")).bytes.start
 }
 
 fn poke(path: &std::path::Path, at: u64, bytes: &[u8]) {
@@ -140,19 +142,22 @@ fn damaged_oob_records_are_repaired_torn_or_refused() {
         }
         path
     };
-    let oob = oob_area(&r.geometry);
     let path = make("repaired.img", 2);
-    poke(&path, oob + 64 + 21, &[0xEE]); // a CRC byte of the first copy
+    let (oob_a, oob_b) = (area(&path, "OOB records A"), area(&path, "OOB records B"));
+    poke(&path, oob_a + 32 + 21, &[0xEE]); // a byte of copy A of page 1's record
     let (byte, report) = read0(&path).unwrap();
     assert_eq!((byte, report.oob_records_repaired, report.torn_pages), (0x22, 1, 0));
+    assert_eq!(report.copies_rewritten, 1, "the damaged copy is rewritten");
+    let (_, report) = read0(&path).unwrap();
+    assert_eq!(report.oob_records_repaired, 0, "rewritten: {report:?}");
     let path = make("torn.img", 2);
-    poke(&path, oob + 64, &[0x00]);
-    poke(&path, oob + 64 + 32, &[0x00]); // both state bytes
+    poke(&path, oob_a + 32, &[0x00]);
+    poke(&path, oob_b + 32, &[0x00]); // both state bytes
     let (byte, report) = read0(&path).unwrap();
     assert_eq!((byte, report.torn_pages), (0x11, 1));
     let path = make("refused.img", 3);
-    poke(&path, oob + 64, &[0x00]);
-    poke(&path, oob + 64 + 32, &[0x00]);
+    poke(&path, oob_a + 32, &[0x00]);
+    poke(&path, oob_b + 32, &[0x00]);
     let e = read0(&path).err().unwrap().to_string();
     assert!(e.contains("page 1 of block 0") && e.contains("older copy"), "{e}");
 }
@@ -239,10 +244,7 @@ fn checkpoint_mount_rolls_forward_to_the_same_state() {
     // A damaged newest checkpoint (generation 2, slot 0) falls back to generation 1. The trim
     // recorded only by generation 2 is then forgotten (a trim leaves nothing on flash), so the
     // first 8 KiB may hold older data; everything else must match.
-    let g = r.geometry;
-    let data = (oob_area(&g) + g.physical_pages() * 64).next_multiple_of(4096);
-    let checkpoints = data + g.physical_pages() * g.page_size_bytes;
-    poke(&path, checkpoints + 8, &[0xAB]);
+    poke(&path, area(&path, "checkpoint slot 0") + 8, &[0xAB]);
     let (media, report) = FileMedia::open(&path, &r, Mount::Checkpoint).unwrap();
     assert_eq!((report.from_checkpoint, report.checkpoint_generation), (true, 1));
     let mut d = Device::recover(&r, Box::new(media), 2_000_000_000_000).unwrap();
@@ -448,7 +450,8 @@ fn an_interrupted_erase_is_finished_at_mount() {
     copy[0] = 1;
     let crc = crc32fast::hash(&copy[..12]);
     copy[12..].copy_from_slice(&crc.to_le_bytes());
-    poke(&path, 4096, &[copy, copy].concat());
+    poke(&path, area(&path, "block headers A"), &copy);
+    poke(&path, area(&path, "block headers B"), &copy);
     for mount in [Mount::Scan, Mount::Checkpoint] {
         let (media, report) = FileMedia::open(&path, &r, mount).unwrap();
         assert_eq!(report.erases_completed, u64::from(mount == Mount::Scan), "{mount:?}");

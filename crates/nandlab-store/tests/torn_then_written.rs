@@ -35,19 +35,23 @@ fn page_of(lpn: u64, v: u64) -> Vec<u8> {
     p
 }
 
-/// Byte offset of the OOB area (format 2: superblock area 4 KiB, 32-byte block headers).
-fn oob_area(r: &Resolved) -> u64 {
-    (4096 + u64::from(r.geometry.blocks) * 32).next_multiple_of(4096)
+/// Byte offset of copy `copy` (0 = A, 1 = B) of the OOB records (32 bytes a record).
+fn oob_area(path: &std::path::Path, copy: usize) -> u64 {
+    let info = nandlab_store::read_image_info(path).unwrap();
+    let name = ["OOB records A", "OOB records B"][copy];
+    let areas = nandlab_store::image_areas(&info);
+    areas.into_iter().find(|a| a.name == name).unwrap().bytes.start
 }
 
 /// The last programmed page of a partly programmed block, if any.
-fn last_page_of_a_partial_block(r: &Resolved, image: &[u8]) -> Option<u64> {
-    let oob = oob_area(r) as usize;
+fn last_page_of_a_partial_block(r: &Resolved, path: &std::path::Path) -> Option<u64> {
+    let image = std::fs::read(path).unwrap();
+    let oob = oob_area(path, 0) as usize;
     for b in 0..u64::from(r.geometry.blocks) {
         let programmed = (0..PPB)
             .take_while(|p| {
-                let at = oob + ((b * PPB + p) * 64) as usize;
-                image[at..at + 64].iter().any(|&x| x != 0)
+                let at = oob + ((b * PPB + p) * 32) as usize;
+                image[at..at + 32].iter().any(|&x| x != 0)
             })
             .count() as u64;
         if (1..PPB).contains(&programmed) {
@@ -79,7 +83,7 @@ fn torn_then_written(extra: &[&str], mount: Mount) {
             }
             d.sync().unwrap();
             if i > 60 {
-                if let Some(p) = last_page_of_a_partial_block(&r, &std::fs::read(&path).unwrap()) {
+                if let Some(p) = last_page_of_a_partial_block(&r, &path) {
                     break p;
                 }
             }
@@ -87,12 +91,13 @@ fn torn_then_written(extra: &[&str], mount: Mount) {
     };
     // Tear that page's OOB record: both copies fail their CRC.
     let f = std::fs::OpenOptions::new().read(true).write(true).open(&path).unwrap();
-    let at = oob_area(&r) + torn_ppn * 64;
-    let mut rec = [0u8; 64];
-    f.read_exact_at(&mut rec, at).unwrap();
-    rec[4] ^= 0x5a;
-    rec[36] ^= 0xa5;
-    f.write_all_at(&rec, at).unwrap();
+    for (copy, flip) in [(0, 0x5a), (1, 0xa5)] {
+        let at = oob_area(&path, copy) + torn_ppn * 32;
+        let mut rec = [0u8; 32];
+        f.read_exact_at(&mut rec, at).unwrap();
+        rec[4] ^= flip;
+        f.write_all_at(&rec, at).unwrap();
+    }
     drop(f);
 
     // First restart: the torn page is garbage; more writes follow it in its block.
@@ -110,12 +115,12 @@ fn torn_then_written(extra: &[&str], mount: Mount) {
         d.sync().unwrap();
     }
     let image = std::fs::read(&path).unwrap();
-    let next = oob_area(&r) as usize + (torn_ppn as usize + 1) * 64;
+    let next = oob_area(&path, 0) as usize + (torn_ppn as usize + 1) * 32;
     // The page FTL resumes its open block after the torn page (the case this test is about);
     // a hybrid FTL may put its writes elsewhere (then the test only checks nothing is lost).
     if r.config.ftl.kind == "page" {
         assert!(
-            torn_ppn % PPB == PPB - 1 || image[next..next + 64].iter().any(|&x| x != 0),
+            torn_ppn % PPB == PPB - 1 || image[next..next + 32].iter().any(|&x| x != 0),
             "the page after the torn one was not programmed"
         );
     }

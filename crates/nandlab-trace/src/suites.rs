@@ -240,11 +240,18 @@ impl SuiteParams {
         // Fresh data never overwrites: the area must hold everything written fresh, with room
         // to spare for random placement.
         check(
-            self.area_bytes >= self.write_bytes.saturating_mul(4).max(64 * MIB)
-                && self.partition_offset_bytes < self.area_bytes / 2,
+            self.area_bytes >= self.write_bytes.saturating_mul(4).max(64 * MIB),
             format!(
                 "area_bytes ({}) must be at least 4 x write_bytes ({}) and 64 MiB",
                 self.area_bytes, self.write_bytes
+            ),
+        )?;
+        // The stream starts at the partition offset: at least half the area must follow it.
+        check(
+            self.partition_offset_bytes < self.area_bytes / 2,
+            format!(
+                "partition_offset_bytes ({}) must be less than half of area_bytes ({})",
+                self.partition_offset_bytes, self.area_bytes
             ),
         )?;
         Ok(())

@@ -211,6 +211,13 @@ impl Device {
         self.ftl.sync()
     }
 
+    /// Records on the media that the device stopped cleanly (after `shutdown` and the last
+    /// checkpoint): the next start-up then takes any unreadable metadata as damage, never as
+    /// a write a crash interrupted (see `Media::record_clean_stop`).
+    pub fn record_clean_stop(&mut self) -> Result<(), crate::error::MediaError> {
+        self.ftl.flash_mut().media_mut().record_clean_stop()
+    }
+
     fn flush_ram_region(&mut self, reason: RamWriteBack) {
         self.device_work(|d, now| {
             d.ftl.flush_ram_region(now, reason);

@@ -425,6 +425,16 @@ impl<M: Media> Media for FaultyMedia<M> {
         }
     }
 
+    fn record_clean_stop(&mut self) -> Result<(), MediaError> {
+        if let Some(c) = &self.cut {
+            return Err(c.error.clone());
+        }
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => self.inner.record_clean_stop(),
+        }
+    }
+
     /// After a cut, every call: the drive is gone until it is restarted.
     fn take_error(&mut self) -> Option<MediaError> {
         if let Some(c) = &self.cut {

@@ -76,6 +76,12 @@ pub trait Media: Send {
     fn sync(&mut self) -> Result<(), crate::error::MediaError> {
         Ok(())
     }
+    /// The end of a clean stop: everything is written back and synced; a persistent media
+    /// records that the stop was clean (and what its next start-up must find), so that it can
+    /// tell damage from a write a crash cut short. The next program or erase undoes the record.
+    fn record_clean_stop(&mut self) -> Result<(), crate::error::MediaError> {
+        self.sync()
+    }
     /// Persists an FTL checkpoint (LFSS super segments, SPEC §3) so the next start-up can skip
     /// most of the OOB scan. Media that cannot store one say so.
     fn write_checkpoint(
