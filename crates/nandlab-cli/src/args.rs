@@ -42,6 +42,12 @@ pub struct Args {
     pub read_only: bool,
     /// `serve --max-connections N`.
     pub max_connections: Option<usize>,
+    /// `serve --max-handshakes N`.
+    pub max_handshakes: Option<usize>,
+    /// `serve --handshake-timeout-s S`.
+    pub handshake_timeout_s: Option<f64>,
+    /// `serve --stall-timeout-s S`.
+    pub stall_timeout_s: Option<f64>,
     /// `serve --tls off|on|require` (checked to be one of those).
     pub tls: Option<String>,
     /// `serve --tls-certificates DIR`.
@@ -100,6 +106,9 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         stats_json: None,
         read_only: false,
         max_connections: None,
+        max_handshakes: None,
+        handshake_timeout_s: None,
+        stall_timeout_s: None,
         tls: None,
         tls_certificates: None,
         tls_psk: None,
@@ -193,6 +202,19 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
                     }
                 }
             }
+            "--max-handshakes" => {
+                let v = value(a)?;
+                match v.parse::<usize>() {
+                    Ok(n) if n >= 1 => args.max_handshakes = Some(n),
+                    _ => {
+                        return Err(format!(
+                            "--max-handshakes needs a whole number >= 1, not {v:?}"
+                        ))
+                    }
+                }
+            }
+            "--handshake-timeout-s" => args.handshake_timeout_s = Some(seconds(a, &value(a)?)?),
+            "--stall-timeout-s" => args.stall_timeout_s = Some(seconds(a, &value(a)?)?),
             "--tls" => {
                 let v = value(a)?;
                 if !["off", "on", "require"].contains(&v.as_str()) {
@@ -268,6 +290,9 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         || args.stats_json.is_some()
         || args.read_only
         || args.max_connections.is_some()
+        || args.max_handshakes.is_some()
+        || args.handshake_timeout_s.is_some()
+        || args.stall_timeout_s.is_some()
         || args.tls.is_some()
         || args.tls_certificates.is_some()
         || args.tls_psk.is_some()
@@ -275,7 +300,8 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         || args.allow_insecure_listen
     {
         return Err("--image, --listen, --unix, --stats-json, --read-only, --max-connections, \
-                    --tls*, --allow-insecure-listen belong to `nandlab serve`"
+                    --max-handshakes, --handshake-timeout-s, --stall-timeout-s, --tls*, \
+                    --allow-insecure-listen belong to `nandlab serve`"
             .into());
     }
     if args.command == Command::Analyze {
@@ -332,4 +358,49 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         return Err("this command takes no config file or --set".into());
     }
     Ok(args)
+}
+
+/// Longest timeout accepted, seconds (a day): beyond it a timeout is no protection at all, and
+/// far beyond it `Duration` would overflow.
+const MAX_TIMEOUT_S: f64 = 86_400.0;
+
+/// Parses the value of a timeout flag: seconds, a number in (0, 86400].
+fn seconds(flag: &str, v: &str) -> Result<f64, String> {
+    match v.parse::<f64>() {
+        Ok(s) if s > 0.0 && s <= MAX_TIMEOUT_S => Ok(s),
+        _ => Err(format!("{flag} needs a number of seconds in (0, {MAX_TIMEOUT_S}], not {v:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn serve(extra: &[&str]) -> Result<Args, String> {
+        let mut argv = vec!["serve".to_string(), "--image".into(), "x.img".into()];
+        argv.extend(extra.iter().map(|s| s.to_string()));
+        parse(&argv)
+    }
+
+    #[test]
+    fn serve_limit_flags_parse_and_name_themselves_when_wrong() {
+        let a = serve(&["--max-handshakes", "8", "--handshake-timeout-s", "2.5"]).unwrap();
+        assert_eq!((a.max_handshakes, a.handshake_timeout_s), (Some(8), Some(2.5)));
+        let a = serve(&["--stall-timeout-s", "60"]).unwrap();
+        assert_eq!(a.stall_timeout_s, Some(60.0));
+        for (flag, bad) in [
+            ("--max-handshakes", "0"),
+            ("--max-handshakes", "many"),
+            ("--handshake-timeout-s", "0"),
+            ("--handshake-timeout-s", "-1"),
+            ("--stall-timeout-s", "NaN"),
+            ("--stall-timeout-s", "inf"),
+            ("--stall-timeout-s", "1e9"),
+        ] {
+            let e = serve(&[flag, bad]).unwrap_err();
+            assert!(e.contains(flag) && e.contains(bad), "{flag} {bad}: {e}");
+        }
+        let e = parse(&["run".into(), "--stall-timeout-s".into(), "5".into()]).unwrap_err();
+        assert!(e.contains("belong to `nandlab serve`"), "{e}");
+    }
 }

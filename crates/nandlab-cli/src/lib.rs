@@ -42,7 +42,9 @@ Usage:
   nandlab report PATH --out FILE.html [--title T]
   nandlab serve [CONFIG.toml] [--set key=value]... --image PATH
                 [--listen 127.0.0.1:10809 | --unix PATH] [--stats-json PATH]
-                [--read-only] [--max-connections N (64)]
+                [--read-only (the image must exist)] [--max-connections N (64)]
+                [--max-handshakes N (32)] [--handshake-timeout-s S (10)]
+                [--stall-timeout-s S (30)]
                 [--tls off|on|require] [--tls-certificates DIR [--tls-verify-peer]]
                 [--tls-psk FILE] [--allow-insecure-listen]
   nandlab analyze TRACE [--format F] [--device D] [--json PATH|-] [--plots DIR] [--quiet]

@@ -1,5 +1,6 @@
 //! `nandlab serve`: check the serving options (TLS credentials, the listening policy, the stats
-//! file), bind, open or create the image, then serve it over NBD until SIGTERM/SIGINT.
+//! file, that a `--read-only` image exists), bind, open or create the image, then serve it over
+//! NBD until SIGTERM/SIGINT.
 //!
 //! Security defaults: loopback only; a non-loopback TCP address needs `--tls require` (or the
 //! explicit `--allow-insecure-listen`), because anyone who reaches the port can read and
@@ -7,6 +8,7 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
+use std::time::Duration;
 
 use nandlab_nbd::{Listen, ServeOptions, TlsConfig, TlsCredentials, TlsMode};
 use nandlab_run::load_config;
@@ -89,8 +91,33 @@ pub fn check_stats_path(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// `--read-only` serves an existing image and never creates one: a missing path (a typo, most
+/// likely) would otherwise become a new blank drive that looks like the real one emptied. An
+/// empty file is refused too, since the image code takes it for "create here".
+pub fn check_read_only_image(image: &Path) -> Result<(), String> {
+    let path = image.display();
+    match std::fs::metadata(image) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
+            "--image {path}: no such file, and --read-only never creates an image (check the \
+             path, or drop --read-only to create a new image there)"
+        )),
+        Err(e) => Err(format!("--image {path}: {e}")),
+        Ok(m) if m.is_dir() => Err(format!("--image {path}: is a directory")),
+        Ok(m) if m.len() == 0 => Err(format!(
+            "--image {path}: the file is empty, not a nandlab image, and --read-only never \
+             creates one"
+        )),
+        Ok(_) => Ok(()),
+    }
+}
+
 pub fn serve(args: &Args) -> Result<(), String> {
     let image = args.image.as_deref().expect("args checked --image");
+    // First: a mistyped path is the likeliest error of all, and nothing below should run (or
+    // create anything) on it.
+    if args.read_only {
+        check_read_only_image(image)?;
+    }
     let config = load_config(args.config.as_deref(), &args.overrides).map_err(|e| e.to_string())?;
     let resolved = resolve(&config, image).map_err(|e| e.to_string())?;
     let listen = match (&args.unix, &args.listen) {
@@ -107,14 +134,20 @@ pub fn serve(args: &Args) -> Result<(), String> {
     if let Some(p) = &args.stats_json {
         check_stats_path(p)?;
     }
+    let defaults = ServeOptions::default();
     let options = ServeOptions {
         listen,
-        tick: std::time::Duration::from_millis(100),
+        tick: Duration::from_millis(100),
         handle_signals: true,
         read_only: args.read_only,
-        max_connections: args.max_connections.unwrap_or(nandlab_nbd::DEFAULT_MAX_CONNECTIONS),
+        max_connections: args.max_connections.unwrap_or(defaults.max_connections),
+        max_handshakes: args.max_handshakes.unwrap_or(defaults.max_handshakes),
+        negotiation_timeout: args
+            .handshake_timeout_s
+            .map_or(defaults.negotiation_timeout, Duration::from_secs_f64),
+        stall_timeout: args.stall_timeout_s.map_or(defaults.stall_timeout, Duration::from_secs_f64),
         tls,
-        ..ServeOptions::default()
+        ..defaults
     };
     let max_connections = options.max_connections;
     // Bind before the (possibly slow) mount: an address in use fails at once, and the address
@@ -166,8 +199,14 @@ pub fn serve(args: &Args) -> Result<(), String> {
     );
     let report = bound.serve(Box::new(engine)).map_err(|e| e.to_string())?;
     eprintln!(
-        "nandlab serve: stopped after {} connections ({} refused), {} requests, {} protocol errors",
-        report.connections, report.refused_connections, report.requests, report.protocol_errors
+        "nandlab serve: stopped after {} connections ({} refused for want of a slot, {} closed in \
+         the handshake, {} closed for stalling), {} requests, {} protocol errors",
+        report.connections,
+        report.refused_connections,
+        report.dropped_handshakes,
+        report.stalled_connections,
+        report.requests,
+        report.protocol_errors
     );
     if report.engine_failed {
         return Err("the simulator panicked while serving (see above); it was not shut down \
@@ -202,6 +241,23 @@ mod tests {
         assert!(e.contains("--tls on still lets clients connect in plaintext"), "{e}");
         assert!(check_listen_policy(&tcp("0.0.0.0:1"), TlsMode::Require, false).is_ok());
         assert!(check_listen_policy(&tcp("0.0.0.0:1"), TlsMode::Off, true).is_ok());
+    }
+
+    #[test]
+    fn a_read_only_image_must_exist() {
+        let dir = std::env::temp_dir().join(format!("nandlab-ro-check-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = dir.join("typo.img");
+        let e = check_read_only_image(&missing).unwrap_err();
+        assert!(e.contains(&missing.display().to_string()) && e.contains("no such file"), "{e}");
+        assert!(!missing.exists());
+        let empty = dir.join("empty.img");
+        std::fs::write(&empty, b"").unwrap();
+        assert!(check_read_only_image(&empty).unwrap_err().contains("empty"));
+        assert!(check_read_only_image(&dir).unwrap_err().contains("is a directory"));
+        std::fs::write(&empty, b"x").unwrap();
+        assert!(check_read_only_image(&empty).is_ok());
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! Goal: the network side of `nandlab serve` as users meet it: TLS-PSK with real clients (and
-//! plaintext refused under `--tls require`), `--read-only`, bad TLS/listen/stats flags failing
-//! at start-up with messages naming the file or address (a failed bind is not preceded by
-//! "listening on"), and clients that never read their replies leaving the server's RSS bounded
-//! while another client is served.
+//! plaintext refused under `--tls require`), `--read-only` (which never creates an image), bad
+//! TLS/listen/stats/limit flags failing at start-up with messages naming the file, address or
+//! flag (a failed bind is not preceded by "listening on"), clients that never read their
+//! replies — a few, or sixteen pipelining 32 MiB reads — leaving the server's RSS within the
+//! in-flight cap while another client is served, and a flood of sockets that never finish the
+//! handshake leaving a PSK client served at once.
 //! Method: run the built binary on a small image; `nbdinfo`/`qemu-io` as clients (a missing
 //! one prints SKIP and the check is skipped); server memory from `/proc/PID/status`.
 
@@ -170,6 +172,10 @@ fn bad_flags_fail_at_start_up_naming_the_culprit() {
     assert!(e.contains("server-cert.pem: cannot read"), "{e}");
     let e = serve_fails(&dir, &["--stats-json", "/nonexistent-dir/stats.json"]);
     assert!(e.contains("/nonexistent-dir/stats.json"), "{e}");
+    let e = serve_fails(&dir, &["--handshake-timeout-s", "0"]);
+    assert!(e.contains("--handshake-timeout-s"), "{e}");
+    let e = serve_fails(&dir, &["--max-handshakes", "none"]);
+    assert!(e.contains("--max-handshakes"), "{e}");
     // A port in use: the bind error names the address.
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
@@ -264,6 +270,200 @@ fn stalled_clients_keep_server_rss_bounded() {
     // 4 × 8 MiB of budget plus buffers; before the budgets it grew by about 1 GiB.
     assert!(growth_mib < 128.0, "RSS grew by {growth_mib:.1} MiB");
     drop(stalled);
+    drop(srv);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Runs `cmd` to the end, or kills it after `limit` (`None` then).
+fn output_within(cmd: &mut Command, limit: Duration) -> Option<std::process::Output> {
+    let mut child =
+        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Some(child.wait_with_output().unwrap())
+}
+
+#[test]
+fn read_only_never_creates_an_image() {
+    let dir = tmp_dir("ro-missing");
+    let typo = dir.join("disk.imgg");
+    let empty = dir.join("empty.img");
+    std::fs::write(&empty, b"").unwrap();
+    for (image, says) in [(&typo, "no such file"), (&empty, "empty")] {
+        let out = output_within(
+            Command::new(env!("CARGO_BIN_EXE_nandlab"))
+                .args(["serve", "--read-only", "--image"])
+                .arg(image)
+                .args(["--listen", "127.0.0.1:0"]),
+            Duration::from_secs(30),
+        )
+        .unwrap_or_else(|| panic!("--read-only on {} served instead of failing", image.display()));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&image.display().to_string())
+                && stderr.contains(says)
+                && stderr.contains("--read-only never creates"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("listening on") && !stderr.contains("panicked"), "{stderr}");
+    }
+    assert!(!typo.exists(), "an image was created");
+    assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0, "the empty file was written");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Sends `count` reads of `len` bytes on an open connection and never reads a reply; the
+/// sending thread stops once the server stops reading.
+fn stalled_reader(port: u16, count: u64, len: u32) -> TcpStream {
+    let s = nbd_open(port);
+    let mut w = s.try_clone().unwrap();
+    w.set_write_timeout(Some(Duration::from_millis(500))).unwrap();
+    std::thread::spawn(move || {
+        for i in 0..count {
+            let offset = (i * u64::from(len)) % (256 << 20);
+            if w.write_all(&read_request(i, offset, len)).is_err() {
+                return;
+            }
+        }
+    });
+    s
+}
+
+/// Sixteen clients each pipeline 32 MiB reads and never read a reply: all together they pin no
+/// more than the documented cap on in-flight payload (`DEFAULT_TOTAL_BUDGET_BYTES`, 128 MiB),
+/// where each used to pin one 32 MiB request beyond any budget (+516 MiB RSS measured), and a
+/// client reading and writing within its reserve is served meanwhile.
+#[test]
+fn sixteen_clients_pipelining_large_reads_keep_rss_within_the_cap() {
+    const CAP_MIB: f64 = 128.0;
+    // Buffers (256 KiB each way per connection), thread stacks, allocator slack.
+    const SLACK_MIB: f64 = 32.0;
+    let dir = tmp_dir("rss-large");
+    let srv = Serve::start(&dir, &[]);
+    let pid = srv.child.id();
+    // Warm up: 32 MiB read once whole and once in 1 MiB pieces, 512 KiB writes.
+    let mut warm = nbd_open(srv.port);
+    let mut reply = vec![0u8; 16 + (32 << 20)];
+    warm.write_all(&read_request(1, 0, 32 << 20)).unwrap();
+    warm.read_exact(&mut reply).unwrap();
+    exercise(&mut warm, 32);
+    let before = rss_kib(pid);
+    let stalled: Vec<TcpStream> = (0..16).map(|_| stalled_reader(srv.port, 4, 32 << 20)).collect();
+    std::thread::sleep(Duration::from_secs(2));
+    let mut during = rss_kib(pid);
+    // The served client still gets its data, promptly, while they sit there.
+    let t = Instant::now();
+    exercise(&mut warm, 8);
+    let served_in = t.elapsed();
+    for _ in 0..5 {
+        std::thread::sleep(Duration::from_millis(200));
+        during = during.max(rss_kib(pid));
+    }
+    let growth_mib = during.saturating_sub(before) as f64 / 1024.0;
+    eprintln!(
+        "server RSS {before} KiB -> {during} KiB with 16 clients pipelining 32 MiB reads \
+         (+{growth_mib:.1} MiB); the served client's 8 write+read rounds took {served_in:?}"
+    );
+    assert!(served_in < Duration::from_secs(5), "served in {served_in:?}");
+    assert!(
+        growth_mib <= CAP_MIB + SLACK_MIB,
+        "RSS grew by {growth_mib:.1} MiB, more than the {CAP_MIB} MiB cap + {SLACK_MIB} MiB"
+    );
+    drop(stalled);
+    drop(srv);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `rounds` of a 512 KiB write then its read-back (within a connection's 1 MiB reserve).
+fn exercise(s: &mut TcpStream, rounds: u64) {
+    let data: Vec<u8> = (0..512 << 10).map(|i: u32| (i % 251) as u8).collect();
+    for r in 0..rounds {
+        let offset = (r % 64) << 20;
+        let mut m = read_request(1000 + r, offset, data.len() as u32);
+        m[7] = 1; // NBD_CMD_WRITE
+        m.extend_from_slice(&data);
+        s.write_all(&m).unwrap();
+        let mut head = [0u8; 16];
+        s.read_exact(&mut head).unwrap();
+        assert_eq!(&head[4..8], &[0, 0, 0, 0], "write failed");
+        s.write_all(&read_request(2000 + r, offset, data.len() as u32)).unwrap();
+        let mut back = vec![0u8; 16 + data.len()];
+        s.read_exact(&mut back).unwrap();
+        assert_eq!(&back[4..8], &[0, 0, 0, 0], "read failed");
+        assert!(back[16..] == data[..], "read back other data");
+    }
+}
+
+/// 64 sockets that connect and send nothing, against `--tls require` with a PSK and two slots:
+/// qemu-io with the right key still writes and reads at once, and a socket that stays silent is
+/// closed at the handshake deadline.
+#[test]
+fn a_flood_of_silent_sockets_cannot_lock_out_a_psk_client() {
+    if !have("qemu-io") {
+        return;
+    }
+    let dir = tmp_dir("flood");
+    let psk = dir.join("keys.psk");
+    std::fs::write(&psk, format!("alice:{PSK_HEX}\n")).unwrap();
+    let srv = Serve::start(
+        &dir,
+        &[
+            "--tls-psk",
+            psk.to_str().unwrap(),
+            "--max-connections",
+            "2",
+            "--max-handshakes",
+            "8",
+            "--handshake-timeout-s",
+            "4",
+        ],
+    );
+    let silent: Vec<TcpStream> =
+        (0..64).map(|_| TcpStream::connect(("127.0.0.1", srv.port)).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    for round in 0..2 {
+        let t = Instant::now();
+        let (ok, out) = run(Command::new("qemu-io")
+            .arg("--object")
+            .arg(format!(
+                "tls-creds-psk,id=t0,dir={},username=alice,endpoint=client",
+                dir.display()
+            ))
+            .arg("--image-opts")
+            .arg(format!("driver=nbd,host=127.0.0.1,port={},tls-creds=t0", srv.port))
+            .args(["-c", "write -P 0x5a 0 256k", "-c", "read -P 0x5a 0 256k"]));
+        let took = t.elapsed();
+        eprintln!("qemu-io under a flood of 64 silent sockets, round {round}: {took:?}");
+        assert!(
+            ok && out.contains("read 262144/262144 bytes")
+                && !out.contains("error")
+                && !out.contains("failed"),
+            "round {round}: {out}"
+        );
+        assert!(took < Duration::from_secs(5), "round {round}: qemu-io took {took:?}");
+    }
+    // A silent socket that was not evicted (the newest) is closed at the deadline.
+    let mut late = TcpStream::connect(("127.0.0.1", srv.port)).unwrap();
+    let t = Instant::now();
+    late.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut greeting = [0u8; 18];
+    late.read_exact(&mut greeting).unwrap();
+    let end = late.read(&mut [0u8; 1]);
+    let waited = t.elapsed();
+    assert!(matches!(end, Ok(0)) || end.is_err(), "{end:?}");
+    assert!(
+        waited > Duration::from_secs(2) && waited < Duration::from_secs(8),
+        "closed after {waited:?}, the deadline is 4 s"
+    );
+    drop(silent);
     drop(srv);
     let _ = std::fs::remove_dir_all(dir);
 }

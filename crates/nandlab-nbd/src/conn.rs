@@ -15,7 +15,12 @@
 //! Payload in flight (write data read, read data not yet sent) is bounded per connection and
 //! server-wide by the budgets of [`crate::budget`]; the reader waits for the writer before
 //! reading more, so a client that does not read its replies cannot make the server buffer
-//! without bound.
+//! without bound. Both threads report their payload transfers to the connection's
+//! [`Activity`], so that the sweep of [`crate::track`] can close a client that stalls one.
+//!
+//! The connection takes a transmission slot only when negotiation succeeds (`NBD_OPT_GO` or
+//! `NBD_OPT_EXPORT_NAME`); when all are taken, `GO` is answered `NBD_REP_ERR_POLICY` with a
+//! message saying so.
 //!
 //! With TLS (`NBD_OPT_STARTTLS`) the rest of the negotiation and the transmission phase run
 //! over the session of [`crate::tls`], whose reader and writer halves are shared by the same
@@ -26,9 +31,9 @@
 
 use crate::budget::{Budgets, ConnBudget};
 use crate::proto::{self, be_u16, be_u32, be_u64};
-use crate::server::Registry;
 use crate::stream::Conn;
 use crate::tls::{self, TlsConfig, TlsMode, TlsReader, TlsWriter};
+use crate::track::{Activity, Admission, Limits, Tracker};
 use crate::{CommandKind, Engine, Errno, ExportInfo, IoOutcome, IoRequest, ServeReport};
 use std::any::Any;
 use std::cmp::Ordering as CmpOrdering;
@@ -67,6 +72,8 @@ const MAX_CHUNK_DATA: usize = (u32::MAX - 8) as usize;
 pub(crate) struct Stats {
     pub(crate) connections: AtomicU64,
     pub(crate) refused_connections: AtomicU64,
+    pub(crate) dropped_handshakes: AtomicU64,
+    pub(crate) stalled_connections: AtomicU64,
     pub(crate) requests: AtomicU64,
     pub(crate) protocol_errors: AtomicU64,
     pub(crate) engine_failed: AtomicBool,
@@ -77,6 +84,8 @@ impl Stats {
         ServeReport {
             connections: self.connections.load(Ordering::Relaxed),
             refused_connections: self.refused_connections.load(Ordering::Relaxed),
+            dropped_handshakes: self.dropped_handshakes.load(Ordering::Relaxed),
+            stalled_connections: self.stalled_connections.load(Ordering::Relaxed),
             requests: self.requests.load(Ordering::Relaxed),
             protocol_errors: self.protocol_errors.load(Ordering::Relaxed),
             peak_inflight_bytes,
@@ -101,8 +110,8 @@ pub(crate) struct Shared {
     pub(crate) budgets: Arc<Budgets>,
     /// `None`: TLS off (`STARTTLS` refused).
     pub(crate) tls: Option<TlsConfig>,
-    /// `ServeOptions::negotiation_timeout`.
-    pub(crate) negotiation_timeout: Duration,
+    /// Open connections, their phases and limits.
+    pub(crate) tracker: Tracker,
 }
 
 impl Shared {
@@ -113,7 +122,7 @@ impl Shared {
         engine: Box<dyn Engine>,
         tls: Option<TlsConfig>,
         budgets: Arc<Budgets>,
-        negotiation_timeout: Duration,
+        limits: Limits,
     ) -> Shared {
         Shared {
             export,
@@ -123,8 +132,14 @@ impl Shared {
             stopping: AtomicBool::new(false),
             budgets,
             tls,
-            negotiation_timeout,
+            tracker: Tracker::new(limits),
         }
+    }
+
+    /// Adds what a sweep of the tracker closed to the counters.
+    pub(crate) fn count_swept(&self, swept: crate::track::Swept) {
+        self.stats.dropped_handshakes.fetch_add(swept.expired_handshakes, Ordering::Relaxed);
+        self.stats.stalled_connections.fetch_add(swept.stalled, Ordering::Relaxed);
     }
 }
 
@@ -324,26 +339,22 @@ impl From<io::Error> for ConnError {
     }
 }
 
-/// Thread body for one accepted connection.
-pub(crate) fn handle(conn: Conn, id: u64, shared: Arc<Shared>, registry: Registry) {
-    // The whole negotiation (TLS handshake included) must end within the timeout: a
-    // client that stalls or trickles there would otherwise hold a connection slot forever.
-    let clock = conn.try_clone().ok().map(|socket| Negotiation {
-        socket,
-        deadline: Instant::now() + shared.negotiation_timeout,
-    });
-    let result = match negotiate(Link::Plain(conn), &shared, clock.as_ref()) {
-        Ok(Some((link, session))) => {
-            if let Some(c) = &clock {
-                c.socket.set_read_timeout(None);
-            }
-            transmission(link, session, &shared)
-        }
+/// Thread body for one accepted connection, registered with the tracker as `id`.
+pub(crate) fn handle(conn: Conn, id: u64, shared: Arc<Shared>, activity: Arc<Activity>) {
+    // The handshake's deadline and budget are enforced from outside (the tracker's sweep and
+    // eviction shut the socket down), which covers every blocking read and write, TLS included.
+    let result = match negotiate(Link::Plain(conn), &shared, id, &activity) {
+        Ok(Some((link, session))) => transmission(link, session, &shared, &activity),
         Ok(None) => Ok(()),
         Err(e) => Err(e),
     };
     let stopping = shared.stopping.load(Ordering::SeqCst);
+    // A message cut short because the server closed the connection is not the client's error.
+    let closed_by_limits = shared.tracker.closed_by_limits(id);
     match &result {
+        Err(ConnError::Protocol(why)) if closed_by_limits => {
+            debug_log(id, &format!("{why} (closed by the handshake or stall limits)"))
+        }
         Err(ConnError::Protocol(why)) if !stopping => {
             shared.stats.protocol_errors.fetch_add(1, Ordering::Relaxed);
             debug_log(id, why);
@@ -351,27 +362,9 @@ pub(crate) fn handle(conn: Conn, id: u64, shared: Arc<Shared>, registry: Registr
         Err(ConnError::Io(e)) => debug_log(id, &e.to_string()),
         _ => {}
     }
-    if let Some(c) = registry.lock().unwrap_or_else(PoisonError::into_inner).remove(&id) {
-        c.shutdown(Shutdown::Both);
-    }
-}
-
-/// The negotiation's deadline, enforced as a read timeout on the socket.
-struct Negotiation {
-    socket: Conn,
-    deadline: Instant,
-}
-
-impl Negotiation {
-    /// Sets the socket's read timeout to the time left; an error once it has run out.
-    fn arm(&self) -> Result<(), ConnError> {
-        let left = self.deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(ConnError::Protocol("option negotiation took too long"));
-        }
-        self.socket.set_read_timeout(Some(left));
-        Ok(())
-    }
+    // After `transmission` returned: the writer has given its budget back, so the slot is
+    // freed only once its bytes are (the budgets' bound counts on it).
+    shared.tracker.remove(id);
 }
 
 /// With `NANDLAB_NBD_DEBUG` set in the environment, says why a connection ended.
@@ -492,53 +485,6 @@ impl Link {
     }
 }
 
-/// Answers a connection beyond `--max-connections`: the greeting, then `NBD_REP_ERR_POLICY`
-/// with `message` to every option (clients print it: "server has reached its limit"), until
-/// the client gives up, sends `ABORT`, or a few options or seconds have passed. An
-/// `NBD_OPT_EXPORT_NAME` (which cannot fail) just closes. Never enters transmission.
-pub(crate) fn refuse(mut conn: Conn, message: &str) {
-    const MAX_OPTIONS: usize = 8;
-    conn.set_read_timeout(Some(Duration::from_secs(10)));
-    let mut hello = Vec::with_capacity(18);
-    hello.extend_from_slice(&proto::NBDMAGIC.to_be_bytes());
-    hello.extend_from_slice(&proto::IHAVEOPT.to_be_bytes());
-    hello.extend_from_slice(&(proto::FLAG_FIXED_NEWSTYLE | proto::FLAG_NO_ZEROES).to_be_bytes());
-    if conn.write_all(&hello).is_err() {
-        return;
-    }
-    let mut cf = [0u8; 4];
-    if !matches!(read_full(&mut conn, &mut cf), Ok(true)) {
-        return;
-    }
-    for _ in 0..MAX_OPTIONS {
-        let mut hdr = [0u8; 16];
-        if !matches!(read_full(&mut conn, &mut hdr), Ok(true))
-            || be_u64(&hdr[0..8]) != proto::IHAVEOPT
-        {
-            return;
-        }
-        let option = be_u32(&hdr[8..12]);
-        let len = be_u32(&hdr[12..16]);
-        if len > MAX_OPTION_LEN || option == proto::OPT_EXPORT_NAME {
-            return;
-        }
-        let mut data = vec![0u8; len as usize];
-        if read_msg(&mut conn, &mut data).is_err() {
-            return;
-        }
-        let mut out = Vec::new();
-        if option == proto::OPT_ABORT {
-            proto::put_option_reply(&mut out, option, proto::REP_ACK, &[]);
-            let _ = conn.write_all(&out);
-            return;
-        }
-        proto::put_option_reply(&mut out, option, proto::REP_ERR_POLICY, message.as_bytes());
-        if conn.write_all(&out).is_err() {
-            return;
-        }
-    }
-}
-
 /// Transmission flags for this export and session.
 fn transmission_flags(export: &ExportInfo, structured: bool) -> u16 {
     let mut f = proto::FLAG_HAS_FLAGS
@@ -569,10 +515,9 @@ fn name_matches(export: &ExportInfo, name: &[u8]) -> bool {
 fn negotiate(
     mut conn: Link,
     shared: &Shared,
-    clock: Option<&Negotiation>,
+    id: u64,
+    activity: &Activity,
 ) -> Result<Option<(Link, Session)>, ConnError> {
-    let arm = || clock.map_or(Ok(()), Negotiation::arm);
-    arm()?;
     let export = &shared.export;
     let tls_mode = shared.tls.as_ref().map_or(TlsMode::Off, TlsConfig::mode);
     let mut hello = Vec::with_capacity(18);
@@ -596,7 +541,6 @@ fn negotiate(
     let mut structured = false;
 
     loop {
-        arm()?;
         let mut hdr = [0u8; 16];
         if !read_full(&mut conn, &mut hdr)? {
             return Ok(None);
@@ -639,12 +583,16 @@ fn negotiate(
                     // The option cannot fail: the protocol says to end the session.
                     return Ok(None);
                 }
+                if !take_slot(shared, id)? {
+                    // All transmission slots are taken, and the option cannot fail: close.
+                    return Ok(None);
+                }
                 out.extend_from_slice(&export.size_bytes.to_be_bytes());
                 out.extend_from_slice(&transmission_flags(export, structured).to_be_bytes());
                 if !no_zeroes {
                     out.extend_from_slice(&[0u8; 124]);
                 }
-                conn.write_all(&out)?;
+                last_reply(&mut conn, &out, activity)?;
                 return Ok(Some((conn, Session { structured })));
             }
             proto::OPT_ABORT => {
@@ -675,6 +623,7 @@ fn negotiate(
                     reply(&mut out, proto::REP_ACK, &[]);
                     socket.write_all(&out)?;
                     let (reader, writer) = tls::accept(cfg, socket)?;
+                    shared.tracker.authenticated(id);
                     let socket = socket.try_clone()?;
                     conn = Link::Tls { reader, writer, socket };
                     // Nothing negotiated in plaintext carries over into the TLS session (a
@@ -692,33 +641,15 @@ fn negotiate(
                     reply(&mut out, proto::REP_ERR_UNKNOWN, b"no such export")
                 }
                 Some((_, requests)) => {
-                    let mut d = Vec::with_capacity(14);
-                    d.extend_from_slice(&proto::INFO_EXPORT.to_be_bytes());
-                    d.extend_from_slice(&export.size_bytes.to_be_bytes());
-                    d.extend_from_slice(&transmission_flags(export, structured).to_be_bytes());
-                    reply(&mut out, proto::REP_INFO, &d);
-                    d.clear();
-                    d.extend_from_slice(&proto::INFO_BLOCK_SIZE.to_be_bytes());
-                    d.extend_from_slice(&export.min_block_bytes.to_be_bytes());
-                    d.extend_from_slice(&export.preferred_block_bytes.to_be_bytes());
-                    d.extend_from_slice(&export.max_block_bytes.to_be_bytes());
-                    reply(&mut out, proto::REP_INFO, &d);
-                    if requests.contains(&proto::INFO_NAME) {
-                        d.clear();
-                        d.extend_from_slice(&proto::INFO_NAME.to_be_bytes());
-                        d.extend_from_slice(export.name.as_bytes());
-                        reply(&mut out, proto::REP_INFO, &d);
-                    }
-                    if requests.contains(&proto::INFO_DESCRIPTION) {
-                        d.clear();
-                        d.extend_from_slice(&proto::INFO_DESCRIPTION.to_be_bytes());
-                        d.extend_from_slice(export.description.as_bytes());
-                        reply(&mut out, proto::REP_INFO, &d);
-                    }
-                    reply(&mut out, proto::REP_ACK, &[]);
-                    if option == proto::OPT_GO {
-                        conn.write_all(&out)?;
-                        return Ok(Some((conn, Session { structured })));
+                    if option == proto::OPT_GO && !take_slot(shared, id)? {
+                        // All transmission slots are taken; the client may try again or abort.
+                        reply(&mut out, proto::REP_ERR_POLICY, refusal(shared).as_bytes());
+                    } else {
+                        put_info(&mut out, option, export, structured, &requests);
+                        if option == proto::OPT_GO {
+                            last_reply(&mut conn, &out, activity)?;
+                            return Ok(Some((conn, Session { structured })));
+                        }
                     }
                 }
             },
@@ -748,6 +679,77 @@ fn negotiate(
         }
         conn.write_all(&out)?;
     }
+}
+
+/// Takes a transmission slot for connection `id` at the end of a successful negotiation:
+/// `false` (counted as a refusal) when all `max_connections` are taken; an error when the
+/// connection was closed meanwhile (handshake deadline, eviction).
+fn take_slot(shared: &Shared, id: u64) -> Result<bool, ConnError> {
+    match shared.tracker.enter_transmission(id) {
+        Admission::Admitted => Ok(true),
+        Admission::Full => {
+            shared.stats.refused_connections.fetch_add(1, Ordering::Relaxed);
+            Ok(false)
+        }
+        Admission::Closed => Err(ConnError::Io(io::Error::new(
+            io::ErrorKind::TimedOut,
+            "closed during the handshake (deadline passed, or evicted by newer connections)",
+        ))),
+    }
+}
+
+/// What a client refused for want of a transmission slot is told (qemu prints it).
+fn refusal(shared: &Shared) -> String {
+    format!(
+        "too many connections: this server serves at most {} at a time; try again later",
+        shared.tracker.limits().max_connections
+    )
+}
+
+/// Writes the reply that ends negotiation. The connection holds a transmission slot by now, so
+/// the write is watched like a reply: a client that stops reading here is closed after the
+/// stall timeout instead of holding the slot.
+fn last_reply(conn: &mut Link, out: &[u8], activity: &Activity) -> io::Result<()> {
+    activity.sending(Instant::now());
+    let r = conn.write_all(out);
+    activity.sent();
+    r
+}
+
+/// The replies to a successful `NBD_OPT_INFO`/`NBD_OPT_GO`: `NBD_INFO_EXPORT`,
+/// `NBD_INFO_BLOCK_SIZE` (always), the name and description when requested, then `REP_ACK`.
+fn put_info(
+    out: &mut Vec<u8>,
+    option: u32,
+    export: &ExportInfo,
+    structured: bool,
+    requests: &[u16],
+) {
+    let mut reply = |t: u32, d: &[u8]| proto::put_option_reply(out, option, t, d);
+    let mut d = Vec::with_capacity(14);
+    d.extend_from_slice(&proto::INFO_EXPORT.to_be_bytes());
+    d.extend_from_slice(&export.size_bytes.to_be_bytes());
+    d.extend_from_slice(&transmission_flags(export, structured).to_be_bytes());
+    reply(proto::REP_INFO, &d);
+    d.clear();
+    d.extend_from_slice(&proto::INFO_BLOCK_SIZE.to_be_bytes());
+    d.extend_from_slice(&export.min_block_bytes.to_be_bytes());
+    d.extend_from_slice(&export.preferred_block_bytes.to_be_bytes());
+    d.extend_from_slice(&export.max_block_bytes.to_be_bytes());
+    reply(proto::REP_INFO, &d);
+    if requests.contains(&proto::INFO_NAME) {
+        d.clear();
+        d.extend_from_slice(&proto::INFO_NAME.to_be_bytes());
+        d.extend_from_slice(export.name.as_bytes());
+        reply(proto::REP_INFO, &d);
+    }
+    if requests.contains(&proto::INFO_DESCRIPTION) {
+        d.clear();
+        d.extend_from_slice(&proto::INFO_DESCRIPTION.to_be_bytes());
+        d.extend_from_slice(export.description.as_bytes());
+        reply(proto::REP_INFO, &d);
+    }
+    reply(proto::REP_ACK, &[]);
 }
 
 /// Parses `NBD_OPT_INFO`/`NBD_OPT_GO` data: name and information requests.
@@ -874,18 +876,24 @@ fn validate(
 }
 
 /// The transmission phase: this thread reads, a writer thread replies.
-fn transmission(link: Link, session: Session, shared: &Arc<Shared>) -> Result<(), ConnError> {
+fn transmission(
+    link: Link,
+    session: Session,
+    shared: &Arc<Shared>,
+    activity: &Arc<Activity>,
+) -> Result<(), ConnError> {
     let (read_half, write_half, closer) = link.split()?;
     let (tx, rx) = mpsc::channel::<Pending>();
     let budget = Arc::new(shared.budgets.connection());
     let writer = {
-        let (budget, shared) = (Arc::clone(&budget), Arc::clone(shared));
+        let (budget, shared, activity) =
+            (Arc::clone(&budget), Arc::clone(shared), Arc::clone(activity));
         let structured = session.structured;
-        thread::Builder::new()
-            .name("nbd-writer".into())
-            .spawn(move || writer_loop(write_half, closer, rx, structured, &budget, &shared))?
+        thread::Builder::new().name("nbd-writer".into()).spawn(move || {
+            writer_loop(write_half, closer, rx, structured, &budget, &shared, &activity)
+        })?
     };
-    let result = reader_loop(read_half, tx, &session, &budget, shared);
+    let result = reader_loop(read_half, tx, &session, &budget, shared, activity);
     let _ = writer.join();
     result
 }
@@ -896,6 +904,7 @@ fn reader_loop(
     session: &Session,
     budget: &ConnBudget,
     shared: &Shared,
+    activity: &Activity,
 ) -> Result<(), ConnError> {
     let export = &shared.export;
     let write_limit = WRITE_DOS_LIMIT.max(u64::from(export.max_block_bytes));
@@ -921,8 +930,11 @@ fn reader_loop(
             return Err(ConnError::Protocol("write payload too large"));
         }
         let action = validate(export, session.structured, flags, typ, offset, length);
-        let cost = match (&action, typ) {
-            (_, proto::CMD_WRITE) | (Action::Engine(CommandKind::Read, _), _) => length as usize,
+        // Only payload the server holds costs budget: an invalid write's payload is streamed
+        // through and dropped. Validation caps the length at the export's maximum block size,
+        // which the server keeps within what the budgets can ever admit.
+        let cost = match action {
+            Action::Engine(CommandKind::Read | CommandKind::Write, _) => length as usize,
             _ => 0,
         };
         if !budget.acquire(cost) {
@@ -932,7 +944,10 @@ fn reader_loop(
         if typ == proto::CMD_WRITE {
             if let Action::Engine(..) = action {
                 data = vec![0u8; length as usize];
+                // Watched: a client that trickles the payload holds its bytes of the budget.
+                activity.receiving(Instant::now());
                 read_msg(&mut r, &mut data)?;
+                activity.received();
             } else {
                 // Invalid write: the payload still follows; read and drop it.
                 let n = io::copy(&mut (&mut r).take(u64::from(length)), &mut io::sink())?;
@@ -1117,6 +1132,7 @@ fn writer_loop(
     structured: bool,
     budget: &ConnBudget,
     shared: &Shared,
+    activity: &Activity,
 ) {
     let mut w = BufWriter::with_capacity(256 * 1024, conn);
     let mut heap: BinaryHeap<Pending> = BinaryHeap::new();
@@ -1172,6 +1188,9 @@ fn writer_loop(
                 batch.push(p);
             }
         }
+        // Watched from the sending of the first byte to the flush: a client that does not take
+        // its replies is closed after the stall timeout (the blocked write then fails).
+        activity.sending(now);
         for p in &batch {
             if write_reply(&mut w, structured, p).is_err() {
                 break 'outer true;
@@ -1180,6 +1199,7 @@ fn writer_loop(
         if w.flush().is_err() {
             break 'outer true;
         }
+        activity.sent();
         let replied = Instant::now();
         let mut completions = Vec::with_capacity(batch.len());
         for p in batch.drain(..) {

@@ -7,17 +7,17 @@
 
 use crate::budget::{Budgets, Gauge};
 use crate::conn::{self, Shared, MAX_INFLIGHT};
-use crate::server::{validate_export, Registry};
+use crate::server::{fit_to_budget, validate_export, SWEEP_PERIOD};
 use crate::stream::Conn;
+use crate::track::Limits;
 use crate::Engine;
-use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, PoisonError};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How the one connection is served.
 #[derive(Clone, Copy, Debug)]
@@ -71,21 +71,37 @@ pub fn serve_bytes(
     validate_export(&export)?;
     export.read_only |= options.read_only;
     let gauge = Arc::new(Gauge::default());
+    // One connection: one slot, one handshake.
+    let limits = Limits {
+        max_handshakes: 1,
+        max_connections: 1,
+        negotiation_timeout: options.negotiation_timeout,
+        stall_timeout: crate::DEFAULT_STALL_TIMEOUT,
+    };
     let budgets = Budgets::new(
         options.connection_budget_bytes,
         options.total_budget_bytes,
+        limits.max_connections,
         MAX_INFLIGHT,
         Arc::clone(&gauge),
     );
-    let shared = Arc::new(Shared::new(export, engine, None, budgets, options.negotiation_timeout));
+    fit_to_budget(&mut export, &budgets)?;
+    let shared = Arc::new(Shared::new(export, engine, None, budgets, limits));
     let (server, client) = UnixStream::pair()?;
-    let registry: Registry = Arc::new(Mutex::new(HashMap::new()));
-    // As the accept loop does: the registry's clone is shut down when the connection ends, so
-    // the client side sees end-of-file (and a blocked feeder an error).
-    registry
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(0, Conn::Unix(server.try_clone()?));
+    // As the accept loop does: the tracker's clone is shut down when the connection ends, so
+    // the client side sees end-of-file (and a blocked feeder an error); and swept, so the
+    // deadlines hold as in a server.
+    let (activity, _) = shared.tracker.register(0, Conn::Unix(server.try_clone()?));
+    let done = Arc::new(AtomicBool::new(false));
+    let sweeper = {
+        let (shared, done) = (Arc::clone(&shared), Arc::clone(&done));
+        thread::Builder::new().name("fuzz-sweep".into()).spawn(move || {
+            while !done.load(Ordering::SeqCst) {
+                thread::sleep(SWEEP_PERIOD);
+                shared.count_swept(shared.tracker.sweep(Instant::now()));
+            }
+        })?
+    };
     let mut feed = client.try_clone()?;
     let input = input.to_vec();
     let feeder = thread::Builder::new().name("fuzz-client-tx".into()).spawn(move || {
@@ -106,7 +122,9 @@ pub fn serve_bytes(
         }
         total
     })?;
-    conn::handle(Conn::Unix(server), 0, Arc::clone(&shared), registry);
+    conn::handle(Conn::Unix(server), 0, Arc::clone(&shared), activity);
+    done.store(true, Ordering::SeqCst);
+    let _ = sweeper.join();
     let _ = feeder.join();
     let reply_bytes = drainer.join().unwrap_or(0);
     {

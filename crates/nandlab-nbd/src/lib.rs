@@ -45,6 +45,7 @@ pub mod proto;
 mod server;
 mod stream;
 mod tls;
+mod track;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -61,11 +62,26 @@ pub const DEFAULT_PORT: u16 = 10809;
 /// use 1-16), few enough that refused clients say so instead of the server running out of
 /// threads or memory.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
+/// Default [`ServeOptions::max_handshakes`]: twice what `nbdcopy --connections 16` opens at
+/// once, so bursts of honest clients never evict each other, while a flood of sockets that never
+/// finish the handshake costs at most this many threads.
+pub const DEFAULT_MAX_HANDSHAKES: usize = 32;
+/// Default [`ServeOptions::negotiation_timeout`]: qemu-nbd's handshake limit. An honest client
+/// needs milliseconds (a TLS handshake included); a silent or trickling one is closed after this.
+pub const DEFAULT_NEGOTIATION_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default [`ServeOptions::stall_timeout`]: one transfer may take this long — a batch of replies
+/// is at most the connection's in-flight bytes (the larger of its budget and one maximal request,
+/// 32 MiB for `nandlab serve`), so a client must take ≥ 1.1 MB/s — as long as the Linux nbd
+/// driver's default request timeout; a client that does not read its replies holds its share of
+/// the shared pool no longer than this.
+pub const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default [`ServeOptions::connection_budget_bytes`]: 8 MiB holds fio's QD32 of 4 KiB (128 KiB),
 /// 32 of nbdcopy's 256 KiB requests and 4 of qemu's 2 MiB ones, enough to keep each streaming,
 /// while a client that never reads its replies pins only this much.
 pub const DEFAULT_CONNECTION_BUDGET_BYTES: usize = 8 << 20;
-/// Default [`ServeOptions::total_budget_bytes`]: 16 busy connections' worth.
+/// Default [`ServeOptions::total_budget_bytes`]: 16 busy connections' worth. With the default
+/// 64 connections this reserves 1 MiB per connection and shares 64 MiB (see
+/// [`ServeOptions::total_budget_bytes`]).
 pub const DEFAULT_TOTAL_BUDGET_BYTES: usize = 128 << 20;
 
 /// What the server tells clients about the one export it serves.
@@ -237,21 +253,40 @@ pub struct ServeOptions {
     /// `NBD_FLAG_READ_ONLY` is advertised and writes, trims and write-zeroes fail with `EPERM`
     /// before reaching the engine.
     pub read_only: bool,
-    /// Most connections served at once (at least 1); further ones are refused during the
-    /// handshake with `NBD_REP_ERR_POLICY` and a message saying so.
+    /// Most connections in the transmission phase at once (at least 1). A connection takes a
+    /// slot only when it completes option negotiation (TLS included), so connections that
+    /// never finish the handshake cannot take them; when all are taken, `NBD_OPT_GO` is
+    /// refused with `NBD_REP_ERR_POLICY` and a message saying so (`NBD_OPT_EXPORT_NAME`,
+    /// which cannot fail, closes the connection).
     pub max_connections: usize,
+    /// Most connections in the handshake (option negotiation, TLS included) at once (at least
+    /// 1), a budget separate from `max_connections`. One more closes the oldest handshake,
+    /// one that has not completed TLS first, so a flood of silent sockets cannot keep a new
+    /// client out.
+    pub max_handshakes: usize,
     /// Payload bytes (write data read, read data not yet sent) one connection may hold in
     /// flight; beyond it the server stops reading that connection's requests until replies
-    /// are written. An idle connection may always start one request, however large.
+    /// are written. A connection with nothing in flight may start one larger request (up to
+    /// the advertised maximum block size), from the shared pool.
     pub connection_budget_bytes: usize,
-    /// The same, summed over all connections (each connection's one guaranteed request aside).
+    /// Hard cap on the payload bytes in flight, all connections together. Each of the
+    /// `max_connections` slots has a reserve of `min(connection_budget_bytes, total /
+    /// (2 × max_connections))` that its connection can always use, whatever the others hold;
+    /// the rest (`total − max_connections × reserve`, at least half) is shared. The export's
+    /// maximum block size is advertised as at most `reserve + shared` (rounded down to the
+    /// preferred block size), the largest request that can be admitted; [`serve`] fails if that
+    /// is below the preferred block size.
     pub total_budget_bytes: usize,
     /// TLS (`NBD_OPT_STARTTLS`); `None` is `--tls off`: `STARTTLS` is refused.
     pub tls: Option<TlsConfig>,
     /// How long a client may take from connecting to the end of option negotiation (the TLS
-    /// handshake included) before the server closes it: a client stalled there would hold a
-    /// connection slot.
+    /// handshake included), however it sends its bytes, before the server closes it.
     pub negotiation_timeout: Duration,
+    /// How long one payload transfer of the transmission phase may take — the server writing
+    /// a batch of replies, or reading one write's payload — before the server closes the
+    /// connection (its in-flight bytes go back to the budgets). An idle connection is never
+    /// closed.
+    pub stall_timeout: Duration,
 }
 
 impl Default for ServeOptions {
@@ -263,17 +298,15 @@ impl Default for ServeOptions {
             handle_signals: false,
             read_only: false,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_handshakes: DEFAULT_MAX_HANDSHAKES,
             connection_budget_bytes: DEFAULT_CONNECTION_BUDGET_BYTES,
             total_budget_bytes: DEFAULT_TOTAL_BUDGET_BYTES,
             tls: None,
             negotiation_timeout: DEFAULT_NEGOTIATION_TIMEOUT,
+            stall_timeout: DEFAULT_STALL_TIMEOUT,
         }
     }
 }
-
-/// Default [`ServeOptions::negotiation_timeout`] (qemu-nbd's handshake limit is 10 s; TLS over
-/// slow links and scripted clients get more).
-pub const DEFAULT_NEGOTIATION_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The address actually bound.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -297,10 +330,16 @@ impl BoundAddress {
 /// Counters returned when the server stops.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ServeReport {
-    /// Accepted and served connections.
+    /// Accepted connections.
     pub connections: u64,
-    /// Connections refused because `max_connections` were already open.
+    /// `NBD_OPT_GO`/`NBD_OPT_EXPORT_NAME` refused because all `max_connections` slots were
+    /// taken.
     pub refused_connections: u64,
+    /// Connections closed in the handshake: past `negotiation_timeout`, or evicted by newer
+    /// ones beyond `max_handshakes`.
+    pub dropped_handshakes: u64,
+    /// Connections closed because a transfer stalled beyond `stall_timeout`.
+    pub stalled_connections: u64,
     /// Transmission-phase requests received (including rejected ones, excluding `NBD_CMD_DISC`).
     pub requests: u64,
     /// Connections closed because of a malformed message (bad magic,

@@ -2,13 +2,16 @@
 //!
 //! Threads: the caller's thread runs the accept loop (non-blocking accept
 //! polled every few milliseconds so a shutdown flag set by a handle or a
-//! signal is noticed); each connection gets a reader thread (negotiation,
-//! then request parsing, running the [`Engine`] under one lock) and a writer
+//! signal is noticed) and, every [`SWEEP_PERIOD`], the sweep of [`crate::track`] that closes
+//! handshakes past their deadline and stalled transfers; each connection gets a reader thread
+//! (negotiation, then request parsing, running the [`Engine`] under one lock) and a writer
 //! thread; a tick thread calls [`Engine::tick`] periodically.
 //!
-//! Connections beyond `ServeOptions::max_connections` are refused during the handshake
-//! (`NBD_REP_ERR_POLICY` with a message, see `conn::refuse`) on a short-lived thread; at most
-//! [`MAX_REFUSERS`] of those run at once, beyond which a refused connection is just closed.
+//! Every accepted connection is served: it counts against `ServeOptions::max_handshakes`
+//! (evicting the oldest handshake when that is full) until it completes negotiation, then takes
+//! one of the `max_connections` transmission slots or has its `NBD_OPT_GO` refused (see
+//! [`crate::track`]). So threads number at most `2 × max_connections + max_handshakes`, plus
+//! evicted connections on their way out.
 //!
 //! Shutdown: stop accepting and remove a Unix socket file; half-close every
 //! connection for reading so readers see end-of-file; wait (up to a grace
@@ -18,15 +21,15 @@
 
 use crate::budget::Budgets;
 use crate::conn::{self, Shared, MAX_INFLIGHT};
-use crate::stream::{bind_unix, Conn, Listener};
+use crate::stream::{bind_unix, Listener};
 use crate::tls::TlsMode;
+use crate::track::Limits;
 use crate::{BoundAddress, Engine, ExportInfo, Listen, ServeOptions, ServeReport, ShutdownHandle};
 use signal_hook::consts::{SIGINT, SIGTERM};
-use std::collections::HashMap;
 use std::io;
 use std::net::{Shutdown, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -36,12 +39,9 @@ const ACCEPT_POLL: Duration = Duration::from_millis(5);
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// Smallest tick period.
 const MIN_TICK: Duration = Duration::from_millis(1);
-/// Most threads answering refused connections at once (a flood of connections beyond the
-/// limit must not turn into a flood of threads).
-const MAX_REFUSERS: usize = 16;
-
-/// Open connections by id: a clone of each stream, so shutdown can close them.
-pub(crate) type Registry = Arc<Mutex<HashMap<u64, Conn>>>;
+/// How often the accept loop sweeps for handshakes past their deadline and stalled transfers:
+/// the precision of both timeouts.
+pub(crate) const SWEEP_PERIOD: Duration = Duration::from_millis(25);
 
 /// Binds the listener (non-blocking) and reports the real address. Errors name the address.
 pub(crate) fn bind(listen: &Listen) -> io::Result<(Listener, BoundAddress)> {
@@ -91,6 +91,27 @@ pub(crate) fn validate_export(e: &ExportInfo) -> io::Result<()> {
     {
         return bad("export name and description must be at most 4096 bytes without NUL".into());
     }
+    Ok(())
+}
+
+/// Lowers the export's maximum block size to what the budgets can ever admit (rounded down to
+/// the preferred block size), so that a valid request never waits forever; an error when that
+/// leaves less than the preferred block size.
+pub(crate) fn fit_to_budget(export: &mut ExportInfo, budgets: &Budgets) -> io::Result<()> {
+    let largest = budgets.largest_request_bytes();
+    let pref = export.preferred_block_bytes as usize;
+    if largest < pref {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "total_budget_bytes admits requests of at most {largest} bytes, less than the \
+                 export's preferred block size ({pref} bytes): raise it"
+            ),
+        ));
+    }
+    // Beyond 4 GiB every 32-bit length fits: no limit to add.
+    let fit = u32::try_from(largest - largest % pref).unwrap_or(u32::MAX);
+    export.max_block_bytes = export.max_block_bytes.min(fit);
     Ok(())
 }
 
@@ -157,13 +178,24 @@ pub(crate) fn run(
     // A server-side override: the engine need not know it is served read-only.
     export.read_only |= options.read_only;
     let tls = options.tls.clone().filter(|t| t.mode() != TlsMode::Off);
+    let limits = Limits {
+        max_handshakes: options.max_handshakes.max(1),
+        max_connections: options.max_connections.max(1),
+        negotiation_timeout: options.negotiation_timeout,
+        stall_timeout: options.stall_timeout,
+    };
     let budgets = Budgets::new(
         options.connection_budget_bytes,
         options.total_budget_bytes,
+        limits.max_connections,
         MAX_INFLIGHT,
         Arc::clone(&handle.gauge),
     );
-    let shared = Arc::new(Shared::new(export, engine, tls, budgets, options.negotiation_timeout));
+    if let Err(e) = fit_to_budget(&mut export, &budgets) {
+        listener.cleanup();
+        return Err(e);
+    }
+    let shared = Arc::new(Shared::new(export, engine, tls, budgets, limits));
     let tick = options.tick.max(MIN_TICK);
     // Periodic engine work (stats file, checkpoints) and completion delivery when idle.
     let ticker_shared = Arc::clone(&shared);
@@ -187,16 +219,10 @@ pub(crate) fn run(
         }
     };
 
-    let registry: Registry = Arc::new(Mutex::new(HashMap::new()));
     let mut threads: Vec<JoinHandle<()>> = Vec::new();
-    let mut refusers: Vec<JoinHandle<()>> = Vec::new();
-    let max_connections = options.max_connections.max(1);
-    let refusal = format!(
-        "too many connections: this server serves at most {max_connections} at a time; \
-         try again later"
-    );
     let mut failure: Option<io::Error> = None;
     let mut next_id: u64 = 0;
+    let mut last_sweep = Instant::now();
     while !handle.is_shutdown() {
         if ticker.is_finished() {
             failure = Some(io::Error::other(
@@ -204,45 +230,35 @@ pub(crate) fn run(
             ));
             break;
         }
+        // Checked on every turn, not only when idle: a flood of connections keeps `accept`
+        // busy, and it must not postpone the deadlines.
+        let now = Instant::now();
+        if now - last_sweep >= SWEEP_PERIOD {
+            last_sweep = now;
+            shared.count_swept(shared.tracker.sweep(now));
+        }
         match listener.accept() {
             Ok(Some(c)) => {
                 threads.retain(|t| !t.is_finished());
-                if threads.len() >= max_connections {
-                    shared.stats.refused_connections.fetch_add(1, Ordering::Relaxed);
-                    refusers.retain(|t| !t.is_finished());
-                    if refusers.len() < MAX_REFUSERS {
-                        let msg = refusal.clone();
-                        if let Ok(t) = thread::Builder::new()
-                            .name("nbd-refuse".into())
-                            .spawn(move || conn::refuse(c, &msg))
-                        {
-                            refusers.push(t);
-                        }
-                    }
-                    continue;
-                }
                 shared.stats.connections.fetch_add(1, Ordering::Relaxed);
+                // The tracker needs its own handle on the socket, to close it from outside the
+                // connection's threads; without one the connection cannot be policed: drop it.
+                let Ok(clone) = c.try_clone() else { continue };
                 let id = next_id;
                 next_id += 1;
-                if let Ok(clone) = c.try_clone() {
-                    registry.lock().unwrap_or_else(PoisonError::into_inner).insert(id, clone);
+                let (activity, evicted) = shared.tracker.register(id, clone);
+                if evicted {
+                    shared.stats.dropped_handshakes.fetch_add(1, Ordering::Relaxed);
                 }
-                let (s, r) = (Arc::clone(&shared), Arc::clone(&registry));
+                let s = Arc::clone(&shared);
                 match thread::Builder::new()
                     .name(format!("nbd-conn-{id}"))
-                    .spawn(move || conn::handle(c, id, s, r))
+                    .spawn(move || conn::handle(c, id, s, activity))
                 {
                     Ok(t) => threads.push(t),
-                    Err(_) => {
-                        // Could not start a thread: drop the connection.
-                        if let Some(c) =
-                            registry.lock().unwrap_or_else(PoisonError::into_inner).remove(&id)
-                        {
-                            c.shutdown(Shutdown::Both);
-                        }
-                    }
+                    // Could not start a thread: drop the connection.
+                    Err(_) => shared.tracker.remove(id),
                 }
-                threads.retain(|t| !t.is_finished());
             }
             Ok(None) => thread::sleep(ACCEPT_POLL),
             // Transient accept failures (EMFILE, ECONNABORTED...): back off and go on.
@@ -254,21 +270,15 @@ pub(crate) fn run(
     listener.cleanup();
     drop(listener);
     shared.stopping.store(true, Ordering::SeqCst);
-    for c in registry.lock().unwrap_or_else(PoisonError::into_inner).values() {
-        c.shutdown(Shutdown::Read);
-    }
+    shared.tracker.shutdown_all(Shutdown::Read);
     let deadline = Instant::now() + SHUTDOWN_GRACE;
     while threads.iter().any(|t| !t.is_finished()) && Instant::now() < deadline {
         thread::sleep(ACCEPT_POLL);
     }
-    for c in registry.lock().unwrap_or_else(PoisonError::into_inner).values() {
-        c.shutdown(Shutdown::Both);
-    }
+    shared.tracker.shutdown_all(Shutdown::Both);
     for t in threads {
         let _ = t.join();
     }
-    // Refusing threads end on their own within their read timeout; they hold no engine state.
-    drop(refusers);
 
     ticker_stop.store(true, Ordering::SeqCst);
     if ticker.join().is_err() && failure.is_none() {

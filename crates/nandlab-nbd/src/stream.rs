@@ -90,15 +90,6 @@ impl Conn {
         })
     }
 
-    /// Sets a read timeout (refused connections must not hold their thread for long); errors
-    /// are ignored (the connection then just waits for the client).
-    pub(crate) fn set_read_timeout(&self, t: Option<std::time::Duration>) {
-        let _ = match self {
-            Conn::Tcp(s) => s.set_read_timeout(t),
-            Conn::Unix(s) => s.set_read_timeout(t),
-        };
-    }
-
     /// Shuts down one or both directions; errors (already closed) are ignored.
     pub(crate) fn shutdown(&self, how: Shutdown) {
         let _ = match self {

@@ -1,5 +1,7 @@
 //! Limits and failure containment: clients that never read their replies keep the in-flight
-//! payload within the per-connection and global budgets while another client is served;
+//! payload within the per-connection budget and under the global cap (a hard one, large requests
+//! included) while another client is served; a client that stops reading is closed after the
+//! stall timeout and its bytes go back; the advertised maximum block size fits the budget;
 //! connections beyond `max_connections` are refused in the handshake with a message; an engine
 //! that panics answers `EIO` (then and for every later request) instead of hanging clients;
 //! the read-only option is enforced by the server whatever the engine says.
@@ -31,7 +33,9 @@ fn stalled_client(srv: &Server, count: u64, len: u32) -> TcpStream {
             m.extend_from_slice(&0u16.to_be_bytes());
             m.extend_from_slice(&CMD_READ.to_be_bytes());
             m.extend_from_slice(&i.to_be_bytes());
-            m.extend_from_slice(&((i * u64::from(len)) % (SIZE - u64::from(len))).to_be_bytes());
+            m.extend_from_slice(
+                &((i * u64::from(len)) % (SIZE - u64::from(len) + 1)).to_be_bytes(),
+            );
             m.extend_from_slice(&len.to_be_bytes());
             if s.write_all(&m).is_err() {
                 return;
@@ -50,6 +54,8 @@ fn stalled_readers_stay_within_budgets_and_others_are_served() {
         ServeOptions {
             connection_budget_bytes: CONN_BUDGET,
             total_budget_bytes: TOTAL_BUDGET,
+            // Reserves of 10 MiB / 16 = 640 KiB per slot, 5 MiB shared.
+            max_connections: 8,
             ..Server::options()
         },
     );
@@ -58,10 +64,8 @@ fn stalled_readers_stay_within_budgets_and_others_are_served() {
     std::thread::sleep(Duration::from_secs(2));
     let now = srv.handle.inflight_bytes();
     let peak = srv.handle.peak_inflight_bytes();
-    // Each connection holds at most its 4 MiB (each request fits, so the idle-connection
-    // allowance adds nothing); together they stay within the 10 MiB global budget, except that
-    // an idle connection may always start one request (1 MiB here), hence + 4 × 1 MiB.
-    assert!(peak <= (TOTAL_BUDGET + 4 * (1 << 20)) as u64, "peak {peak} bytes in flight");
+    // Each connection holds at most its 4 MiB; together they stay within the 10 MiB total.
+    assert!(peak <= TOTAL_BUDGET as u64, "peak {peak} bytes in flight");
     assert!(now >= (TOTAL_BUDGET / 2) as u64, "the stalled clients should fill the budget: {now}");
 
     // Another client is still served, at once, with correct data.
@@ -90,23 +94,155 @@ fn stalled_readers_stay_within_budgets_and_others_are_served() {
     assert!(report.peak_inflight_bytes >= peak, "{report:?}");
 }
 
+/// `NBD_INFO_BLOCK_SIZE` of a `GO` on a fresh connection: (min, preferred, max).
+fn block_sizes(srv: &Server) -> (Raw<TcpStream>, [u32; 3]) {
+    let mut c = srv.connect();
+    c.greet(3);
+    let r = c.opt(OPT_GO, &Raw::<TcpStream>::info_data("", &[]));
+    let info = r.iter().find(|r| u16b(&r.data[0..2]) == 3).expect("NBD_INFO_BLOCK_SIZE");
+    let sizes = [u32b(&info.data[2..6]), u32b(&info.data[6..10]), u32b(&info.data[10..14])];
+    assert_eq!(r.last().unwrap().reply_type, REP_ACK);
+    (c, sizes)
+}
+
 #[test]
-fn a_maximum_size_request_goes_through_a_small_budget() {
-    // 1 MiB budgets, 32 MiB requests: an idle connection may always run one.
+fn the_advertised_maximum_block_size_fits_a_small_budget() {
+    // 1 MiB in all, 4 slots: 128 KiB reserved for each, 512 KiB shared, so no request above
+    // 640 KiB could ever be admitted: that is the maximum advertised (instead of 32 MiB), and a
+    // larger request fails at once instead of waiting forever (or overrunning the total).
     let srv = Server::start_with(
         MemoryEngine::new("disk", SIZE),
         ServeOptions {
             connection_budget_bytes: 1 << 20,
             total_budget_bytes: 1 << 20,
+            max_connections: 4,
             ..Server::options()
         },
     );
+    let (mut c, sizes) = block_sizes(&srv);
+    assert_eq!(sizes, [1, 4096, 640 << 10]);
+    let data = pattern(4, 640 << 10);
+    assert_eq!(c.cmd(0, CMD_WRITE, 0, data.len() as u32, &data), 0);
+    assert!(c.read(0, 640 << 10).unwrap() == data);
+    // Beyond it: EINVAL, the payload drained (not buffered), the connection goes on.
+    let big = vec![7u8; 32 << 20];
+    assert_eq!(c.cmd(0, CMD_WRITE, 0, big.len() as u32, &big), EINVAL);
+    assert_eq!(c.read(0, 32 << 20), Err(EINVAL));
+    assert!(c.read(0, 4096).unwrap() == data[..4096]);
+    assert_eq!(srv.stop().peak_inflight_bytes, 640 << 10);
+    // A budget too small for even the preferred block size is refused at start-up.
+    let (_, join, _) = nandlab_nbd::spawn(
+        Box::new(MemoryEngine::new("disk", SIZE)),
+        ServeOptions { total_budget_bytes: 4095, max_connections: 1, ..Server::options() },
+    )
+    .unwrap();
+    let e = join.join().unwrap().unwrap_err();
+    assert!(e.to_string().contains("total_budget_bytes"), "{e}");
+}
+
+/// Sixteen clients that pipeline 32 MiB reads and never read a reply: the server-wide total
+/// holds (before, each idle connection got one request of any size admitted: 16 × 32 MiB in
+/// flight against a 64 MiB total), and a client reading and writing within its reserve is
+/// served at once meanwhile.
+#[test]
+fn many_clients_pipelining_large_reads_stay_within_the_total() {
+    const TOTAL_BUDGET: usize = 64 << 20;
+    let srv = Server::start_with(
+        MemoryEngine::new("disk", SIZE),
+        ServeOptions {
+            total_budget_bytes: TOTAL_BUDGET,
+            // Reserves of 64 MiB / 40 = 1.6 MiB per slot, 32 MiB shared.
+            max_connections: 20,
+            ..Server::options()
+        },
+    );
+    let stalled: Vec<TcpStream> = (0..16).map(|_| stalled_client(&srv, 4, 32 << 20)).collect();
+    // Until some stalled client holds most of the pool (with generous time for a loaded machine).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while srv.handle.inflight_bytes() < 30 << 20 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
     let mut c = srv.connect();
     c.open(false);
-    let data = pattern(4, 32 << 20);
-    assert_eq!(c.cmd(0, CMD_WRITE, 0, data.len() as u32, &data), 0);
-    assert!(c.read(0, 32 << 20).unwrap() == data);
-    assert_eq!(srv.stop().peak_inflight_bytes, 32 << 20);
+    let data = pattern(5, 1 << 20);
+    let t = Instant::now();
+    for round in 0..8u64 {
+        assert_eq!(c.cmd(0, CMD_WRITE, round << 20, data.len() as u32, &data), 0);
+        assert!(c.read(round << 20, 1 << 20).unwrap() == data);
+    }
+    assert!(t.elapsed() < Duration::from_secs(5), "served in {:?}", t.elapsed());
+    let peak = srv.handle.peak_inflight_bytes();
+    eprintln!("peak in flight with 16 stalled clients: {} MiB", peak >> 20);
+    assert!(peak <= TOTAL_BUDGET as u64, "peak {peak} bytes in flight, total {TOTAL_BUDGET}");
+    assert!(peak >= 32 << 20, "the stalled clients should have filled the pool: {peak}");
+    drop(stalled);
+    drop(c);
+    assert!(srv.stop().peak_inflight_bytes <= TOTAL_BUDGET as u64);
+}
+
+/// Reads from `s` (discarding) until the server's end of the connection shows: `true` for end
+/// of file or a reset within `limit`, `false` if the connection is still open then.
+fn drained_to_the_end(s: &mut TcpStream, limit: Duration) -> bool {
+    use std::io::Read;
+    let deadline = Instant::now() + limit;
+    s.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+    let mut buf = vec![0u8; 1 << 20];
+    while Instant::now() < deadline {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return true,
+        }
+    }
+    false
+}
+
+/// A client that stops reading its replies is closed once a transfer has stalled for
+/// `stall_timeout`, which gives its bytes back to the shared pool; meanwhile a client within
+/// its reserve is served at once, and afterwards a request that needs the pool goes through.
+#[test]
+fn a_client_that_stops_reading_is_closed_after_the_stall_timeout() {
+    const STALL: Duration = Duration::from_millis(1500);
+    let srv = Server::start_with(
+        MemoryEngine::new("disk", SIZE),
+        ServeOptions {
+            // 4 slots of 16 MiB: 2 MiB reserved for each, 8 MiB shared.
+            total_budget_bytes: 16 << 20,
+            max_connections: 4,
+            stall_timeout: STALL,
+            ..Server::options()
+        },
+    );
+    let t0 = Instant::now();
+    let mut stalled = stalled_client(&srv, 64, 8 << 20);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while srv.handle.inflight_bytes() < 8 << 20 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(srv.handle.inflight_bytes() >= 8 << 20, "the stalled client should hold the pool");
+    // Within the reserve: served now, while the stalled client holds the pool.
+    let mut c = srv.connect();
+    c.open(false);
+    let t = Instant::now();
+    assert_eq!(c.read(0, 1 << 20).map(|d| d.len()), Ok(1 << 20));
+    assert!(t.elapsed() < Duration::from_millis(1000), "reserve read took {:?}", t.elapsed());
+    // 8 MiB needs the pool: it goes through once the stalled client has been closed.
+    assert_eq!(c.read(0, 8 << 20).map(|d| d.len()), Ok(8 << 20));
+    let waited = t0.elapsed();
+    assert!(waited >= STALL, "the pool was free before the stall timeout: {waited:?}");
+    assert!(waited < STALL + Duration::from_secs(8), "served only after {waited:?}");
+    // The stalled client finds its connection closed (after the replies that were in the
+    // socket buffers).
+    assert!(drained_to_the_end(&mut stalled, Duration::from_secs(10)), "still open");
+    drop(c);
+    let report = srv.stop();
+    assert_eq!(report.stalled_connections, 1, "{report:?}");
 }
 
 #[test]
