@@ -191,7 +191,13 @@ fn a_config_path_that_never_ends_is_refused_in_bounded_memory() {
     for cmd in ["run", "print-config"] {
         refused(&[cmd, "/dev/zero"], &["/dev/zero", "longer than 16777216 bytes"]);
     }
+    // The same for a PSK file (`serve`'s other input named by a path).
     let dir = temp_dir();
+    let image = dir.join("psk.img");
+    let sock = dir.join("psk.sock");
+    let (image, sock) = (image.to_str().unwrap(), sock.to_str().unwrap());
+    let serve = ["serve", "--image", image, "--unix", sock, "--tls", "require"];
+    refused(&[&serve[..], &["--tls-psk", "/dev/zero"]].concat(), &["/dev/zero", "longer than"]);
     let binary = dir.join("binary.toml");
     std::fs::write(&binary, [0xC3u8, 0x28, 0xFF, 0x00]).unwrap();
     refused(&["run", binary.to_str().unwrap()], &["binary.toml", "not UTF-8"]);

@@ -6,11 +6,16 @@
 //! held or zeros, as NBD allows, but never garbage.)
 //!
 //! Method: a small device (cleaning, merges and RAM-region write-backs run constantly), a
-//! minimal NBD client over a Unix socket issuing seeded random 4 KiB writes, FUA writes,
-//! write-zeroes, trims and flushes one at a time, and a killer thread that sends SIGKILL at a
-//! random instant (20–400 ms), so kills land anywhere in the server: between the page and OOB
-//! writes of a program, inside an erase, a merge, an NVRAM write or a checkpoint. Restart on
-//! the same image, verify the whole disk against the model, repeat.
+//! minimal NBD client over a Unix socket issuing seeded random batches of up to 16 requests in
+//! flight at once — writes, FUA writes, write-zeroes and trims of 1 to 8 blocks, each batch's
+//! ranges disjoint, and now and then a FLUSH among them — and a killer thread that sends SIGKILL
+//! at a random instant (20–400 ms), so kills land anywhere in the server: between the page and
+//! OOB writes of a program, inside an erase, a merge, an NVRAM write or a checkpoint, with trims
+//! and write-zeroes in flight beside writes. Restart on the same image, verify the whole disk
+//! against the model, repeat. The model follows NBD: a FLUSH makes durable what was acknowledged
+//! before it was sent (the earlier batches), not the requests in flight beside it; a FUA write is
+//! durable when acknowledged; after a FLUSH written zeros read as zeros, and a trimmed block
+//! reads zeros or data it held before, never other data.
 //!
 //! Cycles per configuration: `NANDLAB_CRASH_CYCLES` (default 12 in the suite). The acceptance
 //! run is `experiments/serve/crash_matrix.sh` (200 cycles for every configuration).
@@ -93,6 +98,15 @@ impl Client {
         self.s.write_all(&r).ok().map(|()| self.handle)
     }
 
+    /// The next simple reply's handle, whichever request it answers (replies come in the order
+    /// the device completes them); `None` once the server is gone. An error fails the test.
+    fn reply_any(&mut self) -> Option<u64> {
+        let h = read_exact(&mut self.s, 16)?;
+        assert_eq!(u32::from_be_bytes(h[0..4].try_into().unwrap()), 0x6744_6698, "reply magic");
+        assert_eq!(u32::from_be_bytes(h[4..8].try_into().unwrap()), 0, "NBD error");
+        Some(be_u64(&h[8..16]))
+    }
+
     /// Waits for the reply; `None` once the server is gone. A reply with an error fails the
     /// test: nothing here should fail.
     fn reply(&mut self, handle: u64, data_len: usize) -> Option<Vec<u8>> {
@@ -101,13 +115,6 @@ impl Client {
         assert_eq!(u32::from_be_bytes(h[4..8].try_into().unwrap()), 0, "NBD error");
         assert_eq!(be_u64(&h[8..16]), handle);
         read_exact(&mut self.s, data_len)
-    }
-
-    fn call(&mut self, kind: u16, flags: u16, offset: u64, len: u32, payload: &[u8]) -> bool {
-        match self.send(kind, flags, offset, len, payload) {
-            Some(h) => self.reply(h, 0).is_some(),
-            None => false,
-        }
     }
 
     fn read(&mut self, offset: u64, len: usize) -> Vec<u8> {
@@ -137,24 +144,65 @@ fn version_of(block: u64, data: &[u8]) -> Option<Version> {
     (data == content(block, version).as_slice()).then_some(version)
 }
 
+/// A request's effect on one block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Event {
+    /// A write of this version (zeros: version 0, as NBD_CMD_WRITE_ZEROES writes).
+    Write(Version),
+    /// NBD_CMD_TRIM: the block may read zeros or anything it ever held until written again.
+    Trim,
+}
+
 /// What the model allows a block to hold after a crash.
 #[derive(Clone, Default)]
 struct Allowed {
-    /// The version made durable by the last acknowledged FLUSH or FUA.
+    /// The version made durable by the last acknowledged FLUSH or FUA (or read back).
     durable: Version,
-    /// Versions written since (acknowledged or in flight): each may have survived.
-    pending: Vec<Version>,
-    /// Trimmed since the last durable write: any version it ever held may come back.
+    /// The durable state is a trim: zeros or any version it ever held may come back.
     trimmed: bool,
+    /// Requests sent since (acknowledged or in flight), with the batch each was sent in: each
+    /// may have taken effect.
+    pending: Vec<(u64, Event)>,
     ever: Vec<Version>,
 }
 
 impl Allowed {
     fn allows(&self, v: Version) -> bool {
+        let any_old = |v: Version| v == 0 || self.ever.contains(&v);
         v == self.durable
-            || self.pending.contains(&v)
-            || (self.trimmed && (v == 0 || self.ever.contains(&v)))
+            || (self.trimmed && any_old(v))
+            || self.pending.iter().any(|&(_, e)| match e {
+                Event::Write(w) => w == v,
+                Event::Trim => any_old(v),
+            })
     }
+
+    /// A FLUSH acknowledged: what was sent before batch `batch` (and so acknowledged before
+    /// the FLUSH was sent) is durable, in the order it was sent.
+    fn settle_before(&mut self, batch: u64) {
+        let settled = self.pending.iter().take_while(|(b, _)| *b < batch).count();
+        for (_, e) in self.pending.drain(..settled) {
+            match e {
+                Event::Write(v) => (self.durable, self.trimmed) = (v, false),
+                Event::Trim => self.trimmed = true,
+            }
+        }
+    }
+
+    /// The block was read back (after a restart): that is its state now.
+    fn adopt(&mut self, v: Version) {
+        (self.durable, self.trimmed) = (v, false);
+        self.pending.clear();
+    }
+}
+
+/// One request of a batch.
+struct Sent {
+    handle: u64,
+    kind: u16,
+    fua: bool,
+    first: u64,
+    blocks: u64,
 }
 
 struct Lcg(u64);
@@ -211,6 +259,8 @@ fn crash_cycles(name: &str, args: &[&str], cycles: u64) -> (u64, u64) {
     let mut rng = Lcg(0x5eed ^ name.len() as u64);
     let mut model: Vec<Allowed> = Vec::new();
     let mut version: Version = 0;
+    let mut batch: u64 = 0;
+    let mut counts = Counts::default();
     let (mut lost, mut inconsistent) = (0u64, 0u64);
     for cycle in 0..cycles {
         let (mut child, sock) = start(&dir, &image, args);
@@ -232,11 +282,7 @@ fn crash_cycles(name: &str, args: &[&str], cycles: u64) -> (u64, u64) {
                         eprintln!("{name} cycle {cycle}: block {b} holds garbage");
                         inconsistent += 1;
                     }
-                    Some(v) if m.allows(v) => {
-                        m.durable = v;
-                        m.pending.clear();
-                        m.trimmed = false;
-                    }
+                    Some(v) if m.allows(v) => m.adopt(v),
                     Some(v) => {
                         eprintln!(
                             "{name} cycle {cycle}: block {b} holds version {v}, expected {} or \
@@ -268,69 +314,114 @@ fn crash_cycles(name: &str, args: &[&str], cycles: u64) -> (u64, u64) {
         if rng.next().is_multiple_of(4) {
             std::thread::sleep(Duration::from_millis(rng.next() % 120));
         }
-        for _ in 0..5000 {
-            let b = rng.next() % blocks;
-            let off = b * BLOCK as u64;
-            let m = &mut model[b as usize];
-            let op = rng.next() % 100;
-            let ok = match op {
-                0..=79 => {
-                    // Write (70–79: with FUA).
-                    version += 1;
-                    m.pending.push(version);
-                    m.ever.push(version);
-                    let fua = op >= 70;
-                    let ok = c.call(1, u16::from(fua), off, BLOCK as u32, &content(b, version));
-                    if ok && fua {
-                        *m = Allowed {
-                            durable: version,
-                            ever: std::mem::take(&mut m.ever),
-                            ..Default::default()
-                        };
-                    }
-                    ok
-                }
-                80..=84 => {
-                    // Write zeroes (NBD_CMD_WRITE_ZEROES).
-                    m.pending.push(0);
-                    c.call(6, 0, off, BLOCK as u32, &[])
-                }
-                85..=87 => {
-                    // Trim: the block may hold anything it ever held until written again.
-                    // Writes before the trim are undone by it.
-                    m.trimmed = true;
-                    m.pending.clear();
-                    c.call(4, 0, off, BLOCK as u32, &[])
-                }
-                _ => {
-                    let ok = c.call(3, 0, 0, 0, &[]);
-                    if ok {
-                        for m in &mut model {
-                            if let Some(&last) = m.pending.last() {
-                                m.durable = last;
-                                m.pending.clear();
-                                m.trimmed = false;
-                            }
-                        }
-                    }
-                    ok
-                }
-            };
-            if !ok {
-                break; // killed
-            }
-        }
+        run_batches(&mut c, &mut rng, &mut model, &mut version, &mut batch, &mut counts);
         done.store(true, Ordering::SeqCst);
         killer.join().unwrap();
         let _ = child.kill();
         child.wait().unwrap();
     }
+    let k = &counts;
     eprintln!(
         "{name}: {cycles} kill -9 cycles: {lost} lost flushed writes, {inconsistent} \
-         inconsistent blocks"
+         inconsistent blocks ({} writes, {} FUA writes, {} write-zeroes, {} trims, {} flushes \
+         in batches of up to 16 in flight)",
+        k.writes, k.fua_writes, k.write_zeroes, k.trims, k.flushes
     );
     let _ = std::fs::remove_dir_all(&dir);
     (lost, inconsistent)
+}
+
+/// Requests sent, by kind, over a configuration's cycles.
+#[derive(Default)]
+struct Counts {
+    writes: u64,
+    fua_writes: u64,
+    write_zeroes: u64,
+    trims: u64,
+    flushes: u64,
+}
+
+/// Sends batches of requests until the server is killed (or 2,000 batches): each batch up to
+/// 16 requests on disjoint ranges of 1 to 8 blocks — writes (some FUA), write-zeroes, trims —
+/// and now and then a FLUSH, all in flight at once, then their replies in any order. The model
+/// is updated as each request is sent (it may take effect from then on) and as replies arrive.
+fn run_batches(
+    c: &mut Client,
+    rng: &mut Lcg,
+    model: &mut [Allowed],
+    version: &mut Version,
+    batch: &mut u64,
+    counts: &mut Counts,
+) {
+    let blocks = model.len() as u64;
+    for _ in 0..2000 {
+        *batch += 1;
+        let depth = 1 + rng.next() % 16;
+        let mut taken: Vec<(u64, u64)> = Vec::new();
+        let mut sent: Vec<Sent> = Vec::new();
+        for _ in 0..depth {
+            let op = rng.next() % 100;
+            if op >= 92 {
+                // FLUSH beside the batch's other requests: it covers the earlier batches.
+                let Some(handle) = c.send(3, 0, 0, 0, &[]) else { return };
+                sent.push(Sent { handle, kind: 3, fua: false, first: 0, blocks: 0 });
+                counts.flushes += 1;
+                continue;
+            }
+            let n = 1 + rng.next() % 8;
+            let first = rng.next() % (blocks - n + 1);
+            if taken.iter().any(|&(f, k)| first < f + k && f < first + n) {
+                continue; // one request per block per batch keeps each block's order known
+            }
+            taken.push((first, n));
+            let (kind, fua, event) = match op {
+                0..=71 => {
+                    *version += 1;
+                    (1, op >= 60, Event::Write(*version))
+                }
+                72..=81 => (6, false, Event::Write(0)),
+                _ => (4, false, Event::Trim),
+            };
+            let mut payload = Vec::new();
+            for b in first..first + n {
+                let m = &mut model[b as usize];
+                m.pending.push((*batch, event));
+                if let Event::Write(v) = event {
+                    m.ever.push(v);
+                    if kind == 1 {
+                        payload.extend_from_slice(&content(b, v));
+                    }
+                }
+            }
+            let (off, len) = (first * BLOCK as u64, (n as usize * BLOCK) as u32);
+            let Some(handle) = c.send(kind, u16::from(fua), off, len, &payload) else { return };
+            sent.push(Sent { handle, kind, fua, first, blocks: n });
+            match (kind, fua) {
+                (1, false) => counts.writes += 1,
+                (1, true) => counts.fua_writes += 1,
+                (6, _) => counts.write_zeroes += 1,
+                _ => counts.trims += 1,
+            }
+        }
+        for _ in 0..sent.len() {
+            let Some(handle) = c.reply_any() else { return };
+            let r = sent.iter().find(|r| r.handle == handle).expect("a reply to a request sent");
+            if r.kind == 3 {
+                for m in model.iter_mut() {
+                    m.settle_before(*batch);
+                }
+            } else if r.fua {
+                // Durable now, and the block's latest request (one per block per batch).
+                for b in r.first..r.first + r.blocks {
+                    let m = &mut model[b as usize];
+                    let Some(&(_, Event::Write(v))) = m.pending.last() else {
+                        unreachable!("a FUA write is its block's latest request")
+                    };
+                    m.adopt(v);
+                }
+            }
+        }
+    }
 }
 
 fn cycles() -> u64 {
@@ -487,6 +578,48 @@ fn parallel_hardware_keeps_flushed_writes_across_kill_9() {
                 &eight[..],
                 &["--set", "ftl.kind=fast", "--set", "ftl.allocation=static"][..],
                 &["--set", "buffer.kind=fab", "--set", "buffer.size_bytes=262144"][..],
+                &scan[..],
+            ]
+            .concat(),
+        ),
+    ];
+    let configs: Vec<(&str, &[&str])> = configs.iter().map(|(n, a)| (*n, a.as_slice())).collect();
+    run_matrix(&configs);
+}
+
+/// Trims and write-zeroes in flight beside writes, on four configurations that each keep
+/// pages somewhere a crash can cut: DEB's RAM region (NVRAM), DAC's RAM region behind an LRU
+/// write buffer, FAST's log blocks behind FAB, and eight planes cleaned in the background.
+/// `experiments/serve/crash_matrix.sh` runs it (with the rest) at 200 cycles.
+#[test]
+fn trims_and_write_zeroes_beside_writes_keep_their_promises() {
+    let cp = ["--set", "serve.recovery=checkpoint", "--set", "serve.checkpoint_interval_s=0.05"];
+    let scan = ["--set", "serve.recovery=scan"];
+    let configs: Vec<(&str, Vec<&str>)> = vec![
+        ("page-deb", [&["--set", "ftl.placement=deb"][..], SMALL_RAM, &scan[..]].concat()),
+        (
+            "dacram-lru",
+            [
+                &["--set", "ftl.placement=dac", "--set", "dac.ram_region_bytes=131072"][..],
+                &["--set", "buffer.kind=lru", "--set", "buffer.size_bytes=262144"][..],
+                &cp[..],
+            ]
+            .concat(),
+        ),
+        (
+            "fast-fab",
+            [
+                &["--set", "ftl.kind=fast"][..],
+                &["--set", "buffer.kind=fab", "--set", "buffer.size_bytes=262144"][..],
+                &cp[..],
+            ]
+            .concat(),
+        ),
+        (
+            "parallel-2x2x2-background",
+            [
+                &["--set", "device.gangs=2", "--set", "device.chips_per_channel=2"][..],
+                &["--set", "device.planes_per_die=2", "--set", "ftl.gc_mode=background"][..],
                 &scan[..],
             ]
             .concat(),

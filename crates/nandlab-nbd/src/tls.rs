@@ -182,8 +182,25 @@ impl TlsConfig {
     }
 }
 
+/// Largest key, certificate or PSK file read: such files are a few KiB (a PSK file of many
+/// clients some MiB); the bound keeps a path such as `/dev/zero` from taking the machine's
+/// memory.
+pub const MAX_CREDENTIAL_FILE_BYTES: u64 = 16 << 20;
+
 fn read_file(path: &Path) -> Result<Vec<u8>, TlsError> {
-    std::fs::read(path).map_err(|error| TlsError::Read { path: path.to_path_buf(), error })
+    use std::io::Read;
+    let read = |error| TlsError::Read { path: path.to_path_buf(), error };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_CREDENTIAL_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(read)?;
+    if bytes.len() as u64 > MAX_CREDENTIAL_FILE_BYTES {
+        return Err(read(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("longer than {MAX_CREDENTIAL_FILE_BYTES} bytes: not a key, certificate or PSK file"),
+        )));
+    }
+    Ok(bytes)
 }
 
 /// First line of an OpenSSL error stack, without the numeric code prefix noise.
