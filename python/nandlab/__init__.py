@@ -22,17 +22,24 @@ pure function of (config, seed, version), all recorded in its `Result`. The vers
 native module was built from (``-dirty`` when the work tree had uncommitted changes, or
 ``no git commit: ...`` for a build outside a checkout), the string ``nandlab --version``
 prints. ``__version__`` is the package version alone (``0.1.0``).
+
+Every user error raises a subclass of `NandlabError`: `ConfigError` (a config key, named by
+``error.key``, or a config file), `TraceError`, `RequestError`, `SweepStoreError` (a sweep
+store: another sweep's, or a damaged file, named), `ReportError`, and `ArgumentError` for any
+other bad argument (named by ``error.argument``; also a ValueError, `ArgumentTypeError` also a
+TypeError, `ColumnError` also a KeyError).
 """
 
 from . import plot, recycling
 from ._analyze import SUITES, TraceAnalysis, analyze, suite
 from ._api import ProgressCallback, presets, resolve_config, run
 from ._config import ConfigLike, Overrides
+from ._errors import ArgumentError, ArgumentTypeError, ColumnError
 from ._native import BUILD_VERSION as build_version
 from ._native import ConfigError, NandlabError, RequestError, TraceError
 from ._native import __version__ as __version__
 from ._pbr import GeometryProbe, PbrResult, pbr, probe
-from ._report import report
+from ._report import ReportError, report
 from ._result import WALL_CLOCK_METRICS, Result, WearSample
 from ._store import SweepStoreError, load_sweep
 from ._sweep import SweepWarning, sweep, sweep_points, with_version, write_csv, write_parquet
@@ -40,6 +47,9 @@ from ._sweep import SweepWarning, sweep, sweep_points, with_version, write_csv, 
 __all__ = [
     "SUITES",
     "WALL_CLOCK_METRICS",
+    "ArgumentError",
+    "ArgumentTypeError",
+    "ColumnError",
     "ConfigError",
     "ConfigLike",
     "GeometryProbe",
@@ -47,6 +57,7 @@ __all__ = [
     "Overrides",
     "PbrResult",
     "ProgressCallback",
+    "ReportError",
     "RequestError",
     "Result",
     "SweepStoreError",

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from . import _native
+from ._errors import U64_MAX, argument_error, check_int, check_path, native_arguments
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -146,16 +147,24 @@ def analyze(
 
     Raises:
         TraceError: an unreadable or malformed trace, an unknown format, or no records.
+        ArgumentError: an argument out of its range (the message names it): ``device``,
+            ``sequential_window``, ``sample_points`` and ``buffer_window_ns`` are unsigned
+            64-bit, ``alignment_bytes`` at least 1.
     """
-    text = _native.analyze(
-        os.fspath(path),
-        format,
-        device,
-        sequential_window,
-        alignment_bytes,
-        sample_points,
-        buffer_window_ns,
-    )
+    trace = check_path(path, "path")
+    if device is not None:
+        device = check_int(device, "device", minimum=0, maximum=U64_MAX)
+    numbers = [
+        check_int(value, name, minimum=minimum, maximum=U64_MAX)
+        for name, value, minimum in (
+            ("sequential_window", sequential_window, 0),
+            ("alignment_bytes", alignment_bytes, 1),
+            ("sample_points", sample_points, 0),
+            ("buffer_window_ns", buffer_window_ns, 0),
+        )
+    ]
+    with native_arguments():
+        text = _native.analyze(trace, format, device, *numbers)
     return TraceAnalysis(json.loads(text))
 
 
@@ -174,13 +183,24 @@ def suite(name: str, out: PathLike, **params: Any) -> TraceAnalysis:
     ``data["targets"]`` holds the targets beside the measured figures.
 
     Raises:
-        ValueError: an unknown suite or parameter, or parameters that do not fit.
+        ArgumentError: (a ValueError) an unknown suite or parameter, or parameters that do not
+            fit; the message names the parameter.
+        NandlabError: ``out`` cannot be written.
     """
 
-    def text(v: Any) -> str:
+    def text(key: str, v: Any) -> str:
         if isinstance(v, (list, tuple)):
+            if not all(isinstance(p, (list, tuple)) and len(p) == 2 for p in v):
+                raise argument_error(
+                    key, f"expected (bytes, weight) pairs, e.g. [(4096, 0.7)], not {v!r}"
+                )
             return ",".join(f"{b}:{w}" for b, w in v)
         return str(v)
 
-    overrides = [f"{k}={text(v)}" for k, v in params.items()]
-    return TraceAnalysis(json.loads(_native.suite(name, os.fspath(out), overrides)))
+    if not isinstance(name, str):
+        raise argument_error("name", f"expected one of {SUITES}, not {name!r}", wrong_type=True)
+    target = check_path(out, "out")
+    overrides = [f"{k}={text(k, v)}" for k, v in params.items()]
+    with native_arguments():
+        report = _native.suite(name, target, overrides)
+    return TraceAnalysis(json.loads(report))

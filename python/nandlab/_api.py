@@ -10,6 +10,7 @@ from typing import Any, Optional, Union
 
 from . import _native
 from ._config import ConfigLike, Overrides, native_args
+from ._errors import argument_error
 from ._result import Result
 
 __all__ = ["ProgressCallback", "presets", "resolve_config", "run"]
@@ -78,7 +79,9 @@ def run(
     elif callable(progress):
         callback = progress
     elif progress is not False:
-        raise TypeError(f"progress must be a bool or a callable, not {progress!r}")
+        raise argument_error(
+            "progress", f"must be a bool or a callable, not {progress!r}", wrong_type=True
+        )
     try:
         report = _native.run(progress=callback, **args)
     finally:

@@ -5,6 +5,11 @@ A config given as a dict may be nested (``{"ftl": {"cleaning": "cat"}}``) or use
 handed to Rust as JSON, where it is validated once. Overrides (``set=``) become ``key=value``
 strings with the value written as TOML, exactly as on the command line. Errors found here are
 the same ``ConfigError`` the native side raises, naming the key.
+
+Config integers are TOML's: signed 64-bit. Unsigned keys (``run.seed``, counts, sizes) take
+0 ..= 2**63 - 1 through every front end (file, ``--set``, Python); a larger value is refused
+naming the key and that range. A config file is at most `MAX_CONFIG_BYTES` (16 MiB) and must be
+a regular file: the Python side checks it before the native side reads it.
 """
 
 from __future__ import annotations
@@ -12,12 +17,22 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional, Union
 
+from ._errors import argument_error, check_path, read_bounded
 from ._native import ConfigError
 
-__all__ = ["ConfigLike", "Overrides", "flatten", "native_args", "toml_value"]
+__all__ = [
+    "MAX_CONFIG_BYTES",
+    "ConfigLike",
+    "Overrides",
+    "flatten",
+    "native_args",
+    "read_config_text",
+    "toml_value",
+]
 
 ConfigLike = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
 """A config: a (nested or dotted) mapping, a TOML file path, or None for every default."""
@@ -29,6 +44,14 @@ Overrides = Union[Mapping[str, Any], Sequence[str], None]
 # that a resolved config can be run as it is.
 DERIVED_KEY = "derived"
 
+MAX_CONFIG_BYTES = 16 << 20
+"""The largest config file read (TOML): the commented examples are a few KiB; a larger file is
+the wrong one (``/dev/zero``, a trace), refused before it is read whole."""
+
+MAX_CONFIG_INT = 2**63 - 1
+"""The largest config integer (TOML's are signed 64-bit): also the largest value of an unsigned
+key such as ``run.seed``."""
+
 
 def config_error(key: str | None, message: str) -> ConfigError:
     """A ConfigError in the native side's format, with the `key` attribute set."""
@@ -39,9 +62,15 @@ def config_error(key: str | None, message: str) -> ConfigError:
 
 
 def _check_int(value: int, key: str) -> int:
-    """TOML (and so every config) integers are 64-bit signed."""
-    if not -(2**63) <= value < 2**63:
-        raise config_error(key or None, f"integer {value} is out of the 64-bit range")
+    """TOML (and so every config) integers are 64-bit signed: an unsigned key such as
+    ``run.seed`` takes 0 ..= 2**63 - 1 too, which the message names."""
+    if not -MAX_CONFIG_INT - 1 <= value <= MAX_CONFIG_INT:
+        raise config_error(
+            key or None,
+            f"integer {value} is out of range: config integers are TOML's signed 64-bit ones, "
+            f"{-MAX_CONFIG_INT - 1} ..= {MAX_CONFIG_INT} (2**63 - 1), so an unsigned key "
+            f"such as run.seed takes 0 ..= {MAX_CONFIG_INT}",
+        )
     return value
 
 
@@ -177,11 +206,48 @@ def overrides_list(overrides: Overrides) -> list[str]:
     if isinstance(overrides, Mapping):
         flat = flatten({str(k): v for k, v in overrides.items()})
         return [f"{key}={toml_value(value, key)}" for key, value in flat.items()]
+    if not isinstance(overrides, (list, tuple)):
+        raise argument_error(
+            "set",
+            "overrides must be a mapping of keys to values or a list of 'key=value' strings, "
+            f"not {overrides!r}",
+            wrong_type=True,
+        )
     items = list(overrides)
     for item in items:
         if not isinstance(item, str):
-            raise TypeError(f"overrides must be 'key=value' strings, not {item!r}")
+            raise argument_error(
+                "set", f"overrides must be 'key=value' strings, not {item!r}", wrong_type=True
+            )
+        key, sep, value = item.partition("=")
+        # A bare integer past TOML's range would reach the native side as a string and be
+        # refused there as "expected u64": name the range instead, as for a Python int (a
+        # string of digits is given quoted, as TOML wants it).
+        if sep and _INTEGER.fullmatch(value.strip()):
+            _check_int(int(value.strip().replace("_", "")), key.strip())
     return items
+
+
+_INTEGER = re.compile(r"[+-]?[0-9](_?[0-9])*")
+
+
+def _file_error(message: str) -> ConfigError:
+    """A ConfigError about a whole config file (``key`` None), as the native side raises."""
+    error = ConfigError(message)
+    error.key = None
+    return error
+
+
+def read_config_text(path: str | os.PathLike[str]) -> str:
+    """The text of the config file ``path``: a regular file of at most `MAX_CONFIG_BYTES`, in
+    UTF-8 (as the native reader wants it). Raises ConfigError naming the file."""
+    data = read_bounded(path, MAX_CONFIG_BYTES, "a config file", _file_error)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise _file_error(
+            f"{os.fspath(path)}: not a TOML config: not UTF-8 text (byte {e.start})"
+        ) from None
 
 
 def native_args(config: ConfigLike, overrides: Overrides) -> dict[str, Any]:
@@ -190,15 +256,22 @@ def native_args(config: ConfigLike, overrides: Overrides) -> dict[str, Any]:
     if config is None:
         return args
     if isinstance(config, (str, os.PathLike)):
-        args["config_path"] = os.fspath(config)
+        path = check_path(config, "config")
+        # Checked here, not only by the native reader, which reads a file whole whatever it
+        # is: /dev/zero or a huge file would never end. The native side reads it again (it
+        # is small) to resolve the relative trace paths it holds.
+        read_config_text(path)
+        args["config_path"] = path
         return args
     if isinstance(config, Mapping):
         nested = _nest(config)
         nested.pop(DERIVED_KEY, None)
         args["config_json"] = json.dumps(nested, allow_nan=False)
         return args
-    raise TypeError(
-        f"config must be a mapping, a TOML file path or None, not {type(config).__name__}"
+    raise argument_error(
+        "config",
+        f"must be a mapping, a TOML file path or None, not {type(config).__name__}",
+        wrong_type=True,
     )
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from . import _native
 from ._config import Overrides, overrides_list
+from ._errors import U64_MAX, argument_error, check_int, check_path, native_arguments
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -136,19 +137,32 @@ def pbr(
     `run`); a block device is overwritten and needs ``destroy_data=True``.
 
     Raises:
-        ValueError: an unknown target form, or ``set`` for a target other than ``sim:``.
+        ArgumentError: (a ValueError) an unknown target form, ``set`` for a target other than
+            ``sim:``, ``device`` or ``max_writes`` not an unsigned 64-bit integer.
         NandlabError: the target or the trace cannot be used (the message says why).
     """
-    text, (offsets, lengths, responses) = _native.pbr(
-        target,
-        os.fspath(trace),
-        overrides_list(set),
-        format,
-        device,
-        max_writes,
-        destroy_data,
-    )
+    _check_target(target)
+    path = check_path(trace, "trace")
+    if device is not None:
+        device = check_int(device, "device", minimum=0, maximum=U64_MAX)
+    if max_writes is not None:
+        max_writes = check_int(max_writes, "max_writes", minimum=0, maximum=U64_MAX)
+    overrides = overrides_list(set)
+    with native_arguments():
+        text, (offsets, lengths, responses) = _native.pbr(
+            target, path, overrides, format, device, max_writes, bool(destroy_data)
+        )
     return PbrResult(json.loads(text), offsets, lengths, responses)
+
+
+def _check_target(target: Any) -> None:
+    if not isinstance(target, str) or not target:
+        raise argument_error(
+            "target",
+            "expected \"sim:\", \"nbd://host:port\", \"nbd+unix:///?socket=PATH\" or a block "
+            f"device path, not {target!r}",
+            wrong_type=not isinstance(target, str),
+        )
 
 
 @dataclass(frozen=True)
@@ -202,8 +216,21 @@ def probe(
     ``destroy_data=True``.
 
     Raises:
-        ValueError: an unknown target form or probe name.
+        ArgumentError: (a ValueError) an unknown target form or probe name, ``repeats`` not a
+            positive integer.
         NandlabError: the target cannot be used or is too small.
     """
-    text = _native.probe(target, overrides_list(set), only or [], repeats, destroy_data)
+    _check_target(target)
+    if only is not None and (
+        isinstance(only, str) or not isinstance(only, (list, tuple))
+        or not all(isinstance(o, str) for o in only)
+    ):
+        raise argument_error(
+            "only", f"expected a list of probe names, e.g. ['page'], not {only!r}",
+            wrong_type=True,
+        )
+    repeats = check_int(repeats, "repeats", minimum=1, maximum=1_000_000)
+    overrides = overrides_list(set)
+    with native_arguments():
+        text = _native.probe(target, overrides, list(only or []), repeats, bool(destroy_data))
     return GeometryProbe(json.loads(text))

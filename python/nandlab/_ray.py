@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import pathlib
+import stat
 from collections import deque
 from collections.abc import Iterator
 from typing import Any, Optional
 
 from . import _native
-from ._config import toml_loads
+from ._config import read_config_text, toml_loads
+from ._errors import argument_error, file_kind
 from ._worker import Outcome, run_point, run_shipped, trace_digest, trace_override
 
 # Tasks in flight per CPU of the cluster: enough that no CPU waits for the driver.
@@ -63,7 +66,14 @@ class RayRunner:
             kwargs["num_cpus"] = self.jobs
         # A local cluster's workers run this interpreter, so they import this nandlab; a
         # remote cluster's nodes have their own (its version is checked on every result).
-        ray.init(address=self.address, **kwargs)
+        try:
+            ray.init(address=self.address, **kwargs)
+        except (ValueError, ConnectionError, RuntimeError, TimeoutError) as e:
+            # Ray's own errors for an address it cannot parse or reach, a client it lacks.
+            where = repr(self.address) if self.address is not None else "a local one"
+            raise argument_error(
+                "address", f"cannot start or join the Ray cluster {where}: {_first_line(e)}"
+            ) from None
         self.started = True
 
     def run(
@@ -118,10 +128,7 @@ class RayRunner:
                     paths[given] = None
         shipped = []
         for path in paths:
-            try:
-                data = pathlib.Path(path).read_bytes()
-            except OSError as e:
-                raise _native.TraceError(f"{path}: {e.strerror or e}") from None
+            data = _read_trace(path)
             # Nested in a list so that Ray hands the task the reference, not the bytes: a
             # node fetches them only when it has no copy yet.
             ref = [self.ray.put(data)]
@@ -138,6 +145,26 @@ class RayRunner:
         if self.started:
             ray.shutdown()
             self.started = False
+
+
+def _read_trace(path: str) -> bytes:
+    """A trace to ship, whole: a regular file (a device or a FIFO would be read forever), read
+    up to the size it had when opened (the object store holds that much)."""
+    try:
+        # Non-blocking: opening a FIFO without a writer would wait forever.
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:
+            info = os.fstat(file.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                error = _native.TraceError(
+                    f"{path}: {file_kind(info.st_mode)}: a shipped trace must be a regular file"
+                )
+                error.path, error.line = path, None
+                raise error
+            return file.read(info.st_size)
+    except OSError as e:
+        error = _native.TraceError(f"{path}: cannot read the trace: {e.strerror or e}")
+        error.path, error.line = path, None
+        raise error from None
 
 
 def _first_line(error: BaseException) -> str:
@@ -159,9 +186,7 @@ def _as_json_config(config: dict[str, Any]) -> dict[str, Any]:
             "(pip install tomli)"
         )
     try:
-        value = loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise _native.ConfigError(f"{path}: {e.strerror or e}") from None
+        value = loads(read_config_text(path))
     except ValueError as e:  # the TOML decode error
         raise _native.ConfigError(f"{path}: {e}") from None
     workload = value.get("workload")

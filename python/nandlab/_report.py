@@ -39,6 +39,7 @@ import math
 import os
 import pathlib
 import re
+import stat
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from . import _native, plot
 from ._config import flatten, toml_value
+from ._errors import argument_error, check_path, file_kind, read_bounded
 from ._result import Result
 
 if TYPE_CHECKING:
@@ -75,6 +77,13 @@ MAX_TABLE_ROWS = 400
 DPI = 100
 TABLE_SUFFIXES = (".csv", ".parquet")
 
+MAX_RESULT_BYTES = 256 << 20
+"""The largest result JSON read (a run's is a few KiB; wear samples and a trace's facts add
+little)."""
+
+MAX_TABLE_BYTES = 4 << 30
+"""The largest CSV or Parquet table read (as the sweep store's largest file)."""
+
 # Columns of stored sweep rows and tables that are neither config, metrics nor labels.
 _META = {"seed", "version", "point", "status", "error", "error_type", "error_attributes",
          "result_json"}
@@ -103,9 +112,21 @@ details { margin: 0.5em 0; }
 """
 
 
-class ReportError(ValueError):
-    """A source a report cannot be made from (unknown kind, unreadable or empty); the message
-    says what was expected."""
+class ReportError(_native.NandlabError, ValueError):
+    """A source a report cannot be made from (unknown kind, unreadable or empty), or an output
+    file that cannot be written; the message names the file and says what was expected."""
+
+
+class ReportSourceNotFound(ReportError, FileNotFoundError):
+    """The source of a report does not exist (a `ReportError` and a `FileNotFoundError`)."""
+
+    def __init__(self, message: str) -> None:
+        # One argument, as other ReportErrors: OSError's (errno, strerror) form would print
+        # as a tuple.
+        super().__init__(message)
+
+
+ReportError.__module__ = "nandlab"  # the package re-exports it
 
 
 # --- the page ---------------------------------------------------------------------------------
@@ -729,11 +750,12 @@ def _sweep_section(page: _Page, root: pathlib.Path, source: str) -> None:
     from . import _store
 
     manifest = _store.read_manifest(root)
-    stored = _store.SweepStore(root, manifest).stored()
+    store = _store.SweepStore(root, manifest)
+    stored = store.stored()
     records = _store.load_records(stored)
     # The rows `load_sweep` gives, from the records already read: the points with a record,
     # in grid order.
-    rows = _store.frame_of(manifest.keys, manifest.points, records, with_status=True)
+    rows = _store.frame_of(manifest.keys, manifest.points, records, True, store)
     indexes = [i for i in range(len(manifest.points)) if i in records]
     rows = rows.assign(point=indexes)
     results = {
@@ -830,11 +852,23 @@ def _sweep_section(page: _Page, root: pathlib.Path, source: str) -> None:
 def _read_table(path: pathlib.Path) -> pd.DataFrame:
     import pandas as pd
 
+    # A regular file of a bounded size: a table named after /dev/zero or a FIFO would be
+    # read forever.
+    try:
+        info = path.stat()
+    except OSError as e:
+        raise ReportError(f"{path}: cannot read the table ({e.strerror or e})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise ReportError(f"{path}: {file_kind(info.st_mode)}: a table must be a regular file")
+    if info.st_size > MAX_TABLE_BYTES:
+        raise ReportError(
+            f"{path}: {info.st_size:,} bytes, more than the {MAX_TABLE_BYTES:,} a table may hold"
+        )
     try:
         if path.suffix == ".parquet":
             return pd.read_parquet(path)
         return pd.read_csv(path)
-    except (OSError, ValueError, ImportError) as e:
+    except (OSError, ValueError, ImportError, TypeError, KeyError) as e:
         raise ReportError(f"{path}: cannot read the table ({e})") from None
 
 
@@ -901,8 +935,9 @@ def _tables_page(page: _Page, paths: Sequence[pathlib.Path], source: str, kind: 
 
 
 def _result_from_file(path: pathlib.Path) -> Result:
+    text = read_bounded(path, MAX_RESULT_BYTES, "a result JSON", ReportError)
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(text)
         if not isinstance(data, Mapping) or "metrics" not in data or "config" not in data:
             raise ReportError(
                 f"{path}: not a nandlab result (the JSON `nandlab run --json` writes, with "
@@ -923,13 +958,13 @@ def _build(source: Union[Result, PathLike], title: Optional[str]) -> str:
         _run_section(page, source, "a nandlab.Result object")
         return page.render(title or "nandlab run report")
     if not isinstance(source, (str, os.PathLike)):
-        raise TypeError(
-            f"source must be a Result or a path, not {type(source).__name__}"
+        raise argument_error(
+            "source", f"must be a Result or a path, not {type(source).__name__}", wrong_type=True
         )
-    text = os.fspath(source)
+    text = check_path(source, "source")
     path = pathlib.Path(text)
     if not path.exists():
-        raise FileNotFoundError(f"{text}: no such file or directory")
+        raise ReportSourceNotFound(f"{text}: no such file or directory")
     if path.is_file() and path.name == _store.MANIFEST:
         path = path.parent
     if path.is_dir():
@@ -978,18 +1013,22 @@ def report(
     the grid, failed points, versions and config. The same input writes the same bytes.
 
     Raises:
-        FileNotFoundError: ``source`` does not exist.
-        ReportError: (a ValueError) ``source`` is of no kind above, or unreadable.
+        ReportError: (a NandlabError and a ValueError) ``source`` is of no kind above, or
+            unreadable (a missing one: also a FileNotFoundError), or ``out`` cannot be
+            written.
         SweepStoreError: a broken sweep store.
     """
     import matplotlib
 
+    path = pathlib.Path(check_path(out, "out"))
     with matplotlib.rc_context({"svg.hashsalt": "nandlab-report"}):
         page = _build(source, title)
-    path = pathlib.Path(out)
-    if path.parent and not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(page.encode("utf-8"))
+    try:
+        if path.parent and not path.parent.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(page.encode("utf-8"))
+    except OSError as e:
+        raise ReportError(f"{out}: cannot write the report: {e.strerror or e}") from None
     return path
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from ._config import flatten
+from ._errors import argument_error
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,6 +34,13 @@ _FRAME_EXCLUDED_METRICS = (
     "read_latency_histogram_ns",
     "write_latency_histogram_ns",
 )
+
+
+def _why(error: Exception) -> str:
+    """What a missing field (KeyError) or a wrong one made fail, in words."""
+    if isinstance(error, KeyError):
+        return f"no {error.args[0]!r} field"
+    return str(error)
 
 
 def _cell(value: Any) -> Any:
@@ -72,18 +80,26 @@ class WearSample:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> WearSample:
-        """A sample from its JSON form (one entry of ``metrics["wear_samples"]``)."""
-        return cls(
-            host_write_bytes=int(data["host_write_bytes"]),
-            erases=int(data["erases"]),
-            wear_leveling_erases=int(data["wear_leveling_erases"]),
-            wear_leveling_copies=int(data["wear_leveling_copies"]),
-            flash_program_pages=int(data["flash_program_pages"]),
-            wear_mean=float(data["wear_mean"]),
-            wear_stddev=float(data["wear_stddev"]),
-            wear_max=int(data["wear_max"]),
-            wear_min=int(data["wear_min"]),
-        )
+        """A sample from its JSON form (one entry of ``metrics["wear_samples"]``).
+
+        Raises:
+            ArgumentError: (a ValueError) ``data`` is not a wear sample (the message says
+                which field is missing or wrong).
+        """
+        try:
+            return cls(
+                host_write_bytes=int(data["host_write_bytes"]),
+                erases=int(data["erases"]),
+                wear_leveling_erases=int(data["wear_leveling_erases"]),
+                wear_leveling_copies=int(data["wear_leveling_copies"]),
+                flash_program_pages=int(data["flash_program_pages"]),
+                wear_mean=float(data["wear_mean"]),
+                wear_stddev=float(data["wear_stddev"]),
+                wear_max=int(data["wear_max"]),
+                wear_min=int(data["wear_min"]),
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise argument_error("data", f"not a wear sample: {_why(e)}") from None
 
 
 @dataclass(frozen=True)
@@ -111,19 +127,39 @@ class Result:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Result:
-        """A result from its `to_dict` form (also the CLI's ``--json`` output)."""
-        return cls(
-            metrics=dict(data["metrics"]),
-            config=dict(data["config"]),
-            seed=int(data["seed"]),
-            version=str(data["version"]),
-            trace=dict(data["trace"]) if data.get("trace") is not None else None,
-        )
+        """A result from its `to_dict` form (also the CLI's ``--json`` output).
+
+        Raises:
+            ArgumentError: (a ValueError) ``data`` is not a result (the message says which
+                field is missing or wrong).
+        """
+        if not isinstance(data, Mapping):
+            raise argument_error(
+                "data", f"not a nandlab result: a mapping expected, not {type(data).__name__}"
+            )
+        try:
+            return cls(
+                metrics=dict(data["metrics"]),
+                config=dict(data["config"]),
+                seed=int(data["seed"]),
+                version=str(data["version"]),
+                trace=dict(data["trace"]) if data.get("trace") is not None else None,
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise argument_error("data", f"not a nandlab result: {_why(e)}") from None
 
     @classmethod
     def from_json(cls, text: str) -> Result:
-        """A result from `to_json` text (also the CLI's ``--json`` output)."""
-        return cls.from_dict(json.loads(text))
+        """A result from `to_json` text (also the CLI's ``--json`` output).
+
+        Raises:
+            ArgumentError: (a ValueError) ``text`` is not JSON, or not a result's.
+        """
+        try:
+            data = json.loads(text)
+        except (TypeError, ValueError) as e:  # JSONDecodeError, or not a str/bytes at all
+            raise argument_error("text", f"not a nandlab result's JSON: {e}") from None
+        return cls.from_dict(data)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data: ``metrics, config, seed, version`` and ``trace`` when there is one."""
@@ -184,7 +220,7 @@ class Result:
         import pandas as pd
 
         if kind not in ("read", "write"):
-            raise ValueError(f"kind must be 'read' or 'write', not {kind!r}")
+            raise argument_error("kind", f"must be 'read' or 'write', not {kind!r}")
         pairs = self.metrics.get(f"{kind}_latency_histogram_ns") or []
         frame = pd.DataFrame(
             sorted((int(ns), int(n)) for ns, n in pairs), columns=["latency_ns", "requests"]

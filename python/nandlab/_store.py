@@ -16,6 +16,10 @@ moment (Ctrl-C, ``kill -9``) leaves only whole parts: it loses at most the point
 running. Rerunning the same sweep skips every point already stored (failed points too: their
 error is deterministic; ``retry_failed`` runs them again). A store remembers what it holds: a
 different base config, grid or version is refused, naming what differs.
+
+A store is read defensively: a manifest or part that cannot be read, is not what this code
+writes, or is larger than the limits below (`MAX_MANIFEST_BYTES`, `MAX_STORE_FILE_BYTES`) is a
+`SweepStoreError` naming the file and how to recover, never a Parquet or JSON error from inside.
 """
 
 from __future__ import annotations
@@ -23,11 +27,14 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from . import _native
+from ._errors import check_path as _check_path
+from ._errors import file_kind, read_bounded
 from ._result import Result, _cell
 
 if TYPE_CHECKING:
@@ -38,6 +45,14 @@ __all__ = ["Manifest", "SweepStore", "SweepStoreError", "load_sweep", "read_mani
 FORMAT = "nandlab-sweep/1"
 MANIFEST = "manifest.json"
 RESULTS = "results.parquet"
+
+MAX_MANIFEST_BYTES = 256 << 20
+"""The largest manifest read or written: a sweep of the most points a sweep takes (1,000,000,
+`nandlab._sweep.MAX_POINTS`) with short values needs about 100 MiB."""
+
+MAX_STORE_FILE_BYTES = 4 << 30
+"""The largest Parquet file of a store read (a part, ``results.parquet``); the parts are not
+compacted into a ``results.parquet`` larger than this (about 2 KB per point: 2 million points)."""
 
 # Columns of a stored row besides the grid keys and the result's scalars.
 POINT, STATUS, ERROR_TYPE, ERROR, ERROR_ATTRIBUTES, RESULT_JSON = (
@@ -52,7 +67,25 @@ POINT, STATUS, ERROR_TYPE, ERROR, ERROR_ATTRIBUTES, RESULT_JSON = (
 
 class SweepStoreError(_native.NandlabError):
     """A result store that cannot be used for this sweep (another grid, base config or
-    version, or not a store at all); the message names what differs and what to do."""
+    version, not a store at all, a corrupt or unwritable file of it); the message names what
+    differs or the file, and what to do."""
+
+
+SweepStoreError.__module__ = "nandlab"  # as the package re-exports it
+
+
+def _corrupt(file: pathlib.Path, reason: str) -> SweepStoreError:
+    """The error for a store file that is not what this code writes."""
+    if file.name == MANIFEST:
+        return SweepStoreError(
+            f"{file}: a corrupt sweep manifest ({reason}). Without it the stored points "
+            f"cannot be matched to the sweep: remove the directory {file.parent} (or use "
+            "another --out directory) to start afresh"
+        )
+    return SweepStoreError(
+        f"{file}: a corrupt file of the sweep store {file.parent} ({reason}). Remove it and "
+        "run the sweep again to run the points it held again, or use another --out directory"
+    )
 
 
 def _json(value: Any) -> Any:
@@ -88,13 +121,39 @@ class Manifest:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Manifest:
+        """The manifest of its `to_dict` form. Raises ValueError saying what is wrong with
+        data of another shape (a damaged or foreign file)."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"a JSON object expected, not {type(data).__name__}")
+        if data.get("format") != FORMAT:
+            raise ValueError(f"format {data.get('format')!r}, not {FORMAT!r}")
+        for name, kind in (("base", dict), ("keys", list), ("points", list), ("version", str)):
+            if not isinstance(data.get(name), kind):
+                raise ValueError(f"{name!r} must be a JSON {kind.__name__}")
+        points, keys = data["points"], data["keys"]
+        if not all(isinstance(k, str) for k in keys):
+            raise ValueError("'keys' must be strings")
+        if not all(isinstance(p, dict) for p in points):
+            raise ValueError("'points' must be JSON objects")
+        if data.get("total", len(points)) != len(points):
+            raise ValueError(f"'total' is {data.get('total')!r}, but it lists {len(points)} points")
+        grid, seeds = data.get("grid"), data.get("seeds")
+        if grid is not None and not (
+            isinstance(grid, dict) and all(isinstance(v, list) for v in grid.values())
+        ):
+            raise ValueError("'grid' must map keys to lists")
+        if seeds is not None and not (
+            isinstance(seeds, list)
+            and all(isinstance(s, int) and not isinstance(s, bool) for s in seeds)
+        ):
+            raise ValueError("'seeds' must be a list of integers")
         return cls(
             base=dict(data["base"]),
-            keys=list(data["keys"]),
-            points=[dict(p) for p in data["points"]],
-            grid=dict(data["grid"]) if data.get("grid") is not None else None,
-            seeds=list(data["seeds"]) if data.get("seeds") is not None else None,
-            version=str(data["version"]),
+            keys=list(keys),
+            points=[dict(p) for p in points],
+            grid=dict(grid) if grid is not None else None,
+            seeds=list(seeds) if seeds is not None else None,
+            version=data["version"],
         )
 
     @classmethod
@@ -201,23 +260,39 @@ class SweepStore:
         """
         root = pathlib.Path(path)
         file = root / MANIFEST
-        if file.exists():
-            stored = read_manifest(root)
-            differences = stored.differences(manifest)
-            if differences:
+        try:
+            if file.exists():
+                stored = read_manifest(root)
+                differences = stored.differences(manifest)
+                if differences:
+                    raise SweepStoreError(
+                        f"{root} holds another sweep: "
+                        + "; ".join(differences)
+                        + ". Use another --out directory (or delete this one) to start afresh."
+                    )
+                return cls(root, stored)
+            if root.exists() and (not root.is_dir() or any(root.iterdir())):
                 raise SweepStoreError(
-                    f"{root} holds another sweep: "
-                    + "; ".join(differences)
-                    + ". Use another --out directory (or delete this one) to start afresh."
+                    f"{root} exists and is not a nandlab sweep store (no {MANIFEST}): name a "
+                    "new or empty directory"
                 )
-            return cls(root, stored)
-        if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        except OSError as e:  # e.g. a directory that cannot be listed
+            raise SweepStoreError(f"{root}: cannot open the sweep store: {_reason(e)}") from None
+        data = json.dumps(manifest.to_dict(), indent=1).encode()
+        if len(data) > MAX_MANIFEST_BYTES:
+            # It could not be read back to resume the sweep.
             raise SweepStoreError(
-                f"{root} exists and is not a nandlab sweep store (no {MANIFEST}): name a new "
-                "or empty directory"
+                f"the sweep's manifest would take {len(data) >> 20} MiB, more than the "
+                f"{MAX_MANIFEST_BYTES >> 20} MiB a sweep store holds: split the sweep, or "
+                "shorten its values"
             )
-        root.mkdir(parents=True, exist_ok=True)
-        _write_atomically(file, json.dumps(manifest.to_dict(), indent=1).encode())
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise SweepStoreError(
+                f"{root}: cannot create the sweep store directory: {_reason(e)}"
+            ) from None
+        _write_atomically(file, data)
         return cls(root, manifest)
 
     def row(self, index: int, outcome: Sequence[Any]) -> dict[str, Any]:
@@ -226,14 +301,72 @@ class SweepStore:
 
     def _files(self) -> list[pathlib.Path]:
         compacted = self.path / RESULTS
-        parts = sorted(self.path.glob("part-*.parquet"))
-        return ([compacted] if compacted.exists() else []) + parts
+        try:
+            parts = sorted(self.path.glob("part-*.parquet"))
+            has_compacted = os.path.lexists(compacted)
+        except OSError as e:
+            raise SweepStoreError(
+                f"{self.path}: cannot list the sweep store: {_reason(e)}"
+            ) from None
+        return ([compacted] if has_compacted else []) + parts
+
+    def _read(self, file: pathlib.Path, columns: Optional[list[str]] = None) -> pd.DataFrame:
+        """One Parquet file of the store, checked: a regular file of at most
+        `MAX_STORE_FILE_BYTES` whose rows are points of this sweep. Anything else raises
+        SweepStoreError naming the file and how to recover."""
+        import pandas as pd
+        import pyarrow  # type: ignore[import-untyped,unused-ignore]
+
+        try:
+            info = file.stat()
+        except OSError as e:
+            raise _corrupt(file, f"cannot read it: {_reason(e)}") from None
+        if not stat.S_ISREG(info.st_mode):
+            raise _corrupt(file, f"{file_kind(info.st_mode)}, not a regular file")
+        if info.st_size > MAX_STORE_FILE_BYTES:
+            raise _corrupt(
+                file, f"{info.st_size:,} bytes, more than the {MAX_STORE_FILE_BYTES:,} read"
+            )
+        try:
+            frame = pd.read_parquet(file, columns=columns)
+        except (pyarrow.ArrowException, OSError, ValueError, TypeError, KeyError) as e:
+            # A file truncated or overwritten by something else, or not Parquet at all.
+            raise _corrupt(file, f"not a readable Parquet file: {_first_line(e)}") from None
+        self._check_rows(file, frame, whole=columns is None)
+        return frame
+
+    def _check_rows(self, file: pathlib.Path, frame: pd.DataFrame, whole: bool) -> None:
+        """The rows of ``file`` are points of this sweep, each ``ok`` (with its result, when
+        the ``whole`` file was read) or ``failed``: what `finished`, `stored` and
+        `load_records` rely on."""
+        import pandas as pd
+
+        missing = [c for c in (POINT, STATUS) if c not in frame.columns]
+        if missing:
+            raise _corrupt(file, f"no {' or '.join(missing)} column")
+        if not len(frame):
+            return
+        last = len(self.manifest.points) - 1
+        points = frame[POINT]
+        if not pd.api.types.is_integer_dtype(points.dtype) or not points.between(0, last).all():
+            raise _corrupt(file, f"its {POINT} column holds other values than points 0 to {last}")
+        odd = set(frame[STATUS].tolist()) - {"ok", "failed"}
+        if odd:
+            shown = ", ".join(sorted(map(repr, odd))[:3])
+            raise _corrupt(file, f"its {STATUS} column holds {shown}")
+        if whole:
+            ok = frame[frame[STATUS] == "ok"]
+            if len(ok) and (
+                RESULT_JSON not in ok.columns
+                or not ok[RESULT_JSON].map(lambda v: isinstance(v, str)).all()
+            ):
+                raise _corrupt(file, f"a point stored as ok has no {RESULT_JSON}")
 
     def stored(self) -> pd.DataFrame:
         """Every stored row (all columns), one per point, in grid order."""
         import pandas as pd
 
-        frames = [pd.read_parquet(f) for f in self._files()]
+        frames = [self._read(f) for f in self._files()]
         frames = [f for f in frames if len(f)]
         if not frames:
             return pd.DataFrame(columns=[POINT, STATUS])
@@ -245,11 +378,10 @@ class SweepStore:
 
     def finished(self) -> dict[int, str]:
         """Point index -> status of every point stored."""
-        import pandas as pd
 
         statuses: dict[int, str] = {}
         for f in self._files():
-            part = pd.read_parquet(f, columns=[POINT, STATUS])
+            part = self._read(f, columns=[POINT, STATUS])
             for index, status in zip(part[POINT], part[STATUS]):
                 statuses.setdefault(int(index), str(status))
         return statuses
@@ -257,18 +389,17 @@ class SweepStore:
     def forget(self, indexes: Sequence[int]) -> None:
         """Drops the stored rows of ``indexes`` (failed points to be run again): every file
         holding one is rewritten without it."""
-        import pandas as pd
 
         drop = set(indexes)
         for f in self._files():
-            part = pd.read_parquet(f)
+            part = self._read(f)
             keep = part[~part[POINT].isin(drop)]
             if len(keep) == len(part):
                 continue
             if len(keep):
                 _write_frame(f, keep)
             else:
-                f.unlink()
+                _unlink(f)
 
     def write(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Stores a batch of finished points (one Parquet file, renamed into place)."""
@@ -286,17 +417,34 @@ class SweepStore:
         then stay as they are, which `load` reads the same."""
         import pyarrow  # type: ignore[import-untyped,unused-ignore]
 
-        parts = sorted(self.path.glob("part-*.parquet"))
+        files = self._files()
+        parts = [f for f in files if f.name != RESULTS]
         if not parts:
             return True
+        # A results.parquet the store would refuse to read back stays in parts.
+        if sum(f.stat().st_size for f in files) > MAX_STORE_FILE_BYTES:
+            return False
         frame = self.stored()
         try:
             _write_frame(self.path / RESULTS, frame)
         except (pyarrow.ArrowException, ValueError, TypeError):
             return False
         for p in parts:
-            p.unlink()
+            _unlink(p)
         return True
+
+    def file_of(self, index: int) -> pathlib.Path:
+        """The file holding point ``index`` (the store's directory when none does): for
+        naming the file of a damaged row."""
+        import pandas as pd
+
+        for f in self._files():
+            try:
+                if index in set(pd.read_parquet(f, columns=[POINT])[POINT].tolist()):
+                    return f
+            except Exception:  # only looking: the file's own error is reported elsewhere
+                continue
+        return self.path
 
 
 def _now_ns() -> int:
@@ -307,20 +455,52 @@ def _now_ns() -> int:
     return time.time_ns()
 
 
+def _reason(error: OSError) -> str:
+    return str(error.strerror or error)
+
+
+def _first_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__
+
+
+def _unwritable(path: pathlib.Path, error: OSError) -> SweepStoreError:
+    return SweepStoreError(
+        f"{path}: cannot write to the sweep store: {_reason(error)} (a full disk, or a "
+        "directory this user cannot write: free space or use another --out directory)"
+    )
+
+
+def _unlink(path: pathlib.Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        raise _unwritable(path, e) from None
+
+
 def _write_atomically(path: pathlib.Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise _unwritable(path, e) from None
 
 
 def _write_frame(path: pathlib.Path, frame: pd.DataFrame) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         frame.to_parquet(tmp, index=False)
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise _unwritable(path, e) from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    os.replace(tmp, path)
 
 
 # A point's record: (status, result JSON of an ok point, error message of a failed one).
@@ -348,11 +528,13 @@ def frame_of(
     points: Sequence[Mapping[str, Any]],
     records: Mapping[int, Record],
     with_status: bool,
+    store: Optional[SweepStore] = None,
 ) -> pd.DataFrame:
     """The frame a sweep returns: per point with a record, in grid order, the point's values
     as given, then `Result.scalars` of its result. In-memory and stored sweeps build their
     rows here alike. ``with_status`` adds ``status`` and ``error`` columns (a failed point has
-    only those and its point values)."""
+    only those and its point values). ``store``: where the records were read, to name the
+    file of a damaged result."""
     import pandas as pd
 
     rows: list[dict[str, Any]] = []
@@ -363,7 +545,14 @@ def frame_of(
         status, result_json, error = record
         row = {key: _cell(value) for key, value in point.items()}
         if result_json is not None:
-            result = Result.from_dict(json.loads(result_json))
+            try:
+                result = Result.from_dict(json.loads(result_json))
+            except (ValueError, KeyError, TypeError) as e:
+                if store is None:
+                    raise
+                raise _corrupt(
+                    store.file_of(index), f"point #{index}'s result is damaged: {e}"
+                ) from None
             row.update({k: v for k, v in result.scalars().items() if k not in row})
         if with_status:
             row[STATUS] = status
@@ -382,18 +571,29 @@ def load_sweep(path: Union[str, os.PathLike[str]]) -> pd.DataFrame:
     Raises:
         SweepStoreError: ``path`` is not a sweep store.
     """
-    root = pathlib.Path(path)
+    root = pathlib.Path(_check_path(path, "path"))
     manifest = read_manifest(root)
     store = SweepStore(root, manifest)
-    return frame_of(manifest.keys, manifest.points, load_records(store.stored()), True)
+    return frame_of(manifest.keys, manifest.points, load_records(store.stored()), True, store)
 
 
 def read_manifest(path: Union[str, os.PathLike[str]]) -> Manifest:
-    """The manifest of the store at ``path``."""
-    file = pathlib.Path(path) / MANIFEST
+    """The manifest of the store at ``path``: a JSON file of at most `MAX_MANIFEST_BYTES`
+    in this code's format, else SweepStoreError naming the file and what to do."""
+    root = pathlib.Path(path)
+    file = root / MANIFEST
+    if not root.is_dir():
+        what = "does not exist" if not os.path.lexists(root) else "is not a directory"
+        raise SweepStoreError(f"{path}: not a nandlab sweep store ({what})")
+    if not os.path.lexists(file):
+        raise SweepStoreError(f"{path}: not a nandlab sweep store (no {MANIFEST})")
+    data = read_bounded(
+        file,
+        MAX_MANIFEST_BYTES,
+        "a sweep manifest",
+        lambda message: _corrupt(file, message.removeprefix(f"{file}: ")),
+    )
     try:
-        return Manifest.from_dict(json.loads(file.read_text()))
-    except FileNotFoundError:
-        raise SweepStoreError(f"{path}: not a nandlab sweep store (no {MANIFEST})") from None
-    except (ValueError, KeyError, TypeError) as e:
-        raise SweepStoreError(f"{file}: not a nandlab sweep manifest ({e})") from None
+        return Manifest.from_dict(json.loads(data))
+    except (ValueError, KeyError, TypeError) as e:  # JSON or shape; UnicodeDecodeError too
+        raise _corrupt(file, f"not a nandlab sweep manifest: {e}") from None

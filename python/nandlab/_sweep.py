@@ -20,6 +20,7 @@ import ast
 import importlib.util
 import itertools
 import json
+import math
 import multiprocessing
 import os
 import pathlib
@@ -27,13 +28,22 @@ import sys
 import time
 import warnings
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any, Optional, Protocol, Union
 
 from . import _native
-from ._config import ConfigLike, Overrides, native_args, overrides_list
+from ._config import (
+    MAX_CONFIG_INT,
+    ConfigLike,
+    Overrides,
+    config_error,
+    native_args,
+    overrides_list,
+    read_config_text,
+)
+from ._errors import argument_error, check_int, check_path, write_error
 from ._store import Manifest, SweepStore, frame_of, load_records
 from ._worker import Outcome, run_point
 
@@ -53,6 +63,24 @@ __all__ = [
 SEED_KEY = "run.seed"
 BACKENDS = ("local", "ray")
 
+MAX_POINTS = 1_000_000
+"""The most points (grid combinations × seeds) one sweep runs. Checked before anything is
+built: a typo such as ``--seeds 1-100000000000`` is an error naming the count, not an
+exhausted memory. A study past it is several sweeps (each with its own store)."""
+
+MAX_JOBS = 1024
+"""The most points run at once (``jobs``): each local job is a Python process of its own, and
+a typo such as ``jobs=100000`` would start that many."""
+
+MAX_SEED = MAX_CONFIG_INT
+"""The largest seed: ``run.seed`` is unsigned, but config integers are TOML's signed 64-bit
+ones, so it takes 0 ..= 2**63 - 1."""
+
+_SEED_NOTE = (
+    " (run.seed is unsigned, but config integers are TOML's signed 64-bit ones, so seeds "
+    f"stop at 2**63 - 1 = {MAX_SEED})"
+)
+
 _ERROR_TYPES: dict[str, type[_native.NandlabError]] = {
     "ConfigError": _native.ConfigError,
     "TraceError": _native.TraceError,
@@ -68,22 +96,93 @@ class SweepWarning(UserWarning):
     """Some points of a stored sweep failed (their errors are in the ``error`` column)."""
 
 
+def _check_key(key: Any) -> str:
+    """A swept key: a dotted config key (checked here, before any point runs, since every
+    point would fail alike)."""
+    if not isinstance(key, str):
+        raise config_error(None, f"swept keys must be dotted config keys (strings), not {key!r}")
+    if not key or any(not part.strip() for part in key.split(".")):
+        raise config_error(key or None, "empty key or key segment")
+    if "=" in key:
+        raise config_error(key, "a config key cannot hold '='")
+    return key
+
+
+def _count(values: Any, argument: str) -> int:
+    """``len(values)`` of a sequence, refusing one longer than a sweep takes before it is
+    copied (``range(10**12)`` has a length but no room in memory)."""
+    try:
+        count = len(values)
+    except OverflowError:  # longer than sys.maxsize
+        count = MAX_POINTS + 1
+    if count > MAX_POINTS:
+        raise argument_error(
+            argument, f"{count:,} values, more than the {MAX_POINTS:,} points a sweep runs"
+        )
+    return count
+
+
+def check_seeds(seeds: Any) -> list[int]:
+    """``seeds`` as a list of ints in 0 ..= `MAX_SEED`, at most `MAX_POINTS` of them."""
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
+        raise argument_error(
+            "seeds",
+            f"expected a sequence of integers such as range(1, 6) or [1, 2, 3], not {seeds!r}",
+            wrong_type=True,
+        )
+    if isinstance(seeds, Sequence):
+        _count(seeds, "seeds")
+    out = [
+        check_int(s, f"seeds[{i}]", minimum=0, maximum=MAX_SEED, note=_SEED_NOTE)
+        for i, s in enumerate(itertools.islice(seeds, MAX_POINTS + 1))
+    ]
+    if len(out) > MAX_POINTS:
+        raise argument_error("seeds", f"more than the {MAX_POINTS:,} points a sweep runs")
+    return out
+
+
 def _points(
-    grid: Mapping[str, Sequence[Any]], seeds: Optional[Sequence[int]]
-) -> tuple[list[str], list[dict[str, Any]]]:
-    keys = [str(k) for k in grid]
-    axes: list[list[Any]] = []
-    for key in keys:
-        values = grid[key]
+    grid: Mapping[str, Sequence[Any]], seeds: Optional[Iterable[int]]
+) -> tuple[list[str], list[dict[str, Any]], Optional[list[int]]]:
+    """The keys, every point in grid order and the seeds (checked) of a grid sweep."""
+    if not isinstance(grid, Mapping):
+        raise argument_error(
+            "grid",
+            "expected a mapping of dotted config keys to lists of values, e.g. "
+            f"{{'ftl.cleaning': ['greedy', 'cat']}}, not {grid!r}",
+            wrong_type=True,
+        )
+    keys: list[str] = []
+    counts: list[int] = []
+    for raw_key, values in grid.items():
+        key = _check_key(raw_key)
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
-            raise TypeError(f"grid[{key!r}] must be a sequence of values, not {values!r}")
-        axes.append(list(values))
+            raise argument_error(
+                f"grid[{key!r}]", f"must be a sequence of values, not {values!r}", wrong_type=True
+            )
+        keys.append(key)
+        counts.append(_count(values, f"grid[{key!r}]"))
+    seed_list = None
     if seeds is not None:
         if SEED_KEY in keys:
-            raise ValueError(f"give the seeds either as seeds= or as grid[{SEED_KEY!r}]")
+            raise argument_error(
+                "seeds", f"give the seeds either as seeds= or as grid[{SEED_KEY!r}]"
+            )
+        seed_list = check_seeds(seeds)
+        counts.append(len(seed_list))
+    total = math.prod(counts)
+    if total > MAX_POINTS:
+        shape = " × ".join(f"{c:,}" for c in counts)
+        raise argument_error(
+            "grid",
+            f"{total:,} points ({shape}), more than the {MAX_POINTS:,} a sweep runs: split it "
+            "into several sweeps",
+        )
+    axes = [list(values) for values in grid.values()]
+    if seed_list is not None:
         keys.append(SEED_KEY)
-        axes.append([int(s) for s in seeds])
-    return keys, [dict(zip(keys, combo)) for combo in itertools.product(*axes)]
+        axes.append(seed_list)
+    return keys, [dict(zip(keys, combo)) for combo in itertools.product(*axes)], seed_list
 
 
 def _describe(point: Mapping[str, Any]) -> str:
@@ -101,8 +200,7 @@ def _error_for(index: int, point: Mapping[str, Any], outcome: Outcome) -> _nativ
 
 
 def _check_jobs(jobs: int) -> None:
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs must be a positive integer, not {jobs!r}")
+    check_int(jobs, "jobs", minimum=1, maximum=MAX_JOBS)
 
 
 def sweep(
@@ -126,12 +224,14 @@ def sweep(
         base: the config every point starts from (as for `nandlab.run`).
         grid: dotted config keys → the values to try, e.g.
             ``{"ftl.cleaning": ["greedy", "cat"], "ftl.regions": [1, 2, 4]}``.
-        jobs: points run at once. ``local``: worker processes (1 runs the points in this
-            process, one after the other); workers are started with the ``spawn`` method, so
-            a script that calls `sweep` with ``jobs > 1`` needs the usual
-            ``if __name__ == "__main__":`` guard (a call without one is refused, naming the
-            line). ``ray``: the CPUs of the local cluster started when ``address`` is None.
-        seeds: if given, every grid point runs once per seed (``run.seed``).
+        jobs: points run at once, 1 to `MAX_JOBS` (1,024). ``local``: worker processes (1
+            runs the points in this process, one after the other); workers are started with
+            the ``spawn`` method, so a script that calls `sweep` with ``jobs > 1`` needs the
+            usual ``if __name__ == "__main__":`` guard (a call without one is refused, naming
+            the line). ``ray``: the CPUs of the local cluster started when ``address`` is
+            None.
+        seeds: if given, every grid point runs once per seed (``run.seed``): integers in
+            0 ..= 2**63 - 1 (`MAX_SEED`), e.g. ``range(1, 6)``.
         progress: a line on stderr with points done / total, failures, rate and ETA; None
             shows it when stderr is a terminal.
         set: overrides applied to the base before each point's, like the CLI's ``--set``.
@@ -161,16 +261,20 @@ def sweep(
     Raises:
         Without ``out``: the error of the first point that failed (`ConfigError`,
         `TraceError`, ...) with the point named in the message; the other points are
-        cancelled. `SweepStoreError` for a store of another sweep.
+        cancelled. `SweepStoreError` for a store of another sweep or a damaged one (the
+        message names the file). Before anything runs: `ConfigError` for a swept key that is
+        not a dotted config key, `ArgumentError` (a ValueError; `ArgumentTypeError` for a
+        wrong type) for another bad argument, e.g. a seed out of range or more than
+        `MAX_POINTS` (1,000,000) points.
     """
     _check_jobs(jobs)
-    keys, points = _points(grid, seeds)
+    keys, points, seed_list = _points(grid, seeds)
     return _sweep(
         base,
         keys,
         points,
         grid=grid,
-        seeds=seeds,
+        seeds=seed_list,
         options=_Options(
             jobs, progress, set, backend, address, out, retry_failed, retries, ship_traces
         ),
@@ -199,14 +303,23 @@ def sweep_points(
     values as NaN), then the columns of `Result.to_frame`. Every other argument as in `sweep`.
     """
     _check_jobs(jobs)
-    keys: list[str] = []
-    for point in points:
+    if isinstance(points, (str, bytes)) or not isinstance(points, Sequence):
+        raise argument_error(
+            "points", f"expected a sequence of mappings, not {points!r}", wrong_type=True
+        )
+    _count(points, "points")
+    keys: dict[str, None] = {}
+    for i, point in enumerate(points):
         if not isinstance(point, Mapping):
-            raise TypeError(f"each point must be a mapping of config keys, not {point!r}")
-        keys.extend(str(k) for k in point if str(k) not in keys)
+            raise argument_error(
+                f"points[{i}]",
+                f"each point must be a mapping of config keys, not {point!r}",
+                wrong_type=True,
+            )
+        keys.update((_check_key(k), None) for k in point)
     return _sweep(
         base,
-        keys,
+        list(keys),
         [dict(p) for p in points],
         grid=None,
         seeds=None,
@@ -230,13 +343,22 @@ class _Options:
         ship_traces: bool,
     ) -> None:
         if backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+            raise argument_error(
+                "backend", f"must be one of {', '.join(BACKENDS)}, not {backend!r}"
+            )
         if address is not None and backend != "ray":
-            raise ValueError("address= names a Ray cluster: it needs backend='ray'")
-        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-            raise ValueError(f"retries must be a non-negative integer, not {retries!r}")
+            raise argument_error("address", "names a Ray cluster: it needs backend='ray'")
+        if address is not None and not isinstance(address, str):
+            raise argument_error(
+                "address", f"expected a string, not {address!r}", wrong_type=True
+            )
+        check_int(retries, "retries", minimum=0)
         if retry_failed and out is None:
-            raise ValueError("retry_failed= reruns the failed points of a store: it needs out=")
+            raise argument_error(
+                "retry_failed", "reruns the failed points of a store: it needs out="
+            )
+        if out is not None:
+            out = check_path(out, "out")
         self.jobs, self.backend, self.address = jobs, backend, address
         self.progress = sys.stderr.isatty() if progress is None else bool(progress)
         self.set, self.out, self.retry_failed = overrides_list(set), out, retry_failed
@@ -250,10 +372,7 @@ def _base_description(config: dict[str, Any], overrides: list[str]) -> dict[str,
         out["config"] = json.loads(config["config_json"])
     elif "config_path" in config:
         path = os.path.abspath(config["config_path"])
-        try:
-            text = pathlib.Path(path).read_text(encoding="utf-8")
-        except OSError as e:
-            raise _native.ConfigError(f"{path}: {e.strerror or e}") from None
+        text = read_config_text(path)
         out.update({"config_path": path, "config_text": text})
     if overrides:
         out["set"] = overrides
@@ -325,7 +444,7 @@ def _sweep(
     stored_rows = store.stored()
     if len(stored_rows) == len(points):
         store.compact()
-    frame = frame_of(keys, points, load_records(stored_rows), with_status=True)
+    frame = frame_of(keys, points, load_records(stored_rows), with_status=True, store=store)
     n_failed = int((frame["status"] == "failed").sum()) if len(frame) else 0
     if n_failed:
         warnings.warn(
@@ -448,7 +567,9 @@ def unguarded_call_site() -> Optional[tuple[str, int]]:
     a function the guard runs, from an interactive session, ``-c`` or a notebook)."""
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)
-    if main is None or not path or not os.path.exists(path):
+    # A regular file only: a script read from a pipe (`python /dev/stdin`) cannot be read
+    # again, and has no top level the workers would import.
+    if main is None or not path or not os.path.isfile(path):
         return None
     frame = sys._getframe()
     while frame is not None and not (
@@ -593,6 +714,12 @@ def with_version(frame: pd.DataFrame) -> pd.DataFrame:
     them (means, pivots, ratios) lose it, and a saved table without it cannot be traced back to
     the code, so every writer here adds it.
     """
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame):
+        raise argument_error(
+            "frame", f"expected a pandas DataFrame, not {type(frame).__name__}", wrong_type=True
+        )
     if "version" in frame.columns:
         return frame
     return frame.assign(version=_native.BUILD_VERSION)
@@ -600,14 +727,30 @@ def with_version(frame: pd.DataFrame) -> pd.DataFrame:
 
 def write_csv(frame: pd.DataFrame, path: Union[str, os.PathLike[str]]) -> None:
     """Writes a table to a CSV file, without the index, with a ``version`` column (see
-    `with_version`). The experiments under ``experiments/`` save every table this way."""
-    with_version(frame).to_csv(path, index=False)
+    `with_version`). The experiments under ``experiments/`` save every table this way.
+
+    Raises:
+        ArgumentError: ``frame`` is not a DataFrame, or ``path`` cannot be written.
+    """
+    table, target = with_version(frame), check_path(path, "path")
+    try:
+        table.to_csv(target, index=False)
+    except OSError as e:
+        raise write_error("path", target, e) from None
 
 
 def write_parquet(frame: pd.DataFrame, path: Union[str, os.PathLike[str]]) -> None:
     """Writes a sweep's (or `Result.to_frame`'s) table to a Parquet file, without the index,
     with a ``version`` column (see `with_version`). Needs pyarrow
-    (``pip install nandlab[parquet]``)."""
+    (``pip install nandlab[parquet]``).
+
+    Raises:
+        ArgumentError: ``frame`` is not a DataFrame, or ``path`` cannot be written.
+    """
     if importlib.util.find_spec("pyarrow") is None:
         raise ImportError("write_parquet needs pyarrow: pip install 'nandlab[parquet]'")
-    with_version(frame).to_parquet(path, index=False)
+    table, target = with_version(frame), check_path(path, "path")
+    try:
+        table.to_parquet(target, index=False)
+    except OSError as e:  # pyarrow's ArrowIOError is an OSError too
+        raise write_error("path", target, e) from None

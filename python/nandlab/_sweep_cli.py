@@ -6,10 +6,11 @@
 
 Grid values are TOML scalars (``4``, ``0.85``, ``true``; anything else is a string), split at
 commas; ``KEY=[...]`` gives them as a TOML array instead (for strings holding commas). Seeds are
-``A-B`` (inclusive), or a comma list. The store is ``DIR`` (see `nandlab._store`): rerunning the
-same command runs only the points not stored yet. Exit status: 0 when every point ran, 1 when
-some failed (their errors are stored and listed), 2 for a bad command line, configuration or
-store, 130 when interrupted.
+``A-B`` (inclusive), or a comma list, each in 0 ..= 2**63 - 1, at most 1,000,000 points in all
+(`nandlab._sweep.MAX_POINTS`). The store is ``DIR`` (see `nandlab._store`): rerunning the same
+command runs only the points not stored yet. Exit status: 0 when every point ran, 1 when some
+failed (their errors are stored and listed), 2 for a bad command line, configuration or store
+(one line ``nandlab sweep: error: ...`` on stderr), 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -90,17 +91,39 @@ def _toml_array(key: str, text: str) -> list[Any]:
 
 
 def parse_seeds(text: str) -> list[int]:
-    """``A-B`` (inclusive) or ``S1,S2,...`` -> seeds."""
+    """``A-B`` (inclusive) or ``S1,S2,...`` -> seeds, each in 0 ..= `MAX_SEED`, at most
+    `MAX_POINTS` of them: checked before the list is built (``1-100000000000`` would not fit
+    in memory)."""
+    from ._sweep import MAX_POINTS, MAX_SEED
+
+    is_range = "-" in text.strip().lstrip("-") and "," not in text
     try:
-        if "-" in text.strip().lstrip("-") and "," not in text:
+        if is_range:
             first, _, last = text.partition("-")
-            a, b = int(first), int(last)
-            if b < a:
-                raise _UsageError(f"--seeds {text}: {b} < {a}")
-            return list(range(a, b + 1))
-        return [int(s) for s in text.split(",") if s.strip()]
+            seeds = [int(first), int(last)]
+        else:
+            seeds = [int(s) for s in text.split(",") if s.strip()]
     except ValueError:
         raise _UsageError(f"--seeds {text!r}: expected A-B or S1,S2,... (integers)") from None
+    if not seeds:
+        raise _UsageError(f"--seeds {text!r}: no seeds")
+    for seed in seeds:
+        if not 0 <= seed <= MAX_SEED:
+            raise _UsageError(
+                f"--seeds {text}: {seed} is out of range: seeds are 0 ..= {MAX_SEED} (2**63 - 1; "
+                "config integers are TOML's signed 64-bit ones)"
+            )
+    if not is_range:
+        return seeds
+    a, b = seeds
+    if b < a:
+        raise _UsageError(f"--seeds {text}: {b} < {a}")
+    if b - a + 1 > MAX_POINTS:
+        raise _UsageError(
+            f"--seeds {text}: {b - a + 1:,} seeds, more than the {MAX_POINTS:,} points a sweep "
+            "runs (split the sweep)"
+        )
+    return list(range(a, b + 1))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -140,6 +163,8 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
 def main(argv: Sequence[str]) -> int:
     """Runs ``nandlab sweep`` with ``argv`` (the arguments after ``sweep``); returns the exit
     status."""
+    from ._sweep import MAX_JOBS
+
     try:
         args = _parse(argv)
     except _Exit as e:
@@ -149,20 +174,22 @@ def main(argv: Sequence[str]) -> int:
         if not grid:
             raise _UsageError("give at least one --grid KEY=V1,V2,...")
         seeds = parse_seeds(args.seeds) if args.seeds is not None else None
-        jobs = args.jobs if args.jobs is not None else max(1, os.cpu_count() or 1)
-        if jobs < 1:
-            raise _UsageError(f"--jobs {jobs}: must be at least 1")
+        jobs = args.jobs if args.jobs is not None else min(MAX_JOBS, os.cpu_count() or 1)
+        if not 1 <= jobs <= MAX_JOBS:
+            raise _UsageError(f"--jobs {jobs}: must be in 1 ..= {MAX_JOBS}")
         if args.address is not None and args.backend != "ray":
             raise _UsageError("--address names a Ray cluster: add --backend ray")
     except _UsageError as e:
-        sys.stderr.write(f"nandlab sweep: {e}\nusage: {USAGE}\n")
+        # As argparse reports its own usage errors: the usage, then the error line.
+        sys.stderr.write(f"usage: {USAGE}\nnandlab sweep: error: {e}\n")
         return 2
 
     from ._store import MANIFEST, SweepStore, read_manifest
     from ._sweep import SweepWarning, sweep
 
     before = 0
-    if os.path.exists(os.path.join(args.out, MANIFEST)):
+    # (An empty --out is refused by `sweep` below, not read as the current directory here.)
+    if args.out and os.path.exists(os.path.join(args.out, MANIFEST)):
         try:
             stored = SweepStore(pathlib.Path(args.out), read_manifest(args.out)).finished()
             before = sum(s == "ok" or not args.retry_failed for s in stored.values())
@@ -194,6 +221,10 @@ def main(argv: Sequence[str]) -> int:
         return 130
     except (SweepStoreError, _native.NandlabError, ImportError, ValueError, RuntimeError) as e:
         sys.stderr.write(f"nandlab sweep: error: {e}\n")
+        return 2
+    except OSError as e:  # what the store and config checks do not name themselves
+        where = f"{e.filename}: " if e.filename else ""
+        sys.stderr.write(f"nandlab sweep: error: {where}{e.strerror or e}\n")
         return 2
     failed = frame[frame["status"] == "failed"] if len(frame) else frame
     print(

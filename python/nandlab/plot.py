@@ -9,13 +9,18 @@ standard deviation as a band or error bar. Axis labels come from column names, w
 the name carries: ``write_latency_ns.p99`` → "write latency p99 (ns)".
 
 matplotlib is imported on first use, so ``import nandlab`` stays light.
+
+Bad arguments raise `nandlab.ArgumentError` (a ValueError) naming them: a missing column is a
+`ColumnError` (also a KeyError), a ``path`` that cannot be written names the file.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Optional, Union
+
+from ._errors import ColumnError, argument_error
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,6 +60,8 @@ def label(column: str) -> str:
     ``device.utilization`` → "utilization"; ``write_latency_ns.p99`` → "write latency p99 (ns)";
     ``flash_busy_ns`` → "flash busy (ns)"; ``host_write_pages`` → "host write (pages)".
     """
+    if not isinstance(column, str):
+        raise argument_error("column", f"expected a column name, not {column!r}", wrong_type=True)
     parts = column.split(".")
     # Config columns: the table name (device., ftl., ...) adds nothing but length.
     if len(parts) > 1 and parts[0] in ("device", "timing", "ftl", "workload", "run"):
@@ -87,8 +94,21 @@ def _finish(figure: Figure, ax: Axes, title: Optional[str], path: Optional[PathL
         ax.set_title(title)
     ax.grid(True, alpha=0.3)
     if path is not None:
-        figure.savefig(os.fspath(path), dpi=150)
+        _save(figure, path, dpi=150)
     return figure
+
+
+def _save(figure: Figure, path: Any, dpi: int) -> None:
+    """``figure.savefig(path)``, its errors naming ``path``: an unwritable file, or an
+    extension no backend writes (ValueError)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise argument_error("path", f"expected a file path, not {path!r}", wrong_type=True)
+    try:
+        figure.savefig(os.fspath(path), dpi=dpi)
+    except OSError as e:
+        raise argument_error("path", f"{path}: cannot write it: {e.strerror or e}") from None
+    except ValueError as e:  # "Format 'xyz' is not supported"
+        raise argument_error("path", f"{path}: {e}") from None
 
 
 def _groups(df: pd.DataFrame, hue: Optional[str]) -> list[tuple[Any, pd.DataFrame]]:
@@ -100,9 +120,25 @@ def _groups(df: pd.DataFrame, hue: Optional[str]) -> list[tuple[Any, pd.DataFram
 
 
 def _require(df: pd.DataFrame, *columns: Optional[str]) -> None:
+    import pandas as pd
+
+    if not isinstance(df, pd.DataFrame):
+        raise argument_error(
+            "df", f"expected a pandas DataFrame, not {type(df).__name__}", wrong_type=True
+        )
     missing = [c for c in columns if c is not None and c not in df.columns]
     if missing:
-        raise KeyError(f"no column {', '.join(map(repr, missing))}; columns: {list(df.columns)}")
+        raise ColumnError(
+            f"no column {', '.join(map(repr, missing))}; columns: {list(df.columns)}"
+        )
+
+
+def _require_numeric(df: pd.DataFrame, y: str) -> None:
+    """``y`` holds numbers: its mean is drawn (a text column would fail deep in pandas)."""
+    import pandas as pd
+
+    if not pd.api.types.is_numeric_dtype(df[y]) or pd.api.types.is_bool_dtype(df[y]):
+        raise argument_error("y", f"column {y!r} holds {df[y].dtype} values, not numbers")
 
 
 def _stats(df: pd.DataFrame, x: str, y: str, sort: bool) -> pd.DataFrame:
@@ -135,6 +171,7 @@ def lines(
     ``lines(df, "device.utilization", "cleaning_cost", hue="ftl.cleaning")``.
     """
     _require(df, x, y)
+    _require_numeric(df, y)
     figure, axes = _new_axes(ax, figsize)
     groups = _groups(df, hue)
     for value, part in groups:
@@ -183,6 +220,7 @@ def bars(
     ``bars(df, "workload.hot_access_fraction", "erases", hue="ftl.placement")``.
     """
     _require(df, x, y, hue)
+    _require_numeric(df, y)
     figure, axes = _new_axes(ax, figsize)
     categories = list(dict.fromkeys(df[x].tolist()))
     groups = _groups(df, hue)
@@ -229,10 +267,21 @@ def wear_histogram(
         frame = data.wear_histogram
     elif isinstance(data, pd.DataFrame):
         frame = data
-    elif isinstance(data, Mapping):
-        frame = Result({"wear_histogram": data["wear_histogram"]}, {}, 0, "").wear_histogram
     else:
-        frame = pd.DataFrame([tuple(p) for p in data], columns=["erase_count", "blocks"])
+        try:
+            if isinstance(data, Mapping):
+                pairs = data["wear_histogram"]
+                frame = Result({"wear_histogram": pairs}, {}, 0, "").wear_histogram
+            else:
+                pairs = [tuple(p) for p in data]
+                frame = pd.DataFrame(pairs, columns=["erase_count", "blocks"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise argument_error(
+                "data",
+                "expected a Result, a frame with erase_count and blocks, a metrics dict with "
+                f"wear_histogram, or [erase_count, blocks] pairs ({type(e).__name__}: {e})",
+                wrong_type=isinstance(e, TypeError),
+            ) from None
     _require(frame, "erase_count", "blocks")
     figure, axes = _new_axes(ax, figsize)
     axes.bar(frame["erase_count"], frame["blocks"], width=0.9)
@@ -246,6 +295,23 @@ def wear_histogram(
         else:
             title = "wear"
     return _finish(figure, axes, title, path)
+
+
+def _results(value: Any, argument: str) -> list[Result]:
+    """A sequence of `Result`s as a list; anything else is a type error naming ``argument``."""
+    from ._result import Result
+
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise argument_error(
+            argument, f"expected a Result or a sequence of them, not {value!r}", wrong_type=True
+        )
+    runs = list(value)
+    for item in runs:
+        if not isinstance(item, Result):
+            raise argument_error(
+                argument, f"expected Results, not {type(item).__name__}", wrong_type=True
+            )
+    return runs
 
 
 def _differing_config(results: Sequence[Result]) -> list[str]:
@@ -290,19 +356,21 @@ def wear_stability(
         names: list[Optional[str]] = [str(k) for k in results]
         runs = list(results.values())
     else:
-        runs = list(results)
+        runs = _results(results, "results")
         names = list(_differing_config(runs)) if len(runs) > 1 else [None] * len(runs)
     if not runs:
-        raise ValueError("wear_stability needs at least one result")
+        raise argument_error("results", "wear_stability needs at least one result")
+    if not all(isinstance(r, Result) for r in runs):  # a mapping's values
+        raise argument_error("results", "expected Results", wrong_type=True)
     fields = WearSample.__dataclass_fields__
     if y not in fields or y == "host_write_bytes":
-        raise KeyError(f"no wear sample field {y!r}; fields: {list(fields)}")
+        raise ColumnError(f"no wear sample field {y!r}; fields: {list(fields)}")
     figure, axes = _new_axes(ax, figsize)
     for i, (name, result) in enumerate(zip(names, runs)):
         samples = result.wear_samples
         if not samples:
-            raise ValueError(
-                f"result {i} has no wear samples: run it with run.sample_every_bytes set"
+            raise argument_error(
+                "results", f"result {i} has no wear samples: run it with run.sample_every_bytes set"
             )
         axes.plot(
             [s.host_write_bytes for s in samples],
@@ -353,18 +421,23 @@ def latency_cdf(
     from ._result import Result
 
     if kind not in ("read", "write", "both"):
-        raise ValueError(f"kind must be 'read', 'write' or 'both', not {kind!r}")
+        raise argument_error("kind", f"must be 'read', 'write' or 'both', not {kind!r}")
     named: list[tuple[Optional[str], Union[Result, pd.DataFrame]]]
     if isinstance(data, (Result, pd.DataFrame)):
         named = [(None, data)]
     elif isinstance(data, Mapping):
         named = [(str(k), v) for k, v in data.items()]
     else:
-        runs = list(data)
+        runs = _results(data, "data")
         names = _differing_config(runs) if len(runs) > 1 else [""] * len(runs)
         named = [(n or None, r) for n, r in zip(names, runs)]
     if not named:
-        raise ValueError("latency_cdf needs at least one result or histogram")
+        raise argument_error("data", "latency_cdf needs at least one result or histogram")
+    for _, item in named:
+        if not isinstance(item, (Result, pd.DataFrame)):
+            raise argument_error(
+                "data", f"expected Results or histogram frames, not {item!r}", wrong_type=True
+            )
     kinds: list[Literal["read", "write"]] = ["read", "write"] if kind == "both" else [kind]
     figure, axes = _new_axes(ax, figsize)
     drawn = labelled = 0

@@ -24,11 +24,19 @@ Example (the paper's check values)::
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 from . import _native
+from ._errors import argument_error, check_int, native_arguments
 
 __all__ = ["RecyclingCosts", "optimal_migrations"]
+
+N_MAX_LIMIT = 10_000_000
+"""The longest W(n) curve the native model computes (``n_max``)."""
+
+MAX_PAGES_PER_BLOCK = 32_768
+"""The largest ``pages_per_block`` (as ``device.pages_per_block``)."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +67,7 @@ class RecyclingCosts:
     @property
     def ratio(self) -> float:
         """W(n0) / W_merge (the paper: about 0.05 at alpha = 0.1)."""
+        # `optimal_migrations` refuses costs that are both 0, the only way to a zero W_merge.
         return self.w_n0 / self.w_merge
 
     def _w(self, n: int) -> float:
@@ -87,17 +96,36 @@ def optimal_migrations(
             migrations stop freeing pages.
 
     Raises:
-        ValueError: negative or non-finite inputs, pages_per_block < 1.
+        ArgumentError: (a ValueError) negative or non-finite inputs, costs that are both 0,
+            pages_per_block not in 1 ..= 32,768, n_max not in 0 ..= 10,000,000; the
+            message names the argument.
     """
-    n0, _, _, _, _ = _native.recycling_costs(alpha, pages_per_block, erase_cost, copy_cost, 0)
-    if n_max is None:
-        n_max = max(2 * n0, 100)
-        if alpha > 0:
-            n_max = min(n_max, max(math.ceil(pages_per_block / alpha), n0))
-        n_max = min(n_max, 1_000_000)
-    n0, w_merge, eq, w_mig, w = _native.recycling_costs(
-        alpha, pages_per_block, erase_cost, copy_cost, n_max
+    # The model returns a list of N_p costs: bounded as `device.pages_per_block` is (a
+    # 2**32-page block would ask for 32 GiB and abort the interpreter).
+    pages_per_block = check_int(
+        pages_per_block, "pages_per_block", minimum=1, maximum=MAX_PAGES_PER_BLOCK
     )
+    if n_max is not None:
+        n_max = check_int(n_max, "n_max", minimum=0, maximum=N_MAX_LIMIT)
+    for name, value in (("alpha", alpha), ("erase_cost", erase_cost), ("copy_cost", copy_cost)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise argument_error(name, f"expected a number, not {value!r}", wrong_type=True)
+    if erase_cost == 0 and copy_cost == 0:
+        raise argument_error(
+            "erase_cost", "erase_cost and copy_cost are both 0: every cost would be 0"
+        )
+    with native_arguments():
+        n0, _, _, _, _ = _native.recycling_costs(
+            alpha, pages_per_block, erase_cost, copy_cost, 0
+        )
+        if n_max is None:
+            n_max = max(2 * n0, 100)
+            if alpha > 0:
+                n_max = min(n_max, max(math.ceil(pages_per_block / alpha), n0))
+            n_max = min(n_max, 1_000_000)
+        n0, w_merge, eq, w_mig, w = _native.recycling_costs(
+            alpha, pages_per_block, erase_cost, copy_cost, n_max
+        )
     return RecyclingCosts(
         alpha=alpha,
         pages_per_block=pages_per_block,
