@@ -197,7 +197,9 @@ fn read_file(path: &Path) -> Result<Vec<u8>, TlsError> {
     if bytes.len() as u64 > MAX_CREDENTIAL_FILE_BYTES {
         return Err(read(std::io::Error::new(
             std::io::ErrorKind::InvalidData,
-            format!("longer than {MAX_CREDENTIAL_FILE_BYTES} bytes: not a key, certificate or PSK file"),
+            format!(
+                "longer than {MAX_CREDENTIAL_FILE_BYTES} bytes: not a key, certificate or PSK file"
+            ),
         )));
     }
     Ok(bytes)
