@@ -1194,7 +1194,7 @@ impl Ftl for PageFtl {
     /// Only tables beyond the core's own caches benefit: from 2^16 logical pages (256 KiB of
     /// translation table, about one core's L2) the hints pay. (Measured: with 2^20 as the bound,
     /// a 16,384-block page bench, 0.84 M logical pages, ran at about 0.65× its speed with hints;
-    /// `experiments/bench/issue18/README.md`.)
+    /// `experiments/bench/parallel-engine/README.md`.)
     fn takes_prefetch_hints(&self) -> bool {
         self.l2p.len() >= 1 << 16
     }
