@@ -50,7 +50,7 @@ $(VENV)/.deps: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
 	$(VPY) -m pip install --quiet "maturin>=1.5,<2" pandas matplotlib pyarrow pytest mypy pandas-stubs ruff
-	# The sweeps' Ray backend (issue 20) and its tests; optional: without it those tests are
+	# The sweeps' Ray backend and its tests; optional: without it those tests are
 	# skipped with a note.
 	$(VPY) -m pip install --quiet "ray>=2.9" || echo "note: Ray could not be installed: its tests will be skipped" >&2
 	touch $@

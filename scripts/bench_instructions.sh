@@ -3,12 +3,12 @@
 #
 #   scripts/bench_instructions.sh BEFORE_BINARY AFTER_BINARY [SECTION...] > counts.txt
 #
-# Wall-clock speed on a shared 2-core machine varies by ±15 % between identical runs; the
-# number of instructions a run executes does not vary at all, so it shows small differences
-# in the work per request that `make bench` cannot. It does not show stalls (cache misses,
-# mispredicted branches): a change can add few instructions and still cost wall time, so
-# compare both (experiments/bench/issue18/README.md). SECTIONs default to `page hybrid`; each
-# runs on a 4,096-block device to keep valgrind's 50x slowdown to about a minute and a half.
+# Wall-clock speed on a shared 2-core machine varies by ±15 % between identical runs; the number of
+# instructions a run executes does not vary at all, so it shows small differences in the work per
+# request that `make bench` cannot. It does not show stalls (cache misses, mispredicted branches): a
+# change can add few instructions and still cost wall time, so compare both
+# (experiments/bench/parallel-engine/README.md). SECTIONs default to `page hybrid`; each runs on a
+# 4,096-block device to keep valgrind's 50x slowdown to about a minute and a half.
 set -euo pipefail
 if [[ $# -lt 2 ]]; then
     echo "usage: $0 BEFORE_BINARY AFTER_BINARY [page|hybrid|parallel ...]" >&2

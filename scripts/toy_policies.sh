@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17's proof that adding a policy is one new file plus one registry line, parameters
+# The proof that adding a policy is one new file plus one registry line, parameters
 # included: in a scratch worktree of HEAD, add the toy cleaning policy `age-weighted` (one
 # parameter, `ftl.age_exponent`) and the toy placement `round-robin` from examples/toy_policies,
 # print each addition's diff size, then run examples/toy_policies/toy_policies.rs against them.

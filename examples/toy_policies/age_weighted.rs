@@ -1,4 +1,4 @@
-//! Toy cleaning policy (issue 17's proof that a policy with a parameter is one file plus one
+//! Toy cleaning policy (the proof that a policy with a parameter is one file plus one
 //! registry line): Cost-benefit with a tunable age exponent, maximise a^α · (1−u)/(2u), where
 //! α is `ftl.age_exponent` (default 1). α = 1 is Cost-benefit; α = 0 ignores age and picks the
 //! least-valid block, Greedy's choice. Exact in O(pages_per_block) for α ≥ 0 for the reason

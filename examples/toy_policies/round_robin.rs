@@ -1,4 +1,4 @@
-//! Toy placement (issue 17's proof that a placement is one file plus one registry line): host
+//! Toy placement (the proof that a placement is one file plus one registry line): host
 //! writes go to the `ftl.regions` logs in turn (default 2), whatever the page; the cleaner
 //! copies a page within its region. It separates nothing by temperature — a baseline that only
 //! spreads writes, as striping over parallel units would.

@@ -1,7 +1,7 @@
-"""Paper 003's Table 3 for every trace beside the repository (issue 19): `nandlab.analyze` on
-each file under ../shared/traces (referenced, never copied: see each SOURCE.md), its
-macroscopic figures as one table, its microscopic views (LBA over write index, life cycle of
-rewritten data, seek distance: the paper's Figures 4-6) as one PNG per trace.
+"""The benchmarks paper's Table 3 (docs/PAPERS.md) for every trace beside the repository:
+`nandlab.analyze` on each file under ../shared/traces (referenced, never copied: see each
+SOURCE.md), its macroscopic figures as one table, its microscopic views (LBA over write index, life
+cycle of rewritten data, seek distance: the paper's Figures 4-6) as one PNG per trace.
 
 Usage: .venv/bin/python experiments/benchmarks/analyze_traces.py
 Writes traces.csv, traces.md (the table as Markdown) and views/<trace>.png next to this file.

@@ -1,4 +1,4 @@
-"""Paper 003's benchmark suites and Per-Byte-Response views (issue 19, sections 2-3 of
+"""The benchmarks paper's suites and Per-Byte-Response views (docs/PAPERS.md; sections 2-3 of
 RESULTS.md).
 
 Section 2: each suite generator (`nandlab.suite`) with its defaults (the paper's Table 3 rows),

@@ -1,5 +1,5 @@
-"""Paper 000 (Chiang, Lee & Chang, "Using data clustering to improve cleaning performance for
-flash memory", 1999) reproduced on nandlab: DAC dynamic data clustering with Greedy,
+"""The DAC paper (Chiang, Lee & Chang, "Using data clustering to improve cleaning performance for
+flash memory", 1999; docs/PAPERS.md) reproduced on nandlab: DAC dynamic data clustering with Greedy,
 Cost-benefit and CAT cleaning.
 
 The paper's hplajw traces are not public. Each figure is run on synthetic workloads that follow

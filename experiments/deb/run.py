@@ -1,6 +1,7 @@
-"""Paper 004 (Huang, "LFSS: a log flash storage system with a RAM buffer") reproduced on
-nandlab: DEB, dynamic data clustering with an Extra Buffer Region (battery-backed RAM), against
-DAC, "DAC with 4 MB" (the RAM as DAC's hottest region) and DEB without the EBR.
+"""The LFSS thesis (Chi-Hsun Li, "A Design and Implementation of Log Flash Storage System", NCTU
+2004; docs/PAPERS.md) reproduced on nandlab: DEB, dynamic data clustering with an Extra Buffer
+Region (battery-backed RAM), against DAC, "DAC with 4 MB" (the RAM as DAC's hottest region) and DEB
+without the EBR.
 
 - Table 5.1: Greedy, Cost-benefit and CAT, with and without a 4 MB EBR (10/90 locality, 40 MB
   updated).

@@ -1,5 +1,5 @@
-"""Paper 001 (Jo et al., "FAB: Flash-Aware Buffer Management Policy for Portable Media
-Players", IEEE Trans. Consumer Electronics 2006) reproduced on nandlab.
+"""The FAB paper (Jo et al., "FAB: Flash-Aware Buffer Management Policy for Portable Media
+Players", IEEE Trans. Consumer Electronics 2006; docs/PAPERS.md) reproduced on nandlab.
 
 - Figure 6: erases and garbage-collection page writes of PLAIN (no buffer), BUF_LRU and
   BUF_FAB (plus BPLRU and CFLRU) on FAST with 8 log blocks, for the camera, MP3 and movie
@@ -39,7 +39,7 @@ MEDIA = ["camera", "mp3", "movie"]
 BUFFERS = ["none", "lru", "fab", "bplru", "cflru"]
 LABELS = {"none": "PLAIN", "lru": "BUF_LRU", "fab": "BUF_FAB", "bplru": "BPLRU",
           "cflru": "CFLRU"}
-# Paper 001 Table I: sectors written by each trace on each flash size.
+# The FAB paper's Table I: sectors written by each trace on each flash size.
 TABLE1_SECTORS = {
     ("camera", 512): 868_154, ("camera", 1024): 1_803_561, ("camera", 2048): 4_335_023,
     ("mp3", 512): 1_146_234, ("mp3", 1024): 1_935_572, ("mp3", 2048): 5_602_743,

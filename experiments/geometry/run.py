@@ -1,4 +1,4 @@
-"""Paper 003's black-box geometry detection proven on our own served drive (issue 19).
+"""The geometry paper's black-box detection (docs/PAPERS.md) proven on our own served drive.
 
 For each configuration, `nandlab serve` exports the simulated SSD over NBD (a Unix socket;
 replies held until their simulated completion, so the probes see the device's timing through a

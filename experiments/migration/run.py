@@ -1,5 +1,6 @@
-"""Paper 002 (Lee et al., "Block recycling schemes and their cost-based optimization in NAND
-flash memory based storage system", EMSOFT 2007) reproduced on nandlab.
+"""The block-recycling paper (Lee et al., "Block recycling schemes and their cost-based
+optimization in NAND flash memory based storage system", EMSOFT 2007; docs/PAPERS.md) reproduced
+on nandlab.
 
 - Figure 8: the cost per available page of a migration/merge sequence, W(n), against the
   merge-only cost W_merge, at alpha = 0.1 with the paper's MLC times (cost model only).

@@ -1,4 +1,4 @@
-"""The parallel sim-engine (issue 18) on nandlab: what gangs, chips and queue depth buy.
+"""The parallel sim-engine on nandlab: what gangs, chips and queue depth buy.
 
 1. ``qd``: queue-depth scaling. 4 KiB random reads (read_fraction 0.999 on a prefilled device),
    random writes (steady state: prefill + 2 passes of warm-up) and a 70/30 read/write mix, at

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The largest device that fits a memory limit (issue 16 acceptance), and the refusal for one
-# that does not.
+# The largest device that fits a memory limit (an acceptance figure of the hostile-input work),
+# and the refusal for one that does not.
 #
 #   bash experiments/robustness/largest_device.sh [LIMIT_BYTES (2147483648)] [--run]
 #

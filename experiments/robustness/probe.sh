@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Re-runs every case of issue 16's hostile-input probe against the built binary (and the
+# Re-runs every case of the hostile-input probe against the built binary (and the
 # Python package when .venv exists) and says, per case, whether the outcome is clean:
 # the expected exit status, the expected words in the message (the key or file:line), no
 # panic text, an end within the deadline, and under an address-space limit.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# nandlab serve benchmarks (issue #3 acceptance), run from the repository root after
+# nandlab serve benchmarks (its acceptance figures), run from the repository root after
 # `make build`:   bash experiments/serve/bench.sh [SECONDS]
 # 1. fio, nbd engine, 4 KiB random writes, QD32: nandlab serve (page FTL, file-backed image,
 #    latency emulation off) against `nbdkit memory` in the same run.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The served drive on the parallel sim-engine (issue 18 acceptance), run from the repository
+# The served drive on the parallel sim-engine (acceptance figures), run from the repository
 # root after `make build`:   bash experiments/serve/parallel_bench.sh [SECONDS]
 #
 # A device of 8 parallel units (2 gangs x 4 chips) with a slow array read (300 us, so that the

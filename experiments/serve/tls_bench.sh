@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# TLS cost of `nandlab serve` (issue 15): fio 4 KiB random writes, QD32, over TLS vs plaintext,
+# TLS cost of `nandlab serve`: fio 4 KiB random writes, QD32, over TLS vs plaintext,
 # in the same run, each against a fresh image with latency emulation off. Run from the
 # repository root after `make build`:
 #     bash experiments/serve/tls_bench.sh [SECONDS] [ROUNDS]

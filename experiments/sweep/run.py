@@ -1,4 +1,4 @@
-"""Issue 20's acceptance: a 200-point sweep on the local and the Ray backend, and a sweep
+"""The sweeps' acceptance run: a 200-point sweep on the local and the Ray backend, and a sweep
 killed at about half and resumed.
 
 The grid: 5 cleaning policies × 4 placements × 10 seeds of a hot/cold workload on an 8,192-block

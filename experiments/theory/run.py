@@ -1,4 +1,4 @@
-"""Closed-form checks and the oracle yardstick (issue #2 acceptance).
+"""Closed-form checks and the oracle yardstick (acceptance checks of the foundation).
 
 1. Uniform random writes, page-mapped, one log, 64 pages per block, 4096 blocks, steady state:
    FIFO against WA = 1/(1-x), x = exp(-(1-x)/u); Greedy against the 64-page mean-field values

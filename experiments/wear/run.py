@@ -1,5 +1,6 @@
-"""Paper 003's LCTES'11 attachment (Chang, Hsieh, Kuo, "Lazy wear leveling...") reproduced on
-nandlab: lazy wear leveling against static wear leveling (Chang et al.'s SW Leveler) and none.
+"""The lazy wear-leveling paper (Chang, Huang, "A Low-Cost Wear-Leveling Algorithm for Block-Mapping
+Solid-State Disks", LCTES'11; docs/PAPERS.md) reproduced on nandlab: lazy wear leveling against
+static wear leveling (Chang et al.'s SW Leveler) and none.
 
 - Figure 8: BAST, SAST and FAST × none / lazy / static: erase-count std dev and mean (the mean
   increase over none is the wear-leveling overhead), plus max/mean and extra write

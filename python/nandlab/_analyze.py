@@ -1,4 +1,5 @@
-"""`analyze`: paper 003's workload characterisation of a trace file (`nandlab analyze`).
+"""`analyze`: the benchmarks paper's workload characterisation of a trace file (`nandlab analyze`;
+the paper is cited in docs/PAPERS.md).
 
 The figures and their definitions come from the Rust analyser (``nandlab_trace::analyze``):
 one streaming pass, the GIL released.
@@ -141,7 +142,7 @@ def analyze(
     reads; detected from the content unless ``format`` names it; ``device`` keeps one
     device's records).
 
-    Returns the figures of paper 003's Table 3 (rewrite, sequential and alignment ratios,
+    Returns the figures of the benchmarks paper's Table 3 (rewrite, sequential and alignment ratios,
     typical request length, data transferred), the microscopic series behind its Figures
     4-6, and the suite (Transfer, Mapping, GC or Buffer) with the reason.
 
@@ -168,15 +169,15 @@ def analyze(
     return TraceAnalysis(json.loads(text))
 
 
-#: The benchmark suites `suite` writes (paper 003 §5.2).
+#: The benchmark suites `suite` writes (benchmarks paper §5.2).
 SUITES = ("transfer", "mapping", "gc", "buffer")
 
 
 def suite(name: str, out: PathLike, **params: Any) -> TraceAnalysis:
     """Writes benchmark suite ``name`` (one of `SUITES`) as an MSR CSV trace at ``out`` and
-    returns its analysis (`nandlab suite`). Defaults are paper 003's Table 3 rows (Transfer:
-    its Copy; GC: Browser; Mapping: Install Linux; Buffer: ours); ``params`` override them:
-    ``seed``, ``write_bytes``, ``area_bytes``, ``rewrite_ratio``, ``sequential_ratio``,
+    returns its analysis (`nandlab suite`). Defaults are the benchmarks paper's Table 3 rows
+    (Transfer: its Copy; GC: Browser; Mapping: Install Linux; Buffer: ours); ``params`` override
+    them: ``seed``, ``write_bytes``, ``area_bytes``, ``rewrite_ratio``, ``sequential_ratio``,
     ``alignment_ratio``, ``request_bytes`` / ``rewrite_request_bytes`` (``"4096:0.7,131072:0.3"``
     or a list of ``(bytes, weight)``), ``partition_offset_bytes``, ``hot_fraction``,
     ``hot_extents``, ``groups``, ``group_header_bytes``, ``interarrival_ns``. The result's

@@ -113,7 +113,7 @@ def recycling_costs(
     copy_cost: float,
     n_max: int,
 ) -> tuple[int, float, float, list[float], list[float]]:
-    """Paper 002's block-recycling cost model: ``(n0, w_merge, equilibrium_p, w_mig, w)``,
+    """The block-recycling paper's cost model: ``(n0, w_merge, equilibrium_p, w_mig, w)``,
     ``w_mig[p]`` for p = 0..N_p-1 and ``w[n]`` for n = 0..n_max (``inf`` where nothing is
     freed). Use `nandlab.recycling.optimal_migrations`.
 
@@ -130,7 +130,7 @@ def analyze(
     sample_points: int = 10_000,
     buffer_window_ns: int = 1_000_000_000,
 ) -> str:
-    """Paper 003's characterisation of a trace file, as JSON text (the keys of
+    """The benchmarks paper's characterisation of a trace file, as JSON text (the keys of
     ``nandlab analyze --json``). Use `nandlab.analyze`.
 
     Raises:
@@ -156,8 +156,8 @@ def pbr(
     max_writes: Optional[int] = None,
     destroy_data: bool = False,
 ) -> tuple[str, tuple[list[int], list[int], list[int]]]:
-    """Paper 003's Per-Byte-Response replay: the summary (with the diagnosis) as JSON text and
-    the points as (offsets, lengths, response times in ns). Use `nandlab.pbr`.
+    """The benchmarks paper's Per-Byte-Response replay: the summary (with the diagnosis) as JSON
+    text and the points as (offsets, lengths, response times in ns). Use `nandlab.pbr`.
 
     Raises:
         ValueError: an unknown target form, or overrides for a target other than ``sim:``.

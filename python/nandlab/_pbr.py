@@ -1,4 +1,5 @@
-"""`pbr`: paper 003's Per-Byte-Response replay and symptom diagnosis (`nandlab pbr`).
+"""`pbr`: the benchmarks paper's Per-Byte-Response replay and symptom diagnosis (`nandlab pbr`),
+and the geometry paper's probes (`nandlab probe`); both papers are cited in docs/PAPERS.md.
 
 A trace's writes are issued one at a time against a target — the simulator (``"sim:"``,
 simulated time), an NBD export (``"nbd://host:port"``, ``"nbd+unix:///?socket=PATH"``) or a
@@ -210,7 +211,7 @@ def probe(
     destroy_data: bool = False,
 ) -> GeometryProbe:
     """Detects ``target``'s effective page, block and mapping-zone sizes and its parallel units
-    (`nandlab probe`; paper 003's black-box tests). ``only`` picks among ``"page"``,
+    (`nandlab probe`; the geometry paper's black-box tests). ``only`` picks among ``"page"``,
     ``"block"``, ``"zone"``, ``"parallel"``; ``repeats`` measurements per point on wall-clock
     targets. The probes write anywhere on the target: a block device needs
     ``destroy_data=True``.

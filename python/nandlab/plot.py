@@ -339,9 +339,10 @@ def wear_stability(
     marker: str = "",
     figsize: tuple[float, float] = (6.0, 4.0),
 ) -> Figure:
-    """Wear against data written, one line per result (paper 003's stability figure, Fig. 14):
-    the erase-count standard deviation (or another `WearSample` field, ``y``) against the host
-    bytes written since the start of the run, from each result's ``wear_samples``.
+    """Wear against data written, one line per result (the lazy wear-leveling paper's stability
+    figure, Fig. 14): the erase-count standard deviation (or another `WearSample` field, ``y``)
+    against the host bytes written since the start of the run, from each result's
+    ``wear_samples``.
 
     A mapping's keys label the lines; a sequence's lines are labelled by the config values that
     differ between the results. Results need ``run.sample_every_bytes`` set, e.g.

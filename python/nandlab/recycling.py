@@ -1,4 +1,5 @@
-"""Paper 002's block-recycling cost models (SPEC §4), for plotting and checking.
+"""The block-recycling paper's cost models (docs/PAPERS.md; docs/ALGORITHMS.md §4), for plotting
+and checking.
 
 A *merge* consolidates a full log block with its data block: 2 erases and N_p page copies buy
 N_p free pages. A *migration* copies only the p valid pages of the log block into a fresh one:

@@ -1,4 +1,4 @@
-"""`nandlab.analyze`: paper 003's trace characterisation through the Python front, on a
+"""`nandlab.analyze`: the benchmarks paper's trace characterisation through the Python front, on a
 hand-made MSR trace whose figures are worked out by hand, and on the real traces beside the
 repository (skipped when ../shared is absent)."""
 

@@ -226,7 +226,7 @@ def test_native_inputs_never_panic(tmp_path: Path) -> None:
 
 
 def test_hostile_sizes_raise_config_error_before_allocating(small: dict[str, Any]) -> None:
-    """Issue 16: `device.page_size_bytes = 2**40` used to abort the interpreter, and a device
+    """`device.page_size_bytes = 2**40` used to abort the interpreter, and a device
     too large for memory to abort while allocating; both are ConfigErrors naming the key."""
     with pytest.raises(ConfigError, match=r"device\.page_size_bytes") as info:
         nandlab.run(small, set={"device.page_size_bytes": 2**40})

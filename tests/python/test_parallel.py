@@ -1,4 +1,4 @@
-"""The parallel sim-engine through the Python front end (issue 18): the hardware keys, the host's
+"""The parallel sim-engine through the Python front end: the hardware keys, the host's
 queue depth and the parallelism metrics reach `nandlab.run` and `nandlab.sweep`. Method: random
 4 KiB writes on a small device whose gang count varies, closed loop with 16 requests in flight;
 the assertions are the engine's physics (more dies, more throughput, shorter queues) and the

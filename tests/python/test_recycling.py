@@ -1,5 +1,5 @@
-"""Paper 002's cost model as exposed to Python: the paper's check values, the equilibrium, the
-shape of W(n), and argument validation."""
+"""The block-recycling paper's cost model as exposed to Python: the paper's check values, the
+equilibrium, the shape of W(n), and argument validation."""
 
 import math
 from typing import Any

@@ -132,7 +132,7 @@ def test_sweep_points_runs_each_point(small: dict[str, Any]) -> None:
         nandlab.sweep_points(small, ["ftl.cleaning=cat"])  # type: ignore[list-item]
 
 
-# ---------------------------------------------------------------- issue 20: stores, workers
+# ---------------------------------------------------------------- stores, workers
 
 SLOW = {"device.blocks": 16384, "device.pages_per_block": 64}
 """A point that runs for about 1.5 s: long enough to kill something in the middle of it."""

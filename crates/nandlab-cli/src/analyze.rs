@@ -1,6 +1,6 @@
-//! `nandlab analyze TRACE`: paper 003's workload characterisation of a trace file (the
-//! figures are defined in `nandlab_trace::analyze`): a table on the terminal, the JSON report
-//! (`--json`), and SVG charts of the microscopic views (`--plots DIR`).
+//! `nandlab analyze TRACE`: the benchmarks paper's workload characterisation of a trace file
+//! (docs/PAPERS.md; the figures are defined in `nandlab_trace::analyze`): a table on the terminal,
+//! the JSON report (`--json`), and SVG charts of the microscopic views (`--plots DIR`).
 
 use std::io::IsTerminal;
 use std::path::Path;

@@ -1,7 +1,8 @@
 //! `nandlab demo`: the built-in default experiment, and `nandlab bench`: the speed benchmark.
 //!
-//! The demo is paper 000's headline result on a synthetic workload: hot/cold 90/10 locality on
-//! a store 85 % full, one log versus DAC with 4 regions, for Greedy, Cost-benefit and CAT.
+//! The demo is the DAC paper's headline result (docs/PAPERS.md) on a synthetic workload: hot/cold
+//! 90/10 locality on a store 85 % full, one log versus DAC with 4 regions, for Greedy,
+//! Cost-benefit and CAT.
 
 use nandlab_core::Config;
 use nandlab_run::{load_config, run_config};
@@ -88,7 +89,7 @@ pub fn bench(blocks: u32, passes: f64, only: Option<&str>) -> Result<(), String>
     Ok(())
 }
 
-/// Trace analysis speed (issue 19: `nandlab analyze` must stream at least 100 MB/s of trace
+/// Trace analysis speed (the target: `nandlab analyze` must stream at least 100 MB/s of trace
 /// text): a synthetic MSR Cambridge trace of 3,000,000 requests (about 170 MB of text: 70 %
 /// writes, half of them continuing a sequential stream, the rest 4–64 KiB at random over
 /// 64 GiB) is written to a temporary file, analysed three times, and deleted.
@@ -162,7 +163,7 @@ fn bench_analyze() -> Result<(), String> {
     Ok(())
 }
 
-/// The parallel sim-engine's benchmark (issue 18), the device and workload MQSim users know:
+/// The parallel sim-engine's benchmark, the device and workload MQSim users know:
 /// 2 independent channels (gangs) × 2 chips × 1 die × 2 planes × 128 blocks × 64 pages ×
 /// 4 KiB, SLC timing (25 / 200 / 1500 µs, 10.24 µs per page transfer), greedy cleaning, an
 /// erased device, 1,000,000 aligned 4 KiB random writes uniform over 48,000 pages, one per
@@ -329,7 +330,8 @@ fn bench_buffer() -> Result<(), String> {
         32 << 20,
         5,
     )?;
-    // Paper 001's setting: FAST with 8 log blocks behind an 8 MiB buffer, MP3 player workload.
+    // The FAB paper's setting: FAST with 8 log blocks behind an 8 MiB buffer, MP3 player
+    // workload.
     bench_buffer_overhead(
         "1 GiB simulation with and without an 8 MiB buffer: FAST (8 log blocks), slc2006, \
          media-player mp3, prefill + population + 40 passes.",
@@ -391,7 +393,7 @@ impl nandlab_core::ftl::Ftl for NullFtl {
     fn check(&self) {}
 }
 
-/// Buffer micro-benchmark (issue 5): operations per second of each policy with a 32 MiB
+/// Buffer micro-benchmark: operations per second of each policy with a 32 MiB
 /// buffer of 2 KiB pages over a 1 GiB logical space, the FTL stubbed out. 70 % writes; 80 % of
 /// operations go to a hot set of 8,192 pages (half the buffer), the rest uniformly anywhere,
 /// so there are both hits and evictions.
@@ -456,7 +458,7 @@ pub fn bench_buffers(ops: u64) -> Result<(), String> {
     Ok(())
 }
 
-/// Issue 5's overhead figure: the wall time of a 1 GiB simulation with each buffer against
+/// The buffers' overhead figure: the wall time of a 1 GiB simulation with each buffer against
 /// the same run without one. `base` overrides pick the run. Shared machines are noisy, so the
 /// kinds are run `reps` times, interleaved, and each kind's fastest run is compared.
 pub fn bench_buffer_overhead(

@@ -1,5 +1,5 @@
-//! `nandlab probe TARGET`: black-box geometry detection (`nandlab_probe::probe`, paper 003's
-//! CPSNA attachment): the effective page, block and mapping-zone sizes and the parallel units,
+//! `nandlab probe TARGET`: black-box geometry detection (`nandlab_probe::probe`, the geometry
+//! paper, docs/PAPERS.md): the effective page, block and mapping-zone sizes and the parallel units,
 //! each with its confidence; the raw curves as CSV and SVG in `--out DIR`.
 
 use std::fmt::Write as _;

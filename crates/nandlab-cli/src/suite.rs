@@ -1,5 +1,5 @@
-//! `nandlab suite NAME --out TRACE.csv`: writes a benchmark suite's trace (paper 003 §5.2;
-//! `nandlab_trace::suites`) and prints its analysed figures beside the targets.
+//! `nandlab suite NAME --out TRACE.csv`: writes a benchmark suite's trace (benchmarks paper §5.2,
+//! docs/PAPERS.md; `nandlab_trace::suites`) and prints its analysed figures beside the targets.
 
 use nandlab_core::memory::human_bytes;
 use nandlab_run::suite::{suite_params, write_suite};

@@ -1,4 +1,4 @@
-//! Goal: the command-line findings of issue 16's hostile-input probe stay fixed. Each test runs
+//! Goal: the command-line findings of the hostile-input probe stay fixed. Each test runs
 //! one probe case against the built binary and asserts the exact outcome: exit status 2, a
 //! message naming the config key (or file and line), no panic text, an end within a bounded
 //! time, and (where the case used to allocate without bound) under an address-space limit.

@@ -1,7 +1,7 @@
 //! The composition root: a `Device` built from a `Resolved` configuration. The one place that
 //! joins the families' typed specs to the mechanism — the FTL kind's mechanism, its cleaning
 //! policy and placement, the wear leveler and endurance, the RAM region, the buffer — for a new
-//! device and for one recovered from a media that holds data (SPEC §2.5).
+//! device and for one recovered from a media that holds data (docs/ALGORITHMS.md §2.5).
 //!
 //! Nothing here compares a policy name: each spec builds itself.
 

@@ -1,4 +1,4 @@
-//! Metrics (SPEC §2.3): host and flash counters, write amplification, the DAC paper's
+//! Metrics (docs/ALGORITHMS.md §2.3): host and flash counters, write amplification, the DAC paper's
 //! simplified cleaning cost, wear (erase-count mean, standard deviation, maximum, histogram),
 //! flash busy time, latency percentiles and memory.
 //!
@@ -203,7 +203,7 @@ impl WearStats {
 }
 
 /// The device's wear at one point of a run (`run.sample_every_bytes`), for stability plots
-/// (paper 003, Fig. 14: erase-count deviation against data written). Every count is
+/// (lazy wear-leveling paper, Fig. 14: erase-count deviation against data written). Every count is
 /// cumulative from the start of the run — prefill and warm-up included — because wear is a
 /// property of the device's whole life, not of the measurement window.
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
@@ -318,9 +318,9 @@ pub struct Metrics {
     pub wear_histogram: Vec<[u64; 2]>,
     /// Time the flash spent on operations in the window.
     pub flash_busy_ns: u64,
-    /// `flash_busy_ns` by operation (paper 002's breakdown).
+    /// `flash_busy_ns` by operation (the block-recycling paper's breakdown).
     pub flash_time_ns: FlashTime,
-    /// Paper 001's execution-time breakdown (Fig. 7), buffer RAM time included.
+    /// The FAB paper's execution-time breakdown (Fig. 7), buffer RAM time included.
     pub exec_time_ns: ExecTime,
     /// `buffer.kind` and its capacity in pages (0 without a buffer).
     pub buffer_kind: &'static str,
@@ -335,7 +335,7 @@ pub struct Metrics {
     pub mapping_zone_write_backs: u64,
     pub mapping_read_pages: u64,
     pub mapping_program_pages: u64,
-    /// Hybrid FTLs' block recycling by kind (SPEC §4); all zero for the page FTL.
+    /// Hybrid FTLs' block recycling by kind (docs/ALGORITHMS.md §4); all zero for the page FTL.
     pub switch_merges: RecycleStats,
     pub partial_merges: RecycleStats,
     pub full_merges: RecycleStats,
@@ -385,7 +385,7 @@ pub struct Metrics {
     pub wear_samples: Vec<WearSample>,
 }
 
-/// How the parallel hardware was used in the measurement window (issue 18): rates over
+/// How the parallel hardware was used in the measurement window: rates over
 /// simulated time, and each die's and bus's busy time.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct ParallelMetrics {
@@ -461,7 +461,7 @@ pub struct LifetimeMetrics {
     pub unusable_host_bytes: Option<u64>,
 }
 
-/// Paper 001's execution-time breakdown (Fig. 7): flash time of host reads and writes, of the
+/// The FAB paper's execution-time breakdown (Fig. 7): flash time of host reads and writes, of the
 /// cleaning's page copies split into their read and write halves (GCREAD, GCWRITE), of erases,
 /// and the buffer's RAM time. Without copyback a copy is a read plus a program, so the halves
 /// are exact; with copyback the read half is one page read and the rest is the write half.

@@ -1,4 +1,4 @@
-//! Named flash device presets (SPEC §1): default geometry and per-page timing.
+//! Named flash device presets (docs/ALGORITHMS.md §1): default geometry and per-page timing.
 //!
 //! Timing is per page at the preset's own page size. Papers that give per-byte or per-sector
 //! figures are converted here once (the arithmetic is in each entry's comment). If a user changes
@@ -167,10 +167,11 @@ pub const PRESETS: &[Preset] = &[
         endurance_cycles: 5_000,
     },
     Preset {
-        // Virtual platform (GP5086 controller): 1 gang x 4 channels x 1 chip x 1 plane (paper
-        // 003's platform figure): the 4 lock-stepped channels make a 16 KB effective page of
-        // 4 KB flash pages. The chip datasheet is not in the report; typical 2011 MLC figures
-        // are used. 8192 flash blocks = 2048 effective blocks of 128 x 16 KB (4 GiB).
+        // Virtual platform (GP5086 controller): 1 gang x 4 channels x 1 chip x 1 plane (the
+        // virtual-platform report's example configuration; docs/PAPERS.md): the 4 lock-stepped
+        // channels make a 16 KB effective page of 4 KB flash pages. The chip datasheet is not in
+        // the report; typical 2011 MLC figures are used. 8192 flash blocks = 2048 effective blocks
+        // of 128 x 16 KB (4 GiB).
         name: "gp5086",
         description: "Virtual-platform SSD (GP5086 controller, 1 gang x 4 channels): 4 KB \
                       flash pages striped into 16 KB effective pages, 128 pages per block; \

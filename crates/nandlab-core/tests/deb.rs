@@ -1,11 +1,10 @@
-//! Goal: DEB (paper 004 §4.1, SPEC §3) behaves rule by rule on a real device: each of the
-//! seven data-reorganization rules puts a page in exactly the region the rules say, the EBR
-//! absorbs updates in RAM and writes back oldest first, "DAC with RAM" promotes into and
-//! demotes out of its RAM region, and the config rejects what it cannot honour.
-//! Method: tiny devices driven by timed single-page writes (the service time is microseconds,
-//! so every write starts at its arrival second); `Ftl::locate` names each page's region (the
-//! EBR / RAM region is the index above the flash regions: 4 here). Plus a random run with the
-//! invariant checker on.
+//! Goal: DEB (LFSS thesis §4.1, docs/ALGORITHMS.md §3) behaves rule by rule on a real device: each
+//! of the seven data-reorganization rules puts a page in exactly the region the rules say, the EBR
+//! absorbs updates in RAM and writes back oldest first, "DAC with RAM" promotes into and demotes
+//! out of its RAM region, and the config rejects what it cannot honour. Method: tiny devices driven
+//! by timed single-page writes (the service time is microseconds, so every write starts at its
+//! arrival second); `Ftl::locate` names each page's region (the EBR / RAM region is the index above
+//! the flash regions: 4 here). Plus a random run with the invariant checker on.
 
 use nandlab_core::{sim, Config, Device, Request, Resolved, Workload};
 

@@ -1,4 +1,4 @@
-//! Goal (issue 17): how every FTL — page-mapped (no placement, DAC, DEB, with and without a RAM
+//! Goal: how every FTL — page-mapped (no placement, DAC, DEB, with and without a RAM
 //! region) and the hybrid BAST, SAST and FAST — reacts to the faults of real NAND: failed
 //! programs, failed erases, read errors and torn writes (`flash::FaultyMedia`). Each reaction is
 //! a typed error (`RequestError::Media` with the fault's I/O error kind) or a documented

@@ -196,8 +196,8 @@ fn requests_past_the_end_are_rejected() {
     assert_eq!(d.metrics().host_flush_requests, 1);
 }
 
-/// Recovery (SPEC §2.5): run a random workload, throw the RAM tables away, rebuild them from the
-/// flash's OOB, and compare with the live tables page by page.
+/// Recovery (docs/ALGORITHMS.md §2.5): run a random workload, throw the RAM tables away, rebuild
+/// them from the flash's OOB, and compare with the live tables page by page.
 #[test]
 fn tables_rebuilt_from_flash_match_the_live_ones() {
     use nandlab_core::flash::{CountingMedia, Flash};

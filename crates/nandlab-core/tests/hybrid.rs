@@ -1,4 +1,5 @@
-//! Goal: the hybrid log-block FTLs (SPEC §4) behave as the papers describe at device level.
+//! Goal: the hybrid log-block FTLs (docs/ALGORITHMS.md §4) behave as the papers describe at device
+//! level.
 //! - A purely sequential whole-block overwrite costs only switch merges: WA = 1.0 in BAST, SAST
 //!   and FAST.
 //! - Uniform random page writes: FAST's fully associative log blocks need far fewer full merges

@@ -1,4 +1,4 @@
-//! Goal (issue 15): a hybrid FTL (BAST, SAST, FAST) rebuilds its tables from what the flash holds
+//! Goal: a hybrid FTL (BAST, SAST, FAST) rebuilds its tables from what the flash holds
 //! after a clean stop or a crash at any flash operation: every acknowledged host write is found
 //! (and no older version of it is served), the tables pass `check()`, and the FTL keeps working.
 //! Damaged layouts give a repaired FTL or a typed `RecoveryError`, never a panic.
@@ -74,7 +74,7 @@ const CONFIGS: &[(&str, &[&str])] = &[
     ),
     ("fast", &["ftl.kind=fast"]),
     ("fast lazy", &["ftl.kind=fast", "wear.kind=lazy", "wear.delta=1"]),
-    // Parallel hardware: free lists per plane (issue 18).
+    // Parallel hardware: free lists per plane.
     ("fast 2 planes", &["ftl.kind=fast", "device.planes_per_die=2", "device.blocks=14"]),
 ];
 

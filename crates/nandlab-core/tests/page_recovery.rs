@@ -57,7 +57,7 @@ fn resolve(overrides: &[&str]) -> Resolved {
 /// see pages of every age.
 const CONFIGS: &[(&str, &[&str])] = &[
     ("none greedy", &["ftl.cleaning=greedy"]),
-    // Parallel hardware: an open block per plane, free lists per plane (issue 18).
+    // Parallel hardware: an open block per plane, free lists per plane.
     ("none greedy 2 planes", &["ftl.cleaning=greedy", "device.planes_per_die=2"]),
     (
         "none cost-benefit 2 gangs static",

@@ -1,4 +1,4 @@
-//! Goal: paper 000's direction of effects holds. On hot/cold 90/10 at 85 % utilization, DAC
+//! Goal: the DAC paper's direction of effects holds. On hot/cold 90/10 at 85 % utilization, DAC
 //! with 4 regions cuts erases and copies versus one region for Greedy, Cost-benefit and CAT,
 //! and CAT wears the flash most evenly (lowest erase-count standard deviation).
 //! Method: 1024 blocks × 32 pages, 2 warm-up and 6 measured passes, seed 1 (the `nandlab

@@ -1,4 +1,5 @@
-//! Symptom diagnosis from a PBR result (paper 003 §5, its Figures 1–3; SPEC §8).
+//! Symptom diagnosis from a PBR result (benchmarks paper §3, its Figures 1–3, docs/PAPERS.md;
+//! docs/ALGORITHMS.md §8).
 //!
 //! The paper names three symptoms from the 3-D view of a replay (request index × LBA × PBR):
 //! a **suboptimal write buffer** (very low PBRs broken by bursts of high ones), **suboptimal

@@ -1,6 +1,7 @@
-//! Workload-oriented benchmarks and black-box probes of paper 003 (SPEC §8–9), run against a
-//! **target**: the simulator (`sim:`, simulated time), a drive served over NBD (`nbd://HOST:PORT`,
-//! `nbd+unix:///?socket=PATH`; wall-clock time) or a block device path (`O_DIRECT`, wall clock).
+//! Workload-oriented benchmarks and black-box probes of the benchmarks and geometry papers
+//! (docs/PAPERS.md; docs/ALGORITHMS.md §8–9), run against a **target**: the simulator (`sim:`,
+//! simulated time), a drive served over NBD (`nbd://HOST:PORT`, `nbd+unix:///?socket=PATH`;
+//! wall-clock time) or a block device path (`O_DIRECT`, wall clock).
 //!
 //! - `pbr`: the Per-Byte-Response replay — a trace's writes issued one at a time (QD 1,
 //!   synchronously, device level, as the paper's `WriteFile` replay), PBR = response time ÷

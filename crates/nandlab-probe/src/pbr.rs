@@ -1,10 +1,10 @@
-//! Per-Byte-Response replay (paper 003 §4–5, SPEC §8): a trace's writes issued one at a time
-//! against a target (QD 1, synchronous, device level — the paper's `WriteFile` replay), and
-//! for each its PBR = response time ÷ request bytes. Reads, trims and flushes in the trace are
-//! skipped (the paper replays writes); timestamps are ignored (each write is issued when the
-//! previous one completes). Addresses past the target's capacity wrap around it (offset modulo
-//! the capacity, sector aligned; a piece that would pass the end is moved back to end there):
-//! their count is reported.
+//! Per-Byte-Response replay (benchmarks paper §3 and §5, docs/PAPERS.md; docs/ALGORITHMS.md §8): a
+//! trace's writes issued one at a time against a target (QD 1, synchronous, device level — the
+//! paper's `WriteFile` replay), and for each its PBR = response time ÷ request bytes. Reads, trims
+//! and flushes in the trace are skipped (the paper replays writes); timestamps are ignored (each
+//! write is issued when the previous one completes). Addresses past the target's capacity wrap
+//! around it (offset modulo the capacity, sector aligned; a piece that would pass the end is moved
+//! back to end there): their count is reported.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

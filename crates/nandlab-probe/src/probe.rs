@@ -1,5 +1,5 @@
-//! Black-box geometry probes (paper 003's CPSNA attachment, SPEC §9, its Figures 4–7), plus the
-//! number of parallel units (ours).
+//! Black-box geometry probes (the geometry paper, its Figures 4–7, docs/PAPERS.md;
+//! docs/ALGORITHMS.md §9), plus the number of parallel units (ours).
 //!
 //! - **Effective page** (Fig. 4): for x = 1, 2, … KiB, a write of x KiB at a page-aligned
 //!   address and one at 1 KiB past such an address. Below the effective page P both are one

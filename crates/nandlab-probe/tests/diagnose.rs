@@ -1,5 +1,5 @@
 //! Goal: the diagnosis names the paper's symptom on simulated devices built to have it, and
-//! "none" on healthy ones (paper 003 Figures 1–3; thresholds in `nandlab_probe::diagnose`).
+//! "none" on healthy ones (benchmarks paper, Figures 1–3; thresholds in `nandlab_probe::diagnose`).
 //! Method: suite traces (`nandlab_trace::suites`) replayed with PBR on prefilled `sim:` devices:
 //! - buffer: a 256 KiB FAB in front of the page FTL, 4 KiB aligned writes rewriting recent data;
 //! - mapping: BAST with 4 log blocks under the Mapping suite's writes over a 2 GiB device;

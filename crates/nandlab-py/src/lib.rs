@@ -231,10 +231,10 @@ fn presets() -> PyResult<String> {
 /// `(n0, w_merge, equilibrium_p, w_mig, w)`.
 type RecyclingCosts = (u64, f64, f64, Vec<f64>, Vec<f64>);
 
-/// Paper 002's block-recycling cost model (SPEC §4), the same code the `optimal` recycling
-/// policy runs: returns `(n0, w_merge, equilibrium_p, w_mig, w)` where `w_mig[p]` is the
-/// migration cost per available page for p = 0..N_p−1 and `w[n]` the migration/merge sequence
-/// cost per available page for n = 0..=n_max (infinite values where no page is freed).
+/// The block-recycling paper's cost model (docs/ALGORITHMS.md §4), the same code the `optimal`
+/// recycling policy runs: returns `(n0, w_merge, equilibrium_p, w_mig, w)` where `w_mig[p]` is the
+/// migration cost per available page for p = 0..N_p−1 and `w[n]` the migration/merge sequence cost
+/// per available page for n = 0..=n_max (infinite values where no page is freed).
 #[pyfunction]
 #[pyo3(signature = (alpha, pages_per_block, erase_cost, copy_cost, n_max))]
 fn recycling_costs(
@@ -264,9 +264,9 @@ fn recycling_costs(
     Ok((m.optimal_migrations(alpha), m.w_merge(), m.equilibrium_p(), w_mig, w))
 }
 
-/// The version recorded in every result: `nandlab X.Y.Z (COMMIT)` (`BUILD_VERSION`).
-/// Paper 003's workload characterisation of a trace file (`nandlab analyze`), as JSON text.
-/// The GIL is released during the pass.
+/// The version recorded in every result: `nandlab X.Y.Z (COMMIT)` (`BUILD_VERSION`). The benchmarks
+/// paper's workload characterisation of a trace file (`nandlab analyze`), as JSON text. The GIL is
+/// released during the pass.
 #[pyfunction]
 #[pyo3(signature = (path, format=None, device=None, sequential_window=10, alignment_bytes=4096, sample_points=10_000, buffer_window_ns=1_000_000_000))]
 #[allow(clippy::too_many_arguments)]
@@ -314,8 +314,8 @@ fn suite(py: Python<'_>, name: String, out: PathBuf, overrides: Vec<String>) -> 
 /// The PBR points of a replay as columns: offsets, lengths and response times.
 type PbrColumns = (Vec<u64>, Vec<u64>, Vec<u64>);
 
-/// Paper 003's Per-Byte-Response replay (`nandlab pbr`): the summary (with the diagnosis) as
-/// JSON text and the points as columns. The GIL is released during the replay.
+/// The benchmarks paper's Per-Byte-Response replay (`nandlab pbr`): the summary (with the
+/// diagnosis) as JSON text and the points as columns. The GIL is released during the replay.
 #[pyfunction]
 #[pyo3(signature = (target, trace, overrides=Vec::new(), format=None, device=None, max_writes=None, destroy_data=false))]
 #[allow(clippy::too_many_arguments)]

@@ -1,7 +1,7 @@
 //! Benchmark suite traces (`nandlab suite`, Python `nandlab.suite`): a suite generator
-//! (`nandlab_trace::suites`, paper 003 §5.2) written as an MSR Cambridge CSV trace, then
-//! analysed from the file (`analyze`), so the figures reported are those of the trace a user
-//! replays, with the targets beside them.
+//! (`nandlab_trace::suites`; benchmarks paper §5.2, docs/PAPERS.md) written as an MSR Cambridge CSV
+//! trace, then analysed from the file (`analyze`), so the figures reported are those of the trace a
+//! user replays, with the targets beside them.
 
 use std::io::Write;
 use std::path::Path;

@@ -93,7 +93,7 @@ fn measurement_starts_after_the_format() {
 
 #[test]
 fn media_player_on_fast_switch_merges_its_files() {
-    // Paper 001's setting scaled down: FAST with 8 log blocks on its SLC chip, an MP3 player
+    // The FAB paper's setting scaled down: FAST with 8 log blocks on its SLC chip, an MP3 player
     // on a 64 MiB card. The songs are written sequentially from cluster-aligned starts, so
     // FAST's sequential log fills whole blocks in order and switch-merges them; the FAT and
     // directory sectors go to the random logs.

@@ -1,4 +1,4 @@
-//! Goal: a refactoring of the wiring (issue 17: typed policy specs, one composition root) must
+//! Goal: a refactoring of the wiring (typed policy specs, one composition root) must
 //! not change a single simulated number. This test pins the metrics of fixed configurations
 //! covering every FTL kind, cleaning policy, placement, buffer, wear leveler and workload kind
 //! (and the trace, Poisson and read paths) to committed JSON, byte for byte, wall-clock fields

@@ -1,5 +1,5 @@
-//! Goal: the trace-side findings of issue 16 stay fixed. Each test reproduces one finding of the
-//! hostile-input probe and asserts the exact outcome: a request split by compact fitting counts
+//! Goal: the trace-side findings of the hostile-input probe stay fixed. Each test reproduces one
+//! finding of the probe and asserts the exact outcome: a request split by compact fitting counts
 //! once; prefill pages held by a buffer are not written back inside the measured window; a
 //! corrupt request length or timestamp is a clean error naming file:line, found at once (the
 //! length once made compact fitting loop for ever and grow without bound); replays that would

@@ -1,7 +1,8 @@
-//! `nandlab serve` (paper 003's on-line virtual platform, SPEC §7): the simulated SSD of a
-//! configuration, backed by a persistent NAND image (`nandlab-store`), served as a block device
-//! over NBD (`nandlab-nbd`). Each request is simulated at its wall-clock arrival time; with
-//! `serve.emulate_latency` its reply is released at arrival + simulated latency.
+//! `nandlab serve` (the virtual-platform report's on-line platform, docs/PAPERS.md;
+//! docs/ALGORITHMS.md §7): the simulated SSD of a configuration, backed by a persistent NAND image
+//! (`nandlab-store`), served as a block device over NBD (`nandlab-nbd`). Each request is simulated
+//! at its wall-clock arrival time; with `serve.emulate_latency` its reply is released at arrival +
+//! simulated latency.
 //!
 //! The engine is the only owner of the device: the NBD server calls it from one thread, in
 //! arrival order, so the simulation stays a deterministic function of the request sequence and

@@ -5,7 +5,7 @@
 //! image's geometry and layout, LFSS checkpoint slots and the NVRAM of a RAM region. The byte
 //! layout is in `format` and `docs/IMAGE_FORMAT.md`.
 //!
-//! Promises (issue 15): every write whose `pwrite`s completed survives `kill -9` (they are in
+//! Promises: every write whose `pwrite`s completed survives `kill -9` (they are in
 //! the kernel's page cache; FLUSH / FUA add `fdatasync` for power loss); a restart finds every
 //! such write, and never serves an older version of a page in its place:
 //! - a program writes the page data first and its OOB record second, an erase rewrites the
@@ -260,7 +260,7 @@ pub enum Mount {
     /// Read every OOB record (the DAC server's start-up scan).
     Scan,
     /// From the newest valid checkpoint, rolling forward the blocks written since (LFSS fast
-    /// mount, SPEC §3); a full scan when there is none.
+    /// mount, docs/ALGORITHMS.md §3); a full scan when there is none.
     Checkpoint,
 }
 

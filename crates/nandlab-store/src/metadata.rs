@@ -1,7 +1,7 @@
-//! The metadata-only store's rule set (`serve.store = "metadata-only"`, SPEC §7): which written
-//! pages keep their payload. Everything else is simulated (the FTL, timing and wear see every
-//! write) but reads back as zeros, so a 1 TiB drive needs storage only for its file-system
-//! metadata. Benchmarks that do not verify data run unchanged; `e2fsck` still passes.
+//! The metadata-only store's rule set (`serve.store = "metadata-only"`, docs/ALGORITHMS.md §7):
+//! which written pages keep their payload. Everything else is simulated (the FTL, timing and wear
+//! see every write) but reads back as zeros, so a 1 TiB drive needs storage only for its
+//! file-system metadata. Benchmarks that do not verify data run unchanged; `e2fsck` still passes.
 //!
 //! Rules, in order, for each written page:
 //! 1. An all-zero page is dropped: zeros are what a dropped page reads back anyway.

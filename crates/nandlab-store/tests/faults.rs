@@ -1,4 +1,4 @@
-//! Goal (issue 17): how the store (`FileMedia`, the served drive's NAND image) reacts to faults:
+//! Goal: how the store (`FileMedia`, the served drive's NAND image) reacts to faults:
 //! - a torn write (`FaultyMedia`: the power is cut in the middle of a program; `FileMedia::tear`
 //!   leaves half the data and an OOB record failing its CRC) is found by the next mount as a
 //!   torn page, and every LPN reads its last acknowledged data — the torn write's LPN its

@@ -291,7 +291,7 @@ fn hybrid_ftls_read_back_the_newest_copy() {
     }
 }
 
-/// Issue 5: with any buffer kind in front of the page FTL and FAST, a random mix of reads,
+/// With any buffer kind in front of the page FTL and FAST, a random mix of reads,
 /// writes (partial pages included), trims and flushes returns the last written data for every
 /// byte, and the flash alone holds it once the buffer is written back.
 #[test]
@@ -354,7 +354,7 @@ fn drop_buffer(d: &mut Device) {
     assert!(d.buffer().is_none());
 }
 
-/// Issue 7: with a RAM region (DEB's EBR, DAC's RAM region), every byte reads back the last
+/// With a RAM region (DEB's EBR, DAC's RAM region), every byte reads back the last
 /// written data whether it sits in RAM or on flash (partial-page writes merge with RAM pages
 /// too), trims drop RAM pages, and after a shutdown (the RAM region written back) a restart
 /// from the image alone returns everything (but trimmed pages: a trim leaves no record on

@@ -1,4 +1,6 @@
-//! # Trace analysis: paper 003's workload characterisation (§5.2; SPEC §8)
+//! # Trace analysis: the benchmarks paper's workload characterisation (its §4 and §5.2)
+//!
+//! The paper is cited in docs/PAPERS.md; the figures are summarised in docs/ALGORITHMS.md §8.
 //!
 //! One streaming pass over a trace's records gives the paper's macroscopic figures (its
 //! Table 3: data transferred, rewrite ratio, sequential ratio, typical request length,
@@ -87,7 +89,7 @@ impl Default for AnalyzeOptions {
     }
 }
 
-/// The benchmark suites of paper 003 §5.2.
+/// The benchmark suites of the benchmarks paper (§5.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Suite {
     /// The trace has no writes.
@@ -257,7 +259,7 @@ pub struct Analysis {
     pub life_cycle_ns: Log2Histogram,
     /// |seek distance| of writes after the first on their device, log2 of bytes.
     pub seek_bytes: Log2Histogram,
-    /// Sampled writes: LBA over write index (paper 003 Fig. 4a, 5a, 6a).
+    /// Sampled writes: LBA over write index (benchmarks paper, Figs. 4a, 5a, 6a).
     pub lba_series: Sampled<LbaPoint>,
     /// Sampled rewrites: life cycle over address (Fig. 4b).
     pub life_series: Sampled<LifePoint>,

@@ -1,12 +1,12 @@
-//! # Benchmark suite generators (paper 003 §5.2; SPEC §8)
+//! # Benchmark suite generators (benchmarks paper §5.2; docs/ALGORITHMS.md §8)
 //!
-//! Paper 003 sorts user workloads into suites by what they stress — Transfer (bulk
-//! sequential writes of new data: its Copy), Mapping (small writes scattered over a wide area:
-//! its Install Linux), GC (rewrites of hot and cold data mixed: its Browser) and Buffer
-//! (rewrites a RAM write buffer absorbs) — and characterises each by the figures of its
-//! Table 3, which the analyser (`analyze`) measures. These generators write synthetic traces
-//! that land on such figures: each suite is a parameter set (defaults: the paper's Table 3 row)
-//! of one seeded generator, and the analyser checks them (tests: within ±2 points).
+//! The benchmarks paper (docs/PAPERS.md) sorts user workloads into suites by what they stress —
+//! Transfer (bulk sequential writes of new data: its Copy), Mapping (small writes scattered over a
+//! wide area: its Install Linux), GC (rewrites of hot and cold data mixed: its Browser) and Buffer
+//! (rewrites a RAM write buffer absorbs) — and characterises each by the figures of its Table 3,
+//! which the analyser (`analyze`) measures. These generators write synthetic traces that land on
+//! such figures: each suite is a parameter set (defaults: the paper's Table 3 row) of one seeded
+//! generator, and the analyser checks them (tests: within ±2 points).
 //!
 //! ## The generator
 //!
@@ -116,8 +116,8 @@ const KIB: u64 = 1024;
 const MIB: u64 = 1024 * 1024;
 
 impl SuiteParams {
-    /// The suite's defaults: paper 003 Table 3's row for it (Transfer: Copy, GC: Browser,
-    /// Mapping: Install Linux; Buffer: ours, short rewrites of small writes).
+    /// The suite's defaults: the benchmarks paper's Table 3 row for it (Transfer: Copy, GC:
+    /// Browser, Mapping: Install Linux; Buffer: ours, short rewrites of small writes).
     #[must_use]
     pub fn new(kind: SuiteKind) -> Self {
         let base = Self {

@@ -1,7 +1,7 @@
 //! Allocation (`ftl.allocation`): which plane each page the FTL writes goes to — host writes
 //! (with the buffers' write-backs and a RAM region's write-backs) and the cleaner's copies — and,
-//! for the block-mapped FTLs, which plane each new block comes from (issue 18; paper 003's
-//! virtual platform spreads writes over its gangs, chips and planes).
+//! for the block-mapped FTLs, which plane each new block comes from (the
+//! virtual-platform report's hardware spreads writes over its gangs, chips and planes).
 //!
 //! The FTL keeps, per region (log), one open block on every plane and a free list per plane,
 //! and it asks the allocator for a plane among those that can take the write (`room`): for a

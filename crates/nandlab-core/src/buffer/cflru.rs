@@ -1,4 +1,5 @@
-//! CFLRU, clean-first LRU (Park, Kang, Park, Kim, Kim, CASES'06; cited by paper 001 as [13]).
+//! CFLRU, clean-first LRU (Park, Jung, Kang, Kim, Lee, CASES'06; the FAB paper cites clean-first
+//! LRU as related work, its reference [13]; docs/PAPERS.md).
 //!
 //! One page-level recency list split into a working region (most recent) and a clean-first
 //! region of the `w` least recent pages, `w = ⌈buffer.cflru_window × capacity⌉`. The victim is

@@ -1,4 +1,4 @@
-//! FAB, the flash-aware buffer of paper 001 (§III-B, §IV, Figs. 2, 3 and 5).
+//! FAB, the flash-aware buffer of the FAB paper (§III-B, §IV, Figs. 2, 3 and 5).
 //!
 //! Pages are grouped by logical block into block nodes kept in recency order: every access to
 //! a page (read or write, hit or miss) moves its block to the head (`Rearrange_Blocklist_For_LRU`).
@@ -34,7 +34,7 @@ fn make<M: KeyMap>(shape: BufferShape, _: &BufferConfig) -> Box<dyn Buffer> {
     ))
 }
 
-/// A block node (paper 001 §IV-A), its fields together so one access touches one cache line.
+/// A block node (FAB paper §IV-A), its fields together so one access touches one cache line.
 #[derive(Clone, Copy, Default)]
 struct Node {
     lbn: u32,

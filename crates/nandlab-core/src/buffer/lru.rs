@@ -1,4 +1,4 @@
-//! Page-level LRU (paper 001's BUF_LRU): one recency list of pages; the victim is the least
+//! Page-level LRU (the FAB paper's BUF_LRU): one recency list of pages; the victim is the least
 //! recently used page, written back alone if dirty. Reads and writes both count as uses.
 
 use super::list::{DenseMap, HashedMap};

@@ -1,9 +1,9 @@
-//! RAM buffers between the host and any FTL (SPEC §5, paper 001).
+//! RAM buffers between the host and any FTL (FAB paper, docs/PAPERS.md; docs/ALGORITHMS.md §5).
 //!
 //! # What this models
 //!
 //! A DRAM buffer of `buffer.size_bytes` that every host page access passes through, as in
-//! paper 001 §III-A (Fig. 1): a write is stored in the buffer (a hit overwrites the buffered
+//! the FAB paper, §III-A (Fig. 1): a write is stored in the buffer (a hit overwrites the buffered
 //! copy); a read is served from the buffer when the page is there, and otherwise from flash;
 //! when a page must be brought in and the buffer is full, the replacement policy picks a
 //! victim and its dirty pages are written to the FTL (clean pages are dropped). The FTL sees
@@ -17,17 +17,17 @@
 //! |---|---|---|---|
 //! | `none` | no buffer (the paper's PLAIN) | — | — |
 //! | `lru` | page-level LRU (the paper's BUF_LRU) | least recently used page | cached |
-//! | `fab` | FAB, paper 001 §III–IV | block with most buffered pages, ties LRU | cached |
+//! | `fab` | FAB (FAB paper §III–IV) | block with most buffered pages, ties LRU | cached |
 //! | `bplru` | BPLRU (Kim & Ahn, FAST'08) | least recently written block, padded | not cached |
 //! | `cflru` | CFLRU (Park et al., CASES'06) | LRU clean page in the window, else LRU page | cached |
 //!
 //! A block victim's pages are written back together in ascending page order, which is what
-//! lets a log-block FTL finish them with a switch merge (paper 001 §III-B). "Block" is the
+//! lets a log-block FTL finish them with a switch merge (FAB paper §III-B). "Block" is the
 //! logical block `lpn / pages_per_block`, the unit the hybrid FTLs map.
 //!
 //! # Lookups
 //!
-//! Paper 001 §IV-B searches a linked list of block nodes linearly and reports the search
+//! The FAB paper (§IV-B) searches a linked list of block nodes linearly and reports the search
 //! as < 0.1 % of FAB's time but 33 % of page-LRU's. Here every policy finds a page through a
 //! page index (`list::KeyMap`: an array indexed by page, or a hash table sized by the buffer
 //! when the logical space is too large for an array), O(1), and keeps its recency order in
@@ -36,7 +36,7 @@
 //!
 //! # Speed
 //!
-//! The buffer is on the per-page path, so its cost is held to a figure (issue 5: a 1 GiB
+//! The buffer is on the per-page path, so its cost is held to a figure (the target: a 1 GiB
 //! simulation at most 1.5x slower than without a buffer; `nandlab bench --only buffer`):
 //! `WriteBuffer<P, M>` is built once per policy and index kind, so the device makes one
 //! dynamic call per page and the policy's calls are static; lists keep an entry's links in
@@ -44,7 +44,7 @@
 //!
 //! # Timing and flushes
 //!
-//! Each host page moved into or out of the buffer costs `timing.ram_page_ns` (paper 001
+//! Each host page moved into or out of the buffer costs `timing.ram_page_ns` (FAB paper,
 //! Table II: 2,560 ns per 512 B). A host FLUSH (and `Device::sync`) writes every dirty page
 //! back, in ascending page order, and keeps it buffered, clean. The end of a run writes the
 //! rest back (`Device::finish`), counted apart so users see how much of the saving was only
@@ -125,7 +125,7 @@ pub trait BufferPolicy: Send {
     }
 }
 
-/// Bytes of one block node: paper 001 §IV-A (block number, page count, next pointer, page
+/// Bytes of one block node: FAB paper §IV-A (block number, page count, next pointer, page
 /// list pointer).
 pub const BLOCK_NODE_BYTES: u64 = 16;
 
@@ -295,7 +295,7 @@ pub struct BufferCounters {
     pub padding_writes: u64,
     /// RAM time of host page transfers.
     pub ram_ns: u64,
-    /// Most block nodes in use at once, and their RAM (paper 001 Table III).
+    /// Most block nodes in use at once, and their RAM (FAB paper, Table III).
     pub block_nodes_max: u64,
     pub metadata_bytes_max: u64,
 }

@@ -8,7 +8,7 @@ use crate::error::ConfigError;
 use crate::flash::Geometry;
 use crate::spec::{self, check};
 
-/// `[buffer]`: a RAM buffer between the host and the FTL (`buffer/`, SPEC §5).
+/// `[buffer]`: a RAM buffer between the host and the FTL (`buffer/`, docs/ALGORITHMS.md §5).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct BufferConfig {

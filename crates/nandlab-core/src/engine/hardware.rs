@@ -1,10 +1,11 @@
-//! The hardware abstraction of an SSD (paper 003's virtual platform, SPEC §1 and §7): gangs ×
-//! channels per gang × chips (ways) per channel × dies per chip × planes per die.
+//! The hardware abstraction of an SSD (the virtual-platform report, docs/PAPERS.md;
+//! docs/ALGORITHMS.md §1 and §7): gangs × channels per gang × chips (ways) per channel × dies
+//! per chip × planes per die.
 //!
 //! - A *gang* is a set of channels that share chip-enable lines and work in lock step: one
-//!   operation is striped across all of them (paper 003, Fig. 4a). Its channels therefore act as
-//!   one bus, and the FTL's mapping unit — the *effective page* — is the flash page striped over
-//!   them (`channels_per_gang` flash pages; the geometry report of paper 003 finds exactly such
+//!   operation is striped across all of them (virtual-platform report, Fig. 4a). Its channels
+//!   therefore act as one bus, and the FTL's mapping unit — the *effective page* — is the flash
+//!   page striped over them (`channels_per_gang` flash pages; the geometry paper finds exactly such
 //!   multiples). Gangs are independent: each has its own bus.
 //! - A *chip* (way) on a gang's channels is, by the same lock step, one chip per channel working
 //!   together; its *dies* are independent parallel units (each has its own array and page
@@ -165,7 +166,7 @@ pub struct Timing {
 
 impl Timing {
     /// Time of one page copy between blocks: copyback when the chip has it, otherwise read,
-    /// transfer out and in, program (paper 002's C_cp).
+    /// transfer out and in, program (the block-recycling paper's C_cp).
     #[must_use]
     pub fn copy_cost_ns(&self) -> u64 {
         self.copy_page_ns

@@ -1,6 +1,6 @@
-//! The SSD sim-engine (paper 003's virtual platform, SPEC §7; issue 18): when every flash
-//! operation runs on the device's parallel hardware (`hardware`: gangs of lock-stepped
-//! channels, chips, dies, planes), and so when every host request completes.
+//! The SSD sim-engine (the virtual-platform report, docs/PAPERS.md; docs/ALGORITHMS.md §7): when
+//! every flash operation runs on the device's parallel hardware (`hardware`: gangs of
+//! lock-stepped channels, chips, dies, planes), and so when every host request completes.
 //!
 //! The FTL works *functionally first*: a request changes the FTL's tables when it is dispatched
 //! (at its arrival), and each flash operation it causes is handed here. The engine times it on

@@ -1,7 +1,7 @@
-//! The flash device's shape: geometry (page, block and device sizes; SPEC §1). It describes the
-//! flash model itself, so it lives beside it; the configuration resolves it
-//! (`config::Config::resolve`) and presets give its defaults. The operation times (`Timing`)
-//! live with the sim-engine that uses them (`engine::hardware`).
+//! The flash device's shape: geometry (page, block and device sizes; docs/ALGORITHMS.md §1). It
+//! describes the flash model itself, so it lives beside it; the configuration resolves it
+//! (`config::Config::resolve`) and presets give its defaults. The operation times (`Timing`) live
+//! with the sim-engine that uses them (`engine::hardware`).
 
 use serde::Serialize;
 

@@ -32,7 +32,8 @@ pub type BlockId = u32;
 /// Sentinel for "no page / no block".
 pub const NONE: u32 = u32::MAX;
 
-/// Out-of-band metadata programmed with every page (SPEC §2.5: LPN, region, update sequence).
+/// Out-of-band metadata programmed with every page (docs/ALGORITHMS.md §2.5: LPN, region, update
+/// sequence).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Oob {
     pub lpn: Lpn,
@@ -82,8 +83,8 @@ pub trait Media: Send {
     fn record_clean_stop(&mut self) -> Result<(), crate::error::MediaError> {
         self.sync()
     }
-    /// Persists an FTL checkpoint (LFSS super segments, SPEC §3) so the next start-up can skip
-    /// most of the OOB scan. Media that cannot store one say so.
+    /// Persists an FTL checkpoint (LFSS super segments, docs/ALGORITHMS.md §3) so the next start-up
+    /// can skip most of the OOB scan. Media that cannot store one say so.
     fn write_checkpoint(
         &mut self,
         _checkpoint: &Checkpoint<'_>,
@@ -203,8 +204,8 @@ pub struct FlashCounters {
     pub mapping_reads: u64,
     pub mapping_programs: u64,
     pub busy_ns: u64,
-    /// Busy time by operation: `[read, program, copy, erase, mapping]` (paper 002 breaks
-    /// flash time down this way; mapping-table pages apart). Sums to `busy_ns`.
+    /// Busy time by operation: `[read, program, copy, erase, mapping]` (block-recycling paper
+    /// breaks flash time down this way; mapping-table pages apart). Sums to `busy_ns`.
     pub op_ns: [u64; 5],
 }
 

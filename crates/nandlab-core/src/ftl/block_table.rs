@@ -1,6 +1,6 @@
-//! The DAC paper's lookup table (SPEC §2): per erase block its state, valid-page count, write
-//! pointer (first free page), last modification time, erase count and region; plus the indexes
-//! the victim policies search.
+//! The DAC paper's lookup table (docs/ALGORITHMS.md §2): per erase block its state, valid-page
+//! count, write pointer (first free page), last modification time, erase count and region; plus the
+//! indexes the victim policies search.
 //!
 //! Index: closed blocks (fully programmed, not open for writing) sit in one of
 //! `pages_per_block + 1` buckets by valid-page count, each an intrusive doubly linked list in

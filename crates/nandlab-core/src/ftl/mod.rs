@@ -1,7 +1,7 @@
 //! Flash translation layers behind one trait. The device (request level) splits host requests
 //! into pages and calls an `Ftl`; the FTL owns the `Flash` it programs. Kinds: the page-mapped
-//! log-structured store (`page`, paper 000) and the hybrid log-block FTLs (`hybrid`: BAST,
-//! SAST, FAST, papers 002/003).
+//! log-structured store (`page`, DAC paper) and the hybrid log-block FTLs (`hybrid`: BAST,
+//! SAST, FAST; block-recycling and lazy wear-leveling papers). The papers: docs/PAPERS.md.
 
 pub mod block_table;
 pub mod hybrid;
@@ -61,7 +61,7 @@ pub struct FtlRecovery {
     pub nvram_pages_lost: u32,
 }
 
-/// How a hybrid FTL reclaimed log space (SPEC §4).
+/// How a hybrid FTL reclaimed log space (docs/ALGORITHMS.md §4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RecycleKind {
     /// The log block held its data block's pages in place and complete: it becomes the data
@@ -71,8 +71,8 @@ pub enum RecycleKind {
     PartialMerge = 1,
     /// The newest copy of every page is copied into a fresh block; data and log blocks erased.
     FullMerge = 2,
-    /// Paper 002: the log block's valid pages are copied into a fresh log block; the old one is
-    /// erased; the data block is untouched.
+    /// The block-recycling paper: the log block's valid pages are copied into a fresh log block;
+    /// the old one is erased; the data block is untouched.
     Migration = 3,
     /// A log block with no valid page left is erased without copying.
     Discard = 4,

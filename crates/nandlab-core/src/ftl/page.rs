@@ -1,6 +1,6 @@
-//! Page-mapped log-structured FTL (paper 000, SPEC §2): the translation table (LPN → PPN, with
-//! the page's region and region entry time), the region table (each region's active block), the
-//! lookup table (`BlockTable`), a free-block list and the cleaner.
+//! Page-mapped log-structured FTL (DAC paper, docs/ALGORITHMS.md §2): the translation table (LPN →
+//! PPN, with the page's region and region entry time), the region table (each region's active
+//! block), the lookup table (`BlockTable`), a free-block list and the cleaner.
 //!
 //! Write path: if free blocks are below `gc_free_blocks_min`, clean until they are not; ask the
 //! placement for the page's region; program at that region's active block (opening a free one
@@ -11,7 +11,7 @@
 //! A page's region is not stored per page: every block holds pages of one region, so the
 //! region is the block's. Entry times are kept only for placements that use them.
 //!
-//! A placement whose top region is RAM (DEB's EBR, DAC's RAM region; paper 004) has those pages
+//! A placement whose top region is RAM (DEB's EBR, DAC's RAM region; LFSS thesis) has those pages
 //! kept in a `RamRegion`: the translation table maps them to pseudo page numbers past the
 //! flash, updates are in place at RAM cost, and the region writes its oldest pages back to the
 //! flash regions the placement picks when it fills (`ram_write_back`). With
@@ -358,11 +358,11 @@ impl PageFtl {
         }
     }
 
-    /// Rebuilds the RAM tables from what the flash holds (SPEC §2.5: every table is a copy of
-    /// on-flash state; a restart loses no programmed data). For each programmed page the OOB
-    /// names its LPN and sequence number; the copy with the largest sequence number is the
-    /// current one. Erase counts and write pointers come from the media; a partly programmed
-    /// block is its region's active block.
+    /// Rebuilds the RAM tables from what the flash holds (docs/ALGORITHMS.md §2.5: every table is a
+    /// copy of on-flash state; a restart loses no programmed data). For each programmed page the
+    /// OOB names its LPN and sequence number; the copy with the largest sequence number is the
+    /// current one. Erase counts and write pointers come from the media; a partly programmed block
+    /// is its region's active block.
     ///
     /// What the flash holds is checked, never trusted blindly: an implausible erase count or a
     /// block of a region the placement does not have is `RecoveryError::Damaged` (an image of
@@ -1194,7 +1194,7 @@ impl Ftl for PageFtl {
     /// Only tables beyond the core's own caches benefit: from 2^16 logical pages (256 KiB of
     /// translation table, about one core's L2) the hints pay. (Measured: with 2^20 as the bound,
     /// a 16,384-block page bench, 0.84 M logical pages, ran at about 0.65× its speed with hints;
-    /// `experiments/bench/issue18/README.md`.)
+    /// `experiments/bench/parallel-engine/README.md`.)
     fn takes_prefetch_hints(&self) -> bool {
         self.l2p.len() >= 1 << 16
     }

@@ -1,4 +1,4 @@
-//! The page FTL's policy seams (SPEC §2.1–2.2): what a victim-selection policy and a
+//! The page FTL's policy seams (docs/ALGORITHMS.md §2.1–2.2): what a victim-selection policy and a
 //! placement must answer, and the typed specs a configuration resolves them to. The traits live
 //! beside the mechanism that calls them; the policies themselves (`gc`, `placement`) depend on
 //! these shared types, never the other way round.

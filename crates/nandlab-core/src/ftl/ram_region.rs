@@ -1,10 +1,10 @@
-//! A RAM region of the page-mapped store: DEB's Extra Buffer Region (paper 004 §4.1, SPEC §3)
-//! or the "DAC with RAM as the hottest region" baseline. Battery-backed RAM, so a page the
-//! placement sends here lives here instead of on flash: its updates are done in place at RAM
-//! speed, with no program and no garbage. The region is written back when its used space
-//! passes a threshold: the oldest pages (least recently updated) first, until it is below half
-//! the threshold (DEB rule 5); all of it at shutdown and at the end of a run, counted apart so
-//! a user sees how much of the saving was only deferred.
+//! A RAM region of the page-mapped store: DEB's Extra Buffer Region (LFSS thesis §4.1,
+//! docs/ALGORITHMS.md §3) or the "DAC with RAM as the hottest region" baseline. Battery-backed RAM,
+//! so a page the placement sends here lives here instead of on flash: its updates are done in place
+//! at RAM speed, with no program and no garbage. The region is written back when its used space
+//! passes a threshold: the oldest pages (least recently updated) first, until it is below half the
+//! threshold (DEB rule 5); all of it at shutdown and at the end of a run, counted apart so a user
+//! sees how much of the saving was only deferred.
 //!
 //! The page FTL maps a RAM page to a pseudo physical page number past the flash
 //! (`base_ppn + slot`), so its translation table stays one array. Slots form a doubly linked

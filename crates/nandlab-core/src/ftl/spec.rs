@@ -53,7 +53,7 @@ pub struct FtlConfig {
     /// SAST: log blocks a group may hold (K). Default 2.
     pub group_log_blocks: Option<u32>,
     /// BAST: how a full log block is recycled: `merge-only` (default), `cost-based`,
-    /// `periodic`, `optimal` (paper 002).
+    /// `periodic`, `optimal` (block-recycling paper).
     pub recycling: Option<String>,
     /// `periodic` recycling: merge after this many consecutive migrations. Default N_p / 2.
     pub migration_period: Option<u32>,
@@ -71,7 +71,7 @@ pub struct FtlConfig {
     /// `background` cleaning runs on an idle device while fewer free blocks remain. Default:
     /// `gc_free_blocks_min` + 1/32 of the spare blocks, at least two per plane.
     pub gc_background_free_blocks: Option<u32>,
-    /// Mapping-table zones (`ftl::zones`, paper 003's zone size): the translation table is
+    /// Mapping-table zones (`ftl::zones`, the geometry paper's zone size): the translation table is
     /// resident in RAM only for `mapping_cache_zones` zones of this many bytes of logical
     /// space; a request to another zone first loads its table from flash (and writes back the
     /// one it evicts if it changed). A multiple of the FTL's mapping unit: the (effective) page

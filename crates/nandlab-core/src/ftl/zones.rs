@@ -1,9 +1,10 @@
 //! Mapping-table zones: an FTL whose translation table is only partly resident in RAM.
 //!
-//! Paper 003's geometry part (SPEC §9, its Figure 6) finds SSDs that keep the mapping table of
-//! one *zone* of logical space in RAM at a time: a request to another zone first loads that
-//! zone's table from flash, so two reads A, B take longer once B falls in another zone than A
-//! (the zone probe). This module gives every FTL kind that behaviour, demand-loaded as in DFTL:
+//! The geometry paper (its Figure 6; docs/PAPERS.md, docs/ALGORITHMS.md §9) finds SSDs that keep
+//! the mapping table of one *zone* of logical space in RAM at a time: a request to another zone
+//! first loads that zone's table from flash, so two reads A, B take longer once B falls in another
+//! zone than A (the zone probe). This module gives every FTL kind that behaviour, demand-loaded as
+//! in DFTL:
 //!
 //! - logical space is cut into zones of `ftl.mapping_zone_bytes` (a whole number of the FTL's
 //!   mapping units: pages for `page`, logical blocks for the hybrid kinds);
@@ -13,14 +14,15 @@
 //!   and then loads the zone's table (page reads). A table takes
 //!   `ceil(units per zone × 4 bytes / page size)` flash pages (a 4-byte entry per mapping unit).
 //!
-//! Table pages are counted apart (`FlashCounters::mapping_reads` and `mapping_programs`: metrics `mapping_read_pages`,
-//! `mapping_program_pages`, `mapping_zone_loads`, `mapping_zone_write_backs`) and their
-//! programs are part of write amplification; their time is the flash time `Op::Mapping`.
-//! Modelled limits (documented in docs/CONFIG.md): table pages live in a reserved area outside
-//! the data blocks, whose space and cleaning are not modelled; the cleaner's, merges' and wear
-//! leveling's own mapping updates are not charged (DFTL batches them per victim); the table is
-//! a cost model only — the FTL keeps its whole table, so recovery and every counter of the
-//! data path are unchanged. Without `ftl.mapping_zone_bytes` the FTL is not wrapped at all.
+//! Table pages are counted apart (`FlashCounters::mapping_reads` and `mapping_programs`: metrics
+//! `mapping_read_pages`, `mapping_program_pages`, `mapping_zone_loads`, `mapping_zone_write_backs`)
+//! and their programs are part of write amplification; their time is the flash time `Op::Mapping`.
+//! Modelled limits (documented in README.md's configuration table, `ftl.mapping_zone_bytes`): table
+//! pages live in a reserved area outside the data blocks, whose space and cleaning are not
+//! modelled; the cleaner's, merges' and wear leveling's own mapping updates are not charged (DFTL
+//! batches them per victim); the table is a cost model only — the FTL keeps its whole table, so
+//! recovery and every counter of the data path are unchanged. Without `ftl.mapping_zone_bytes` the
+//! FTL is not wrapped at all.
 
 use super::{Ftl, FtlCounters};
 use crate::fastdiv::Divisor;

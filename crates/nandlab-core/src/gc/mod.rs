@@ -1,5 +1,6 @@
-//! Victim selection policies for the cleaner (SPEC §2.2). Mechanism (copying valid pages,
-//! erasing, the indexes in `ftl::block_table`) lives in the FTL; a policy only picks a block.
+//! Victim selection policies for the cleaner (docs/ALGORITHMS.md §2.2). Mechanism (copying valid
+//! pages, erasing, the indexes in `ftl::block_table`) lives in the FTL; a policy only picks a
+//! block.
 //!
 //! Adding a policy: one file here (its `ENTRY`: name, parameters, how it resolves and builds)
 //! and one line in `REGISTRY`.

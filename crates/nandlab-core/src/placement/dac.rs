@@ -1,4 +1,4 @@
-//! DAC dynamic data clustering (paper 000, SPEC §2.1).
+//! DAC dynamic data clustering (DAC paper, docs/ALGORITHMS.md §2.1).
 //!
 //! New data enters the Bottom region (0). A host update promotes the page one region hotter; the
 //! cleaner demotes every valid page of a victim one region colder. With a time threshold T, a
@@ -7,10 +7,10 @@
 //! has been there longer than T, otherwise it stays. Exactly T counts as neither (the paper says
 //! "smaller than" and "exceeds").
 //!
-//! With a RAM region (`dac.ram_region_bytes`, paper 004's "DAC with 4 MB"), the RAM is one more
-//! region on top of the flash regions: promotions from the hottest flash region reach it,
-//! updates there stay there, and its written-back pages are demoted to the hottest flash
-//! region (the default `Placement::ram_write_back`).
+//! With a RAM region (`dac.ram_region_bytes`, the LFSS thesis's "DAC with 4 MB"), the RAM is one
+//! more region on top of the flash regions: promotions from the hottest flash region reach it,
+//! updates there stay there, and its written-back pages are demoted to the hottest flash region
+//! (the default `Placement::ram_write_back`).
 
 use std::sync::Arc;
 
@@ -21,7 +21,7 @@ use crate::error::ConfigError;
 use crate::flash::{Geometry, Lpn};
 use crate::spec::check;
 
-/// `[dac]`: the DAC placement's RAM region (paper 004's "DAC with 4 MB" baseline). Only
+/// `[dac]`: the DAC placement's RAM region (the LFSS thesis's "DAC with 4 MB" baseline). Only
 /// `ftl.placement = "dac"` may set these keys.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]

@@ -1,4 +1,5 @@
-//! DEB's data-reorganization rules (paper 004 §4.1, SPEC §3) and the `deb` placement.
+//! DEB's data-reorganization rules (LFSS thesis §4.1, docs/ALGORITHMS.md §3) and the `deb`
+//! placement.
 //!
 //! The flash is split into regions (0 = coldest, N−1 = hottest, as in DAC) plus the Extra
 //! Buffer Region (EBR), battery-backed RAM above the hottest region (the page FTL keeps it:
@@ -34,8 +35,8 @@ use crate::error::ConfigError;
 use crate::flash::{Geometry, Lpn};
 use crate::spec::check;
 
-/// `[deb]`: the DEB placement (`ftl.placement = "deb"`, paper 004 §4.1, SPEC §3). Only that
-/// placement may set these keys.
+/// `[deb]`: the DEB placement (`ftl.placement = "deb"`, LFSS thesis §4.1, docs/ALGORITHMS.md §3).
+/// Only that placement may set these keys.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct DebConfig {
@@ -54,9 +55,9 @@ pub struct DebConfig {
     pub wear_aware: Option<bool>,
 }
 
-/// Paper 004's stable-time interval boundaries (seconds, hottest first).
+/// The LFSS thesis's stable-time interval boundaries (seconds, hottest first).
 pub const DEB_INTERVALS_S: [f64; 4] = [100.0, 200.0, 300.0, 400.0];
-/// Paper 004's EBR: 4 MB.
+/// The LFSS thesis's EBR: 4 MB.
 pub const EBR_SIZE_BYTES_DEFAULT: u64 = 4 << 20;
 
 pub(super) const ENTRY: PlacementEntry = PlacementEntry {

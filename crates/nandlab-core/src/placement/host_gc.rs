@@ -2,8 +2,8 @@
 //! region 0 (the separate GC write stream of many SSD FTLs, e.g. MQSim's). Pages a cleaner
 //! moves have survived at least one cleaning — older than fresh host writes — so they settle
 //! in the colder log; host writes fill blocks of their own, so a host request that covers whole
-//! blocks invalidates whole blocks (what the block-size probe of paper 003 looks for, `nandlab
-//! probe`).
+//! blocks invalidates whole blocks (what the geometry paper's block-size probe looks for,
+//! `nandlab probe`).
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
-//! Data placement: which log (region) a page is written to, on host writes and when the
-//! cleaner copies it (SPEC §2.1). Region 0 is the Bottom (coldest); region N−1 the Top. A
-//! placement may declare its Top region RAM (`Placement::ram_region`: DEB's EBR, DAC with a
-//! RAM region, SPEC §3); the page FTL then holds those pages in `ftl::ram_region`.
+//! Data placement: which log (region) a page is written to, on host writes and when the cleaner
+//! copies it (docs/ALGORITHMS.md §2.1). Region 0 is the Bottom (coldest); region N−1 the Top. A
+//! placement may declare its Top region RAM (`Placement::ram_region`: DEB's EBR, DAC with a RAM
+//! region, docs/ALGORITHMS.md §3); the page FTL then holds those pages in `ftl::ram_region`.
 //!
 //! Adding a placement: one file here (its `ENTRY`: name, keys, how it resolves and builds) and
 //! one line in `REGISTRY`.

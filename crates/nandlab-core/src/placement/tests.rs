@@ -1,4 +1,4 @@
-//! Goal: each placement rule decides exactly as SPEC §2.1 says.
+//! Goal: each placement rule decides exactly as docs/ALGORITHMS.md §2.1 says.
 //! Method: call the policies directly with hand-picked page states and times.
 
 use super::dac::Dac;

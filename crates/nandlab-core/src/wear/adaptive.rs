@@ -1,4 +1,4 @@
-//! Adaptive Δ (paper 003 LCTES'11 §4, Fig. 7).
+//! Adaptive Δ (lazy wear-leveling paper §4, Fig. 7; docs/PAPERS.md, docs/ALGORITHMS.md §6).
 //!
 //! The overhead ratio g (wear-leveling erases as a percentage of all erases) is modelled as
 //! g(Δ) = K/(2Δ). From one session's Δ_cur and measured g(Δ_cur), K = 2·Δ_cur·g(Δ_cur); the

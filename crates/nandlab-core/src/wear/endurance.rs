@@ -5,7 +5,7 @@
 //! time retiring would leave fewer, the device is *unusable*: it keeps the block in service so
 //! its state stays consistent and its data readable, and the device refuses further writes.
 //!
-//! Lifetime (issue 6): host bytes written until the first block wears out, and until the device
+//! Lifetime: host bytes written until the first block wears out, and until the device
 //! is unusable. The device turns `LifetimeState` changes into those byte counts.
 
 use crate::flash::BlockId;

@@ -1,4 +1,5 @@
-//! Lazy wear leveling, Algorithm 1 of paper 003's LCTES'11 attachment (§3.2-§3.3).
+//! Lazy wear leveling, Algorithm 1 of the lazy wear-leveling paper (§3.2–§3.3; docs/PAPERS.md,
+//! docs/ALGORITHMS.md §6).
 //!
 //! ```text
 //! on erase of victim v:

@@ -1,4 +1,5 @@
-//! Wear leveling and endurance (SPEC §6; paper 003's LCTES'11 attachment, §3-§5).
+//! Wear leveling and endurance (docs/ALGORITHMS.md §6; lazy wear-leveling paper, §3–§5,
+//! docs/PAPERS.md).
 //!
 //! # What this models
 //!

@@ -1,6 +1,6 @@
-//! `lbnNext()` of Algorithm 1: a full-period permutation of the logical blocks (paper 003
-//! LCTES'11 §3.2 suggests a linear congruential generator), so every logical block is visited
-//! once per round and two visits to the same block are as far apart as possible.
+//! `lbnNext()` of Algorithm 1: a full-period permutation of the logical blocks (the lazy
+//! wear-leveling paper, §3.2, suggests a linear congruential generator), so every logical block is
+//! visited once per round and two visits to the same block are as far apart as possible.
 //!
 //! An LCG x → (a·x + c) mod m with m a power of two, c odd and a ≡ 1 (mod 4) has full period m
 //! (Hull–Dobell). m is the smallest power of two ≥ n; values ≥ n are skipped (fewer than half

@@ -8,7 +8,8 @@ use super::{WearLeveler, WearParams};
 use crate::error::ConfigError;
 use crate::spec::{self, check, Named};
 
-/// `[wear]`: wear leveling and endurance (`wear/`, SPEC §6; paper 003's LCTES'11 attachment).
+/// `[wear]`: wear leveling and endurance (`wear/`, docs/ALGORITHMS.md §6; lazy wear-leveling
+/// paper).
 /// Keys a kind does not use stay unset in the resolved config.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]

@@ -1,5 +1,5 @@
-//! Static wear leveling: Chang et al.'s SW Leveler (DAC'07), the baseline of paper 003's
-//! LCTES'11 attachment (§2.4, §5; SPEC §6).
+//! Static wear leveling: Chang et al.'s SW Leveler (Design Automation Conference 2007), the
+//! baseline of the lazy wear-leveling paper (§2.4, §5; docs/PAPERS.md, docs/ALGORITHMS.md §6).
 //!
 //! An erase bitmap holds one bit per set of `set_blocks` consecutive physical blocks: set when
 //! a block of the set is erased. `ecnt` counts erases and `fcnt` set bits since the bitmap was

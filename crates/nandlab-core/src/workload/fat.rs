@@ -1,15 +1,15 @@
 //! File-system workloads on a FAT volume: `workload.kind = "postmark"` and `"embedded"`
-//! (SPEC §10). The media-player workloads (`media.rs`) run on the same volume model.
+//! (docs/ALGORITHMS.md §10). The media-player workloads (`media.rs`) run on the same volume model.
 //!
 //! # What this models
 //!
-//! Paper 002 runs its benchmarks on "an MS-DOS FAT compatible file system" on top of the FTL
-//! (§6) and shows in §3, Fig. 2 the resulting write pattern: sequential writes of file data mixed
-//! with repeated updates of a few metadata sectors, the FAT and the directories. This module
-//! produces that pattern at 512-byte sector granularity: it keeps a small model of a FAT volume
-//! laid over the device's logical capacity (which clusters are allocated, each file's cluster
-//! chain, each directory's entry slots) and emits, for every file-system operation, the sector
-//! reads and writes a simple FAT driver issues. It does not store any bytes.
+//! The block-recycling paper (docs/PAPERS.md) runs its benchmarks on "an MS-DOS FAT compatible file
+//! system" on top of the FTL (§6) and shows in §3, Fig. 2 the resulting write pattern: sequential
+//! writes of file data mixed with repeated updates of a few metadata sectors, the FAT and the
+//! directories. This module produces that pattern at 512-byte sector granularity: it keeps a small
+//! model of a FAT volume laid over the device's logical capacity (which clusters are allocated,
+//! each file's cluster chain, each directory's entry slots) and emits, for every file-system
+//! operation, the sector reads and writes a simple FAT driver issues. It does not store any bytes.
 //!
 //! # Layout
 //!
@@ -41,7 +41,7 @@
 //!
 //! - **format** (untimed setup, before `StartMeasurement`): the boot sector, both FATs in full and
 //!   the root directory — so every FAT sector has been written once before the measured part, as
-//!   in paper 002 §6.2.
+//!   in the block-recycling paper (§6.2).
 //! - **mkdir**: the new directory's first cluster (all its sectors: `.`, `..` and zeroed
 //!   entries), the FAT sector(s) of that cluster in FAT 1 then FAT 2, the parent's entry sector.
 //! - **create** (of `n` bytes): the data sectors (`⌈n / 512⌉`, sequential through the new chain),
@@ -65,30 +65,30 @@
 //!
 //! # Postmark (`workload.kind = "postmark"`)
 //!
-//! Katcher's Postmark (v1.51) as paper 002 §6.1 ran it: create `directories` subdirectories of
-//! the root, create `files` files each in a random subdirectory (in the root when
+//! Katcher's Postmark (v1.51) as the block-recycling paper ran it (§6.1): create `directories`
+//! subdirectories of the root, create `files` files each in a random subdirectory (in the root when
 //! `directories = 0`), run `transactions` transactions, then delete every remaining file. A
-//! transaction is a read or an append of a random existing file (`read_bias` the probability of
-//! the read) followed by a create or a delete of a random existing file (`create_bias` the
-//! probability of the create). Sizes are uniform in [`file_bytes_min`, `file_bytes_max`]; an
-//! append adds a uniform 1 ..= (max − size) bytes and does nothing to a file already at the
-//! maximum size; at most 2 × `files` files exist at once (Postmark's file table: further creates
-//! do nothing); transactions stop early if every file has been deleted ("out of files"). A create
-//! or append that does not fit in the free clusters is dropped (Postmark would report ENOSPC) and
-//! counted in `FsStats::dropped_full`. The presets of paper 002 are the defaults (the
+//! transaction is a read or an append of a random existing file (`read_bias` the probability of the
+//! read) followed by a create or a delete of a random existing file (`create_bias` the probability
+//! of the create). Sizes are uniform in [`file_bytes_min`, `file_bytes_max`]; an append adds a
+//! uniform 1 ..= (max − size) bytes and does nothing to a file already at the maximum size; at most
+//! 2 × `files` files exist at once (Postmark's file table: further creates do nothing);
+//! transactions stop early if every file has been deleted ("out of files"). A create or append that
+//! does not fit in the free clusters is dropped (Postmark would report ENOSPC) and counted in
+//! `FsStats::dropped_full`. The presets of the block-recycling paper are the defaults (the
 //! "directory/small file workload": 512-byte files in 50 directories) and `file_bytes_min =
 //! file_bytes_max = 1048576` (the "large file workload").
 //!
 //! # Embedded (`workload.kind = "embedded"`)
 //!
-//! A model of Gal & Toledo's fax, cellular-phone and event-recorder workloads (paper 002 §6.2;
-//! the original traces are not public): `files` log files in the root directory, created empty,
-//! then `transactions` appends of a `record_bytes` record to a random one of them. Each append
-//! rewrites the sector(s) holding the record, updates the FAT when the file crosses into a new
-//! cluster, and rewrites the file's directory entry (size, time). When the next record would take
-//! a file past `file_bytes_max` the file becomes a ring: writing continues from offset 0 over its
-//! existing clusters (an event recorder's circular log), so the set of sectors the run touches
-//! stays small and is updated over and over.
+//! A model of Gal & Toledo's fax, cellular-phone and event-recorder workloads (block-recycling
+//! paper §6.2; the original traces are not public): `files` log files in the root directory,
+//! created empty, then `transactions` appends of a `record_bytes` record to a random one of them.
+//! Each append rewrites the sector(s) holding the record, updates the FAT when the file crosses
+//! into a new cluster, and rewrites the file's directory entry (size, time). When the next record
+//! would take a file past `file_bytes_max` the file becomes a ring: writing continues from offset 0
+//! over its existing clusters (an event recorder's circular log), so the set of sectors the run
+//! touches stays small and is updated over and over.
 //!
 //! # Sequence
 //!

@@ -1,15 +1,15 @@
-//! Portable-media-player workloads on a FAT volume: `workload.kind = "media-player"` (SPEC §5,
-//! §10; paper 001).
+//! Portable-media-player workloads on a FAT volume: `workload.kind = "media-player"`
+//! (docs/ALGORITHMS.md §5, §10; FAB paper).
 //!
 //! # What this models
 //!
-//! Paper 001 (FAB) evaluates its RAM buffer on traces of three portable media players recorded
-//! on a FAT32 file system (Table I), on 512 MB to 2 GB of flash: a digital camera (picture files
-//! of about 1 MB), an MP3 player (4–5 MB files) and a movie player (15–30 MB files). Its §3
-//! describes the pattern that matters to a buffer: "a long sequential access for media data and
-//! several short accesses for metadata of the file". The traces are not public; this module
-//! produces that pattern from the FAT volume model of `fat.rs`: files are written and played
-//! back whole, and every write rewrites a few FAT, directory and FSInfo sectors.
+//! The FAB paper (docs/PAPERS.md) evaluates its RAM buffer on traces of three portable media
+//! players recorded on a FAT32 file system (Table I), on 512 MB to 2 GB of flash: a digital camera
+//! (picture files of about 1 MB), an MP3 player (4–5 MB files) and a movie player (15–30 MB files).
+//! Its §3 describes the pattern that matters to a buffer: "a long sequential access for media data
+//! and several short accesses for metadata of the file". The traces are not public; this module
+//! produces that pattern from the FAT volume model of `fat.rs`: files are written and played back
+//! whole, and every write rewrites a few FAT, directory and FSInfo sectors.
 //!
 //! `workload.media` picks the player; it sets the defaults of the `[workload.fs]` keys
 //! (`spec::MediaDefaults`; MB = 10^6 bytes, as media files and cards are quoted):
@@ -70,14 +70,14 @@
 //!    files until it fits under the high-water mark (and, with `directories = 0`, until the
 //!    fixed root has a free entry) — a user freeing space for new pictures or songs. By
 //!    default the oldest file goes first (`workload.fs.delete_order = "oldest"`): with next-fit
-//!    allocation the volume is then a circular log and every file is contiguous, as paper 001
+//!    allocation the volume is then a circular log and every file is contiguous, as the FAB paper
 //!    describes its traces ("most PMP data are contiguous multimedia", §III-B).
 //!    `delete_order = "random"` deletes uniformly random files instead; the holes they leave
 //!    split new files across the remains of old ones, so blocks at file boundaries are written
 //!    partly now and partly much later (experiments/fab/RESULTS.md shows what that does to a
 //!    block-level buffer). The run stops after the operation during which the sectors written since
 //!    `StartMeasurement` (data and metadata) reach `workload.passes` × the logical bytes:
-//!    paper 001's traces write 0.8–1.8 × their flash size (Table I), the default 1.0 is one
+//!    the FAB paper's traces write 0.8–1.8 × their flash size (Table I), the default 1.0 is one
 //!    volume's worth.
 //!
 //! Choices and sizes come from `Prng::for_stream(run.seed, "workload")`. Requests are

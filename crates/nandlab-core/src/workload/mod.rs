@@ -1,12 +1,12 @@
-//! Synthetic workloads (SPEC §10): sequential prefill, uniform random, hot/cold "x/y" locality,
-//! and phases of those (the DAC paper's four-phase server run), here; Postmark and embedded-device
-//! file-system workloads on a FAT volume model in `fat`, and portable-media-player workloads on
-//! the same model in `media`. `Workload` builds the generator of any synthetic kind, one
-//! repetition of it; `Repeated` (or `synthetic_items`) is the whole run, the measured part
-//! issued `workload.repeat` times (`repeat`). Generators are seeded and pure, so a workload can
-//! be generated twice identically (the oracle placement needs a look-ahead pass, and `Repeated`
-//! rebuilds the generator for each repetition). Trace replay lives in the `nandlab-trace` crate
-//! and produces the same `WorkItem`s.
+//! Synthetic workloads (docs/ALGORITHMS.md §10): sequential prefill, uniform random, hot/cold "x/y"
+//! locality, and phases of those (the DAC paper's four-phase server run), here; Postmark and
+//! embedded-device file-system workloads on a FAT volume model in `fat`, and portable-media-player
+//! workloads on the same model in `media`. `Workload` builds the generator of any synthetic kind,
+//! one repetition of it; `Repeated` (or `synthetic_items`) is the whole run, the measured part
+//! issued `workload.repeat` times (`repeat`). Generators are seeded and pure, so a workload can be
+//! generated twice identically (the oracle placement needs a look-ahead pass, and `Repeated`
+//! rebuilds the generator for each repetition). Trace replay lives in the `nandlab-trace` crate and
+//! produces the same `WorkItem`s.
 //!
 //! The rest of this comment describes `Synthetic` (the page-address kinds); `fat` and `media`
 //! document their own sequences.

@@ -1,10 +1,10 @@
 //! `workload.repeat`: a generated workload whose measured part is issued K times in a row.
 //!
-//! Wear-leveling and stability studies (paper 003) run one workload over and over on the same
-//! device and watch how erase counts spread. Sequence: prefill and warm-up once, then
-//! `StartMeasurement`, then K repetitions of the measured part — what replaying a recorded
-//! trace K times does (trace workloads get the same from `nandlab-run`, where
-//! `workload.repeat` multiplies the measured replays).
+//! Wear-leveling and stability studies (the lazy wear-leveling paper) run one workload over and
+//! over on the same device and watch how erase counts spread. Sequence: prefill and warm-up once,
+//! then `StartMeasurement`, then K repetitions of the measured part — what replaying a recorded
+//! trace K times does (trace workloads get the same from `nandlab-run`, where `workload.repeat`
+//! multiplies the measured replays).
 //!
 //! Repetition 1 is the generator itself. For repetitions 2..K a fresh generator is built from
 //! the same resolved config and its items up to and including its `StartMeasurement` are

@@ -75,7 +75,7 @@ pub struct WorkloadConfig {
     /// Trace arrival times: `trace` (open loop at the trace's timestamps) or `closed`.
     pub trace_timing: String,
     /// `media-player`: the player whose files are written and played, `camera`, `mp3` or
-    /// `movie` (paper 001, Table I). Default `camera`; no other kind takes it.
+    /// `movie` (FAB paper, Table I). Default `camera`; no other kind takes it.
     pub media: Option<String>,
     /// `[workload.fs]`: the FAT volume and file-system workload of `postmark`, `embedded` and
     /// `media-player`.
@@ -176,7 +176,7 @@ pub struct FsParams {
     pub delete_oldest: bool,
 }
 
-/// The media players of `workload.media` (paper 001, Table I).
+/// The media players of `workload.media` (FAB paper, Table I).
 pub const MEDIA_NAMES: &[&str] = &["camera", "mp3", "movie"];
 
 /// The `[workload.fs]` defaults of one media player. Sizes are in decimal megabytes (10^6
@@ -336,7 +336,7 @@ fn validate_workload(w: &mut WorkloadConfig, g: &Geometry) -> Result<(), ConfigE
     one_of(&w.fit, "workload.fit", &["auto", "error", "fold", "compact"])?;
     one_of(&w.trace_timing, "workload.trace_timing", &["trace", "closed"])?;
     let is_trace = w.kind == "trace";
-    // A media-player run warms up by populating its volume, and paper 001's traces write
+    // A media-player run warms up by populating its volume, and the FAB paper's traces write
     // about one volume's worth (Table I: 0.8 to 1.8 × the flash size).
     let is_media = w.kind == "media-player";
     let warmup = *w.warmup_passes.get_or_insert(if is_trace || is_media { 0.0 } else { 1.0 });

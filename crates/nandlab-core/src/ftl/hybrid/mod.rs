@@ -1,5 +1,5 @@
-//! Hybrid (log-block) FTLs: BAST, SAST and FAST (SPEC §4; paper 003's LCTES'11 attachment §2.2,
-//! paper 002 §3–§5).
+//! Hybrid (log-block) FTLs: BAST, SAST and FAST (docs/ALGORITHMS.md §4; lazy wear-leveling paper
+//! §2.2, block-recycling paper §3–§5; docs/PAPERS.md).
 //!
 //! Data blocks are block-mapped: logical block `lbn` (pages `lbn·N_p .. (lbn+1)·N_p`) lives in one
 //! physical data block with page `i` at offset `i`. Host writes never update a data block in
@@ -16,15 +16,15 @@
 //!   order.
 //!
 //! Reclaiming log space merges: *switch* (a log block holding its logical block's pages in place
-//! and complete becomes the data block), *partial* (an in-place prefix: the rest is copied in,
-//! then switch), *full* (the newest copy of every page is copied into a fresh block; the old
-//! data block and the emptied log blocks are erased). BAST adds paper 002's *migration* of a
+//! and complete becomes the data block), *partial* (an in-place prefix: the rest is copied in, then
+//! switch), *full* (the newest copy of every page is copied into a fresh block; the old data block
+//! and the emptied log blocks are erased). BAST adds the block-recycling paper's *migration* of a
 //! full log block, chosen by a `RecyclingPolicy` (see `recycling`). Each kind's count, copies,
 //! erases and flash time are counted separately (`FtlCounters::recycles`).
 //!
-//! Blocks are erased when they are released (so the free pool holds erased blocks); the costs
-//! are the papers' either way: a full merge erases two blocks, a migration one. With lazy wear
-//! leveling on (`set_lazy_wear_leveling`, paper 003 Algorithm 1, `crate::wear`), `release`
+//! Blocks are erased when they are released (so the free pool holds erased blocks); the costs are
+//! the papers' either way: a full merge erases two blocks, a migration one. With lazy wear leveling
+//! on (`set_lazy_wear_leveling`, lazy wear-leveling paper, Algorithm 1, `crate::wear`), `release`
 //! first lets it swap a worn victim for a cold logical block's data block.
 //!
 //! RAM reported (`table_memory_bytes`) is what the modelled controller needs — the block map
@@ -578,8 +578,8 @@ impl HybridFtl {
         slots.iter().copied().find(|&s| starts_lbn(s))
     }
 
-    /// Paper 002's migration: copy the valid pages of log `slot` into a fresh log block, in
-    /// log order, and erase the old one.
+    /// The block-recycling paper's migration: copy the valid pages of log `slot` into a fresh log
+    /// block, in log order, and erase the old one.
     fn migrate(&mut self, slot: u32) {
         let start = self.mark();
         let old = self.log(slot);

@@ -1,4 +1,4 @@
-//! Recovery of the hybrid FTLs (BAST, SAST, FAST) from what the flash holds (issue 15): a served
+//! Recovery of the hybrid FTLs (BAST, SAST, FAST) from what the flash holds: a served
 //! drive restarted after a crash (`kill -9`, power loss) or a clean stop rebuilds its RAM tables
 //! — block map, log block page maps, log pool, free list — from the pages' OOB records.
 //!

@@ -1,5 +1,5 @@
-//! Block recycling of a full log block (paper 002, SPEC §4): merge or migration, and the cost
-//! models that choose between them.
+//! Block recycling of a full log block (block-recycling paper, docs/ALGORITHMS.md §4): merge or
+//! migration, and the cost models that choose between them.
 //!
 //! A *merge* consolidates the log block with its data block (2 erases + N_p page copies for a
 //! full merge) and leaves a whole empty log block; a *migration* erases one block and copies only
@@ -138,9 +138,9 @@ pub struct RecyclingSpec {
 }
 
 impl RecyclingSpec {
-    /// Resolves `ftl.recycling` (default `merge-only`) and `ftl.migration_period` (`periodic`
-    /// only; default N_p / 2). `migrates` says whether the FTL kind can migrate (paper 002's
-    /// migration is defined for a log block owned by one data block: BAST).
+    /// Resolves `ftl.recycling` (default `merge-only`) and `ftl.migration_period` (`periodic` only;
+    /// default N_p / 2). `migrates` says whether the FTL kind can migrate (the block-recycling
+    /// paper's migration is defined for a log block owned by one data block: BAST).
     pub fn resolve(
         f: &mut FtlConfig,
         migrates: bool,

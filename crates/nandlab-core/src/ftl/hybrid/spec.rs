@@ -1,7 +1,7 @@
-//! The hybrid kinds' configuration (SPEC §4): `ftl.kind` = `bast`, `sast` or `fast`, the log
-//! pool (`ftl.log_blocks`), SAST's groups and the recycling policy, resolved into a
-//! `HybridSpec`. A hybrid FTL has no cleaner policy, placement or regions: those page-FTL keys
-//! must keep their defaults.
+//! The hybrid kinds' configuration (docs/ALGORITHMS.md §4): `ftl.kind` = `bast`, `sast` or `fast`,
+//! the log pool (`ftl.log_blocks`), SAST's groups and the recycling policy, resolved into a
+//! `HybridSpec`. A hybrid FTL has no cleaner policy, placement or regions: those page-FTL keys must
+//! keep their defaults.
 
 use super::recycling::RecyclingSpec;
 use super::Association;

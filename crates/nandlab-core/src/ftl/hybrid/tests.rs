@@ -207,9 +207,9 @@ fn cost_model_uses_copyback_when_the_chip_has_it() {
     assert_eq!(cost_model(&t, 128).copy_cost, read_program);
 }
 
-/// Wear leveling inside each association, on a 90/10 workload over a device filled with cold
-/// data: every invariant holds, every page stays mapped, and lazy wear leveling (paper 003
-/// Algorithm 1) makes the erase counts far more even than none or static, at a small cost in
+/// Wear leveling inside each association, on a 90/10 workload over a device filled with cold data:
+/// every invariant holds, every page stays mapped, and lazy wear leveling (lazy wear-leveling
+/// paper, Algorithm 1) makes the erase counts far more even than none or static, at a small cost in
 /// extra erases.
 #[test]
 fn wear_leveling_evens_wear_and_keeps_every_invariant() {
