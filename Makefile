@@ -37,6 +37,7 @@ rust-test:
 # checked afresh (check mode keeps no code, so it cannot reuse the release build). `ruff format`
 # is not enforced: much of the Python predates it. mypy's settings are in pyproject.toml.
 lint: $(VENV)/.deps
+	scripts/check_references.sh
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --profile ci --workspace --tests -- -D warnings
 	# The Python wheel's CLI: nandlab-cli without its `serve` feature (no OpenSSL).
