@@ -428,7 +428,7 @@ pub fn bench_buffers(ops: u64) -> Result<(), String> {
                 page_size_bytes: g.page_size_bytes,
                 ram_page_ns: 0,
             };
-            let mut b = by_name(kind, shape, 0.5).ok_or("unknown policy")?;
+            let mut b = by_name(kind, shape).ok_or("unknown policy")?;
             let mut rng = nandlab_core::rng::Prng::new(1);
             let start = std::time::Instant::now();
             for _ in 0..ops {

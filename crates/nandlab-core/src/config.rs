@@ -4,6 +4,7 @@
 //! Every key has a default, so an empty config runs. Keys carry their unit in the name. Errors
 //! name the dotted key at fault. Defaults live here and in `presets` only.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -14,12 +15,11 @@ use crate::engine::SchedulerSpec;
 use crate::buffer::BufferSpec;
 use crate::engine::hardware::{Hardware, HARDWARE_LEVEL_MAX, HARDWARE_UNITS_MAX};
 use crate::error::ConfigError;
-use crate::ftl::hybrid::HybridSpec;
+use crate::ftl::hybrid::recycling::RecyclingSpec;
 use crate::ftl::policy::PlacementSpec;
-use crate::ftl::{FtlKind, FtlSpec};
-use crate::placement::PlacementKeys;
+use crate::ftl::FtlSpec;
 use crate::presets;
-use crate::spec::{check, one_of, ExtraKeys};
+use crate::spec::{check, one_of, ExtraKeys, Family, Tables};
 use crate::wear::WearSpec;
 use crate::workload::WorkloadSpec;
 
@@ -27,9 +27,8 @@ use crate::workload::WorkloadSpec;
 // other crates and the docs use.
 pub use crate::buffer::{BufferConfig, BUFFER_SIZE_BYTES_DEFAULT};
 pub use crate::ftl::hybrid::LOG_BLOCKS_DEFAULT;
-pub use crate::ftl::{FtlConfig, FTL_KINDS};
+pub use crate::ftl::FtlConfig;
 pub use crate::placement::deb::{DEB_INTERVALS_S, EBR_SIZE_BYTES_DEFAULT};
-pub use crate::placement::{DacConfig, DebConfig};
 pub use crate::wear::WearConfig;
 pub use crate::workload::{
     FsConfig, FsParams, MediaDefaults, PhaseConfig, WorkloadConfig, MAX_WORKLOAD_SPAN_S,
@@ -37,7 +36,9 @@ pub use crate::workload::{
 };
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
+// No `deny_unknown_fields` (it cannot go with `flatten`): `from_value` refuses a table that is
+// neither one of the sections below nor one a registered policy declares.
+#[serde(default)]
 pub struct Config {
     pub device: DeviceConfig,
     pub timing: TimingConfig,
@@ -47,8 +48,40 @@ pub struct Config {
     pub serve: ServeConfig,
     pub buffer: BufferConfig,
     pub wear: WearConfig,
-    pub deb: DebConfig,
-    pub dac: DacConfig,
+    /// Tables policies declare for their own parameters (`[dac]`, `[deb]`, ...; see
+    /// `spec::Param`).
+    #[serde(flatten)]
+    pub tables: BTreeMap<String, ExtraKeys>,
+}
+
+/// The configuration's typed sections (every other top-level table is a policy's).
+const SECTIONS: &[&str] =
+    &["device", "timing", "ftl", "workload", "run", "serve", "buffer", "wear"];
+
+/// Every policy family's declarations: what `Tables::settle` records and refuses.
+fn families() -> Vec<Family> {
+    vec![
+        crate::ftl::kinds::family(),
+        crate::gc::family(),
+        crate::placement::family(),
+        RecyclingSpec::family(),
+        BufferSpec::family(),
+        WearSpec::family(),
+        crate::allocation::family(),
+        crate::engine::scheduler::family(),
+    ]
+}
+
+/// The tables the policies declare beyond the typed sections.
+fn policy_tables(families: &[Family]) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = families
+        .iter()
+        .flat_map(|f| f.entries.iter().flat_map(|(_, ps)| ps.iter().map(|p| p.table)))
+        .filter(|t| !SECTIONS.contains(t))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
 }
 
 /// `nandlab serve`: the simulated SSD as a block device over NBD.
@@ -267,6 +300,24 @@ impl Config {
 
     /// Parses a `toml::Value` table (the result of merging files and overrides).
     pub fn from_value(value: toml::Value) -> Result<Self, ConfigError> {
+        let families = families();
+        let tables = policy_tables(&families);
+        if let Some(top) = value.as_table() {
+            for (key, v) in top {
+                if SECTIONS.contains(&key.as_str()) {
+                    continue;
+                }
+                let expected: Vec<String> =
+                    SECTIONS.iter().chain(&tables).map(|s| format!("`{s}`")).collect();
+                if !tables.contains(&key.as_str()) {
+                    return Err(ConfigError::new(
+                        key.as_str(),
+                        format!("unknown field `{key}`, expected one of {}", expected.join(", ")),
+                    ));
+                }
+                check(v.is_table(), key, format!("[{key}] must be a table"))?;
+            }
+        }
         let text = toml::to_string(&value).map_err(|e| ConfigError::new("", e.to_string()))?;
         let config = toml::from_str::<Config>(&text).map_err(|e| {
             let message = e.message().to_string();
@@ -274,15 +325,10 @@ impl Config {
             let key = e.span().and_then(|span| key_at(&text, span.start)).unwrap_or_default();
             ConfigError::new(key, message)
         })?;
-        // `[ftl]` keeps keys its fields do not declare for the policies' parameters; a key no
-        // registered policy takes is a typo, refused as early as serde refuses other tables'.
-        refuse_unclaimed(&config.ftl.extra, &[]).or_else(|e| {
-            if e.message.starts_with("only ") {
-                Ok(())
-            } else {
-                Err(e)
-            }
-        })?;
+        // The family tables keep keys their fields do not declare for the policies' parameters;
+        // a key no registered policy declares is a typo, refused as early as serde refuses
+        // other tables'.
+        crate::spec::refuse_undeclared(&config.policy_maps(), &families)?;
         Ok(config)
     }
 
@@ -301,6 +347,49 @@ impl Config {
         let o: Vec<String> = overrides.iter().map(|s| s.as_ref().to_string()).collect();
         apply_overrides(&mut v, &o)?;
         Self::from_value(v)
+    }
+
+    /// The value at a dotted key (`wear.delta`, `dac.ram_region_bytes`), as the configuration
+    /// records it (`None`: unset). For tools and tests that read a policy's parameter without
+    /// knowing which table holds it in the Rust types.
+    #[must_use]
+    pub fn value(&self, dotted: &str) -> Option<toml::Value> {
+        let mut v = self.to_value();
+        for segment in dotted.split('.') {
+            v = v.as_table_mut()?.remove(segment)?;
+        }
+        Some(v)
+    }
+
+    /// The keys of every table the policies read (copies), by table name.
+    fn policy_maps(&self) -> BTreeMap<String, ExtraKeys> {
+        let mut maps = self.tables.clone();
+        maps.insert("ftl".into(), self.ftl.extra.clone());
+        maps.insert("buffer".into(), self.buffer.extra.clone());
+        maps.insert("wear".into(), self.wear.extra.clone());
+        maps.retain(|_, m| !m.is_empty());
+        maps
+    }
+
+    /// Moves the policies' keys into `Tables` for resolution.
+    fn take_tables(&mut self) -> Tables {
+        let mut t = Tables::default();
+        t.insert("ftl", std::mem::take(&mut self.ftl.extra));
+        t.insert("buffer", std::mem::take(&mut self.buffer.extra));
+        t.insert("wear", std::mem::take(&mut self.wear.extra));
+        for (name, keys) in std::mem::take(&mut self.tables) {
+            t.insert(&name, keys);
+        }
+        t
+    }
+
+    /// Puts the resolved policies' keys back (each declared parameter recorded).
+    fn restore_tables(&mut self, tables: Tables) {
+        let mut maps = tables.into_maps();
+        self.ftl.extra = maps.remove("ftl").unwrap_or_default();
+        self.buffer.extra = maps.remove("buffer").unwrap_or_default();
+        self.wear.extra = maps.remove("wear").unwrap_or_default();
+        self.tables = maps;
     }
 
     /// The config as a TOML value (for merging overrides on top).
@@ -450,10 +539,11 @@ impl Config {
                 ),
             )
         })?;
+        let mut tables = c.take_tables();
         // Block-mapped FTLs map whole logical blocks (SAST: whole groups): a logical size
         // derived from the utilization is rounded down to that granule.
-        let kind = FtlKind::of(&c.ftl)?;
-        let granule_blocks = kind.mapping_granule_blocks(&c.ftl);
+        let kind = crate::ftl::kinds::of(&c.ftl)?;
+        let granule_blocks = (kind.granule_blocks)(&tables);
         let hardware = resolve_hardware(&mut c.device, preset.hardware)?;
         let d = &mut c.device;
         let flash_page_bytes = *d.page_size_bytes.get_or_insert(preset.page_size_bytes);
@@ -584,13 +674,13 @@ impl Config {
         let timing = resolve_timing(&mut c.timing, preset.timing);
         validate_timing(&timing)?;
 
-        let ftl = resolve_ftl(&mut c, kind, &geometry, &hardware)?;
-        let zones = crate::ftl::spec::resolve_zones(&mut c.ftl, kind, &geometry)?;
-        let allocation = crate::allocation::resolve(&c.ftl.allocation)?;
-        let scheduler = crate::engine::scheduler::resolve(&c.ftl.scheduler)?;
+        let ftl = (kind.resolve)(&mut c.ftl, &mut tables, &geometry, &hardware)?;
+        let zones = crate::ftl::spec::resolve_zones(&mut c.ftl, &ftl, &geometry)?;
+        let allocation = crate::allocation::resolve(&c.ftl.allocation, &mut tables)?;
+        let scheduler = crate::engine::scheduler::resolve(&c.ftl.scheduler, &mut tables)?;
         let workload = WorkloadSpec::resolve(&mut c.workload, &geometry, c.run.seed)?;
         validate_serve(&c.serve)?;
-        let buffer = BufferSpec::resolve(&mut c.buffer, &geometry)?;
+        let buffer = BufferSpec::resolve(&mut c.buffer, &mut tables, &geometry)?;
         if let (Some(placement), Some(_)) = (ftl.page().map(|p| &p.placement), &buffer) {
             // The oracle foresees the host's page writes; behind a buffer the FTL sees the
             // buffer's write-backs instead (fewer, reordered, padded), whose future it does not
@@ -607,7 +697,9 @@ impl Config {
             )?;
         }
         validate_ram(&mut c, &ftl, buffer.as_ref(), &geometry)?;
-        let wear = WearSpec::resolve(&mut c.wear, preset.endurance_cycles)?;
+        let wear = WearSpec::resolve(&mut c.wear, &mut tables, preset.endurance_cycles)?;
+        tables.settle(&families())?;
+        c.restore_tables(tables);
         let (regions, gc_free_blocks_min) = match &ftl {
             FtlSpec::Page(p) => (p.placement.regions(), p.gc_free_blocks_min),
             FtlSpec::Hybrid(_) => (1, 0),
@@ -629,61 +721,6 @@ impl Config {
             served: false,
         })
     }
-}
-
-/// `[ftl]` and the placements' tables: the kind's mechanism with its policies. Every key of
-/// `[ftl]` no typed field declares must be claimed by the chosen cleaning policy or placement.
-fn resolve_ftl(
-    c: &mut Config,
-    kind: FtlKind,
-    g: &Geometry,
-    hw: &Hardware,
-) -> Result<FtlSpec, ConfigError> {
-    one_of(&c.ftl.gc_mode, "ftl.gc_mode", crate::ftl::spec::GC_MODES)?;
-    match kind {
-        FtlKind::Hybrid(h) => {
-            check(
-                c.ftl.gc_mode == "foreground",
-                "ftl.gc_mode",
-                "the hybrid FTLs (bast, sast, fast) merge when a write needs a log block: \
-                 background cleaning is modelled for the page FTL's cleaner only",
-            )?;
-            check(
-                c.ftl.gc_background_free_blocks.is_none(),
-                "ftl.gc_background_free_blocks",
-                "only the page FTL with ftl.gc_mode = \"background\" uses it",
-            )?;
-            let spec = HybridSpec::resolve(h, &mut c.ftl, g)?;
-            crate::placement::refuse_all(&PlacementKeys {
-                ftl: &mut c.ftl,
-                deb: &mut c.deb,
-                dac: &mut c.dac,
-            })?;
-            refuse_unclaimed(&c.ftl.extra, &[])?;
-            Ok(FtlSpec::Hybrid(spec))
-        }
-        FtlKind::Page => {
-            crate::ftl::spec::refuse_hybrid_keys(&c.ftl)?;
-            let cleaning = crate::gc::resolve(&mut c.ftl)?;
-            let placement = crate::placement::resolve(&mut PlacementKeys {
-                ftl: &mut c.ftl,
-                deb: &mut c.deb,
-                dac: &mut c.dac,
-            })?;
-            let mut claimed: Vec<&str> = Vec::new();
-            claimed.extend(crate::gc::entry(&c.ftl).map_or(&[][..], |e| e.extra_keys));
-            claimed.extend(crate::placement::entry(&c.ftl).map_or(&[][..], |e| e.extra_keys));
-            refuse_unclaimed(&c.ftl.extra, &claimed)?;
-            let page = crate::ftl::spec::resolve_page(&mut c.ftl, cleaning, placement, g, hw)?;
-            Ok(FtlSpec::Page(page))
-        }
-    }
-}
-
-fn refuse_unclaimed(extra: &ExtraKeys, claimed: &[&str]) -> Result<(), ConfigError> {
-    crate::spec::refuse_unclaimed("ftl", extra, claimed, |key| {
-        crate::gc::owner_of(key).or_else(|| crate::placement::owner_of(key))
-    })
 }
 
 const RAM_BYTES_MIN_DEFAULT: u64 = 64 << 20;
@@ -942,9 +979,12 @@ mod tests {
     #[test]
     fn oracle_default_boundaries() {
         let r = resolve(&["ftl.placement=oracle", "ftl.regions=4"]).unwrap();
-        assert_eq!(r.config.ftl.oracle_boundaries_passes, Some(vec![0.25, 1.0, 4.0]));
+        let passes = |r: &Resolved| -> Vec<f64> {
+            r.config.value("ftl.oracle_boundaries_passes").unwrap().try_into().unwrap()
+        };
+        assert_eq!(passes(&r), vec![0.25, 1.0, 4.0]);
         let r = resolve(&["ftl.placement=oracle"]).unwrap();
-        assert_eq!(r.config.ftl.oracle_boundaries_passes, Some(vec![1.0]));
+        assert_eq!(passes(&r), vec![1.0]);
     }
 
     #[test]

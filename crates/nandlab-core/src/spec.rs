@@ -7,7 +7,10 @@
 //! validation and defaults and how it builds itself; `config` only reads files and overrides and
 //! dispatches to them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 
 use crate::error::ConfigError;
 
@@ -38,8 +41,9 @@ pub fn fraction(v: f64, key: &str, open: bool) -> Result<(), ConfigError> {
 /// A registry entry: something with a name a config value selects.
 pub trait Named {
     fn name(&self) -> &'static str;
-    /// Keys of its table the entry reads through `Params` (none by default).
-    fn extra_keys(&self) -> &'static [&'static str] {
+    /// The parameters the entry declares (none by default): read through `Params` when it is
+    /// chosen, recorded per `Unchosen` when it is not.
+    fn params(&self) -> &'static [Param] {
         &[]
     }
 }
@@ -48,15 +52,6 @@ pub trait Named {
 #[must_use]
 pub fn find<'a, E: Named>(registry: &'a [E], name: &str) -> Option<&'a E> {
     registry.iter().find(|e| e.name() == name)
-}
-
-/// The entry of `registry` that takes extra key `key`, as `selector = "name"` (for messages).
-#[must_use]
-pub fn owner_of<E: Named>(registry: &[E], key: &str, selector: &str) -> Option<String> {
-    registry
-        .iter()
-        .find(|e| e.extra_keys().contains(&key))
-        .map(|e| format!("{selector} = {:?}", e.name()))
 }
 
 /// The entry of `registry` named `value` (the value of `key`), or an error listing the names.
@@ -101,81 +96,309 @@ pub fn names<E: Named>(registry: &[E]) -> Vec<&'static str> {
     registry.iter().map(Named::name).collect()
 }
 
-/// Keys of a table that its typed fields do not declare (`#[serde(flatten)]`), kept as TOML
-/// values. A policy added later reads its parameters here (`f64`, `u64`, ...), which also
-/// writes the default back so the resolved config records it; the dispatcher refuses every key
-/// no selected policy claimed. `table` is the dotted table name used in error messages.
-pub type ExtraKeys = BTreeMap<String, toml::Value>;
+// ---- policy parameters ----------------------------------------------------------------------
 
-/// A typed view of `ExtraKeys` for one policy's parameters.
-pub struct Params<'a> {
+/// The keys of a table that no typed field of its family declares: the parameters policies
+/// declare (`Param`), kept as TOML values. `None`: declared but unset — a resolved config
+/// records it (JSON results show `null`; TOML leaves it out, so a configuration read back from
+/// its TOML equals the one written: equality ignores unset keys).
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct ExtraKeys(BTreeMap<String, Option<toml::Value>>);
+
+impl ExtraKeys {
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The keys that hold a value.
+    fn set(&self) -> impl Iterator<Item = (&String, &toml::Value)> {
+        self.0.iter().filter_map(|(k, v)| v.as_ref().map(|v| (k, v)))
+    }
+}
+
+impl PartialEq for ExtraKeys {
+    fn eq(&self, other: &Self) -> bool {
+        self.set().eq(other.set())
+    }
+}
+
+impl std::ops::Deref for ExtraKeys {
+    type Target = BTreeMap<String, Option<toml::Value>>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for ExtraKeys {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+/// A parameter a policy declares in its own file: the table it lives in — its family's (`ftl`,
+/// `buffer`, `wear`, `workload`) or one of the policy's own (`dac`, `deb`) — its key, and what a
+/// resolved configuration records for it when another policy is chosen.
+#[derive(Clone, Copy, Debug)]
+pub struct Param {
     pub table: &'static str,
-    pub keys: &'a mut ExtraKeys,
+    pub key: &'static str,
+    pub unchosen: Unchosen,
+}
+
+/// What a resolved configuration records for a parameter whose policy is not chosen.
+#[derive(Clone, Copy, Debug)]
+pub enum Unchosen {
+    /// Nothing; a value set for it is refused naming the policy that uses it.
+    Unset,
+    /// This value, accepted whichever policy of the family is chosen: a key every policy's
+    /// table carries (`ftl.random_d`), so that a resolved configuration resolves again.
+    Default(fn() -> toml::Value),
+}
+
+impl Param {
+    /// A parameter left unset when its policy is not chosen.
+    #[must_use]
+    pub const fn new(table: &'static str, key: &'static str) -> Self {
+        Self { table, key, unchosen: Unchosen::Unset }
+    }
+
+    /// A parameter every configuration shows at `default` (see `Unchosen::Default`).
+    #[must_use]
+    pub const fn shown(
+        table: &'static str,
+        key: &'static str,
+        default: fn() -> toml::Value,
+    ) -> Self {
+        Self { table, key, unchosen: Unchosen::Default(default) }
+    }
+}
+
+/// One family's declarations, for `Tables::settle` and for messages: the key that selects a
+/// policy (`ftl.cleaning`) and, per registered policy, its name and parameters.
+#[derive(Clone, Debug)]
+pub struct Family {
+    pub selector: &'static str,
+    pub entries: Vec<(&'static str, &'static [Param])>,
+}
+
+impl Family {
+    /// The family of a registry.
+    #[must_use]
+    pub fn of<E: Named>(selector: &'static str, registry: &[E]) -> Self {
+        Self { selector, entries: registry.iter().map(|e| (e.name(), e.params())).collect() }
+    }
+
+    /// The policies declaring `table.key`, as `selector = "a"` or `selector = "a" or "b"`.
+    fn owners(&self, table: &str, key: &str) -> Option<String> {
+        let names: Vec<String> = self
+            .entries
+            .iter()
+            .filter(|(_, params)| params.iter().any(|p| p.table == table && p.key == key))
+            .map(|(name, _)| format!("{name:?}"))
+            .collect();
+        match names.as_slice() {
+            [] => None,
+            [one] => Some(format!("{} = {one}", self.selector)),
+            [rest @ .., last] => Some(format!("{} = {} or {last}", self.selector, rest.join(", "))),
+        }
+    }
+}
+
+/// The policy tables of one configuration while it resolves — each family table's extra keys
+/// and the policies' own tables, by name — and the keys the chosen policies read.
+#[derive(Debug, Default)]
+pub struct Tables {
+    maps: BTreeMap<String, ExtraKeys>,
+    claimed: BTreeSet<(String, String)>,
+}
+
+impl Tables {
+    /// Adds a table's keys (a family table's extra keys, or a policy's own table).
+    pub fn insert(&mut self, table: &str, keys: ExtraKeys) {
+        self.maps.entry(table.to_string()).or_default().extend(keys.0);
+    }
+
+    /// Takes a table's keys back (empty if it has none).
+    pub fn take(&mut self, table: &str) -> ExtraKeys {
+        self.maps.remove(table).unwrap_or_default()
+    }
+
+    /// The parameters of a chosen policy, in `table` by default.
+    pub fn params(&mut self, table: &'static str) -> Params<'_> {
+        Params { tables: self, table }
+    }
+
+    /// The value set for `table.key`, if any (not a claim: for checks across families).
+    #[must_use]
+    pub fn value(&self, table: &str, key: &str) -> Option<&toml::Value> {
+        self.maps.get(table).and_then(|m| m.get(key)).and_then(Option::as_ref)
+    }
+
+    /// After every family resolved: each declared parameter no chosen policy read is recorded
+    /// per its `Unchosen` (a value set for an `Unset` one is refused naming its policies), and
+    /// a key no registered policy declares is refused.
+    pub fn settle(&mut self, families: &[Family]) -> Result<(), ConfigError> {
+        for family in families {
+            for (_, params) in &family.entries {
+                for p in *params {
+                    let map = self.maps.entry(p.table.to_string()).or_default();
+                    if self.claimed.contains(&(p.table.to_string(), p.key.to_string())) {
+                        // Read by the chosen policy; left unset, it is still recorded.
+                        map.entry(p.key.to_string()).or_insert(None);
+                        continue;
+                    }
+                    let set = map.get(p.key).is_some_and(Option::is_some);
+                    match p.unchosen {
+                        Unchosen::Unset if set => {
+                            let who = family.owners(p.table, p.key).unwrap_or_default();
+                            return Err(ConfigError::new(
+                                format!("{}.{}", p.table, p.key),
+                                format!("only {who} uses it"),
+                            ));
+                        }
+                        Unchosen::Unset => {
+                            map.insert(p.key.to_string(), None);
+                        }
+                        Unchosen::Default(_) if set => {}
+                        Unchosen::Default(default) => {
+                            map.insert(p.key.to_string(), Some(default()));
+                        }
+                    }
+                }
+            }
+        }
+        refuse_undeclared(&self.maps, families)
+    }
+
+    /// The tables, each with every declared key (after `settle`).
+    #[must_use]
+    pub fn into_maps(self) -> BTreeMap<String, ExtraKeys> {
+        self.maps
+    }
+}
+
+/// Refuses a key of `maps` that no policy of `families` declares (a typo, or a parameter of no
+/// registered policy), naming it and its table.
+pub fn refuse_undeclared(
+    maps: &BTreeMap<String, ExtraKeys>,
+    families: &[Family],
+) -> Result<(), ConfigError> {
+    let declared = |table: &str, key: &str| {
+        families.iter().any(|f| {
+            f.entries.iter().any(|(_, ps)| ps.iter().any(|p| p.table == table && p.key == key))
+        })
+    };
+    for (table, keys) in maps {
+        if let Some(key) = keys.keys().find(|k| !declared(table, k)) {
+            return Err(ConfigError::new(
+                format!("{table}.{key}"),
+                format!("unknown field `{key}` in [{table}]"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The parameters of a chosen policy: typed reads of its keys (each read claims the key), with
+/// defaults written back so the resolved config records them.
+pub struct Params<'a> {
+    tables: &'a mut Tables,
+    table: &'static str,
 }
 
 impl Params<'_> {
-    fn key(&self, name: &str) -> String {
-        format!("{}.{name}", self.table)
+    fn dotted(&self, key: &str) -> String {
+        format!("{}.{key}", self.table)
     }
 
-    /// A float parameter (an integer value is accepted), `default` when unset; the value is
-    /// written back.
-    pub fn f64(&mut self, name: &str, default: f64) -> Result<f64, ConfigError> {
-        let v = match self.keys.get(name) {
+    fn claim(&mut self, key: &str) -> Option<toml::Value> {
+        self.tables.claimed.insert((self.table.to_string(), key.to_string()));
+        self.tables.maps.get(self.table).and_then(|m| m.get(key)).cloned().flatten()
+    }
+
+    /// The same policy's parameters in another table (e.g. DAC's `[dac]`).
+    pub fn table(&mut self, table: &'static str) -> Params<'_> {
+        Params { tables: self.tables, table }
+    }
+
+    /// `key`'s value if set, of any type serde can read from TOML (numbers, booleans, strings,
+    /// lists, tables); not written back.
+    pub fn get<T: DeserializeOwned>(&mut self, key: &str) -> Result<Option<T>, ConfigError> {
+        let Some(v) = self.claim(key) else { return Ok(None) };
+        v.try_into().map(Some).map_err(|e: toml::de::Error| {
+            ConfigError::new(self.dotted(key), e.message().to_string())
+        })
+    }
+
+    /// `key`'s value, `default` when unset; written back.
+    pub fn or<T: DeserializeOwned + Serialize>(
+        &mut self,
+        key: &str,
+        default: T,
+    ) -> Result<T, ConfigError> {
+        let v = self.get(key)?.unwrap_or(default);
+        self.set(key, &v);
+        Ok(v)
+    }
+
+    /// Records `value` for `key` (a value the policy derived or normalised).
+    pub fn set<T: Serialize>(&mut self, key: &str, value: &T) {
+        self.tables.claimed.insert((self.table.to_string(), key.to_string()));
+        let v = toml::Value::try_from(value).ok();
+        self.tables.maps.entry(self.table.to_string()).or_default().insert(key.to_string(), v);
+    }
+
+    /// A float parameter (an integer value is accepted), `default` when unset; written back.
+    pub fn f64(&mut self, key: &str, default: f64) -> Result<f64, ConfigError> {
+        let v = match self.claim(key) {
             None => default,
-            Some(toml::Value::Float(f)) => *f,
-            Some(toml::Value::Integer(i)) => *i as f64,
+            Some(toml::Value::Float(f)) => f,
+            Some(toml::Value::Integer(i)) => i as f64,
             Some(other) => {
                 return Err(ConfigError::new(
-                    self.key(name),
+                    self.dotted(key),
                     format!("must be a number, not {}", other.type_str()),
                 ))
             }
         };
-        check(v.is_finite(), &self.key(name), "must be a finite number")?;
-        self.keys.insert(name.to_string(), toml::Value::Float(v));
+        check(v.is_finite(), &self.dotted(key), "must be a finite number")?;
+        self.set(key, &v);
         Ok(v)
     }
 
-    /// A non-negative integer parameter, `default` when unset; the value is written back.
-    pub fn u64(&mut self, name: &str, default: u64) -> Result<u64, ConfigError> {
-        let v = match self.keys.get(name) {
+    /// A `u32` parameter, `default` when unset; written back.
+    pub fn u32(&mut self, key: &str, default: u32) -> Result<u32, ConfigError> {
+        let v = self.u64(key, u64::from(default))?;
+        u32::try_from(v).map_err(|_| {
+            ConfigError::new(self.dotted(key), format!("must be at most {}", u32::MAX))
+        })
+    }
+
+    /// A non-negative integer parameter, `default` when unset; written back.
+    pub fn u64(&mut self, key: &str, default: u64) -> Result<u64, ConfigError> {
+        let v = match self.claim(key) {
             None => default,
-            Some(toml::Value::Integer(i)) => u64::try_from(*i)
-                .map_err(|_| ConfigError::new(self.key(name), "must be a non-negative integer"))?,
+            Some(toml::Value::Integer(i)) => u64::try_from(i).map_err(|_| {
+                ConfigError::new(self.dotted(key), "must be a non-negative integer")
+            })?,
             Some(other) => {
                 return Err(ConfigError::new(
-                    self.key(name),
+                    self.dotted(key),
                     format!("must be an integer, not {}", other.type_str()),
                 ))
             }
         };
-        let stored =
-            i64::try_from(v).map_err(|_| ConfigError::new(self.key(name), "integer too large"))?;
-        self.keys.insert(name.to_string(), toml::Value::Integer(stored));
+        let stored = i64::try_from(v)
+            .map_err(|_| ConfigError::new(self.dotted(key), "integer too large"))?;
+        self.tables
+            .maps
+            .entry(self.table.to_string())
+            .or_default()
+            .insert(key.to_string(), Some(toml::Value::Integer(stored)));
         Ok(v)
     }
-}
-
-/// Refuses the extra keys of `table` that no selected policy claimed. `owner` names the
-/// registered policy that would use a key (for a helpful message), if any.
-pub fn refuse_unclaimed(
-    table: &str,
-    keys: &ExtraKeys,
-    claimed: &[&str],
-    owner: impl Fn(&str) -> Option<String>,
-) -> Result<(), ConfigError> {
-    for key in keys.keys() {
-        if claimed.contains(&key.as_str()) {
-            continue;
-        }
-        let dotted = format!("{table}.{key}");
-        return Err(match owner(key) {
-            Some(who) => ConfigError::new(dotted, format!("only {who} uses it")),
-            None => ConfigError::new(dotted, format!("unknown field `{key}` in [{table}]")),
-        });
-    }
-    Ok(())
 }
 
 /// Declares a family's policy modules and its `REGISTRY` of their `ENTRY`s in one list, so

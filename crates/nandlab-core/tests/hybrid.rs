@@ -141,7 +141,8 @@ fn resolved_hybrid_configs_resolve_to_themselves() {
         let r = Config::from_overrides(o).unwrap().resolve().unwrap();
         // Logical size is whole groups of whole blocks.
         let granule = u64::from(r.geometry.pages_per_block)
-            * u64::from(r.config.ftl.group_data_blocks.unwrap_or(1));
+            * r.config.value("ftl.group_data_blocks").and_then(|v| v.as_integer()).unwrap_or(1)
+                as u64;
         assert_eq!(r.geometry.logical_pages % granule, 0);
         let again = r.config.resolve().unwrap();
         assert_eq!(again.config, r.config);

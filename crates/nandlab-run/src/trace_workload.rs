@@ -125,17 +125,15 @@ pub fn prepare(config: &Config) -> Result<(Config, TraceInfo), crate::Error> {
         // that the spare space (at the configured utilization) holds the cleaner's reserve
         // plus one open block per log.
         let u = c.device.utilization.unwrap_or(0.8);
-        let f = &c.ftl;
-        let kind = nandlab_core::ftl::FtlKind::of(f)?;
-        let hybrid = kind != nandlab_core::ftl::FtlKind::Page;
         // Hybrid FTLs need their log blocks plus a merge destination as spare, and map whole
         // logical blocks (SAST: whole groups).
-        let spare_blocks = if hybrid {
-            f64::from(f.log_blocks.unwrap_or(nandlab_core::config::LOG_BLOCKS_DEFAULT) + 1)
-        } else {
-            f64::from(2 * probe.regions + 3)
+        let (hybrid, spare_blocks, granule_blocks) = match &probe.ftl {
+            nandlab_core::ftl::FtlSpec::Hybrid(h) => {
+                (true, f64::from(h.log_blocks + 1), h.mapping_granule_blocks())
+            }
+            nandlab_core::ftl::FtlSpec::Page(_) => (false, f64::from(2 * probe.regions + 3), 1),
         };
-        let granule_bytes = kind.mapping_granule_blocks(f).max(1) * block_bytes;
+        let granule_bytes = granule_blocks.max(1) * block_bytes;
         let min_blocks = ((spare_blocks * u / (1.0 - u)).ceil() as u64).max(4) + 1;
         let logical = logical.max(min_blocks * block_bytes);
         c.device.logical_bytes =

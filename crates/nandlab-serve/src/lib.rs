@@ -160,8 +160,7 @@ pub fn resolve(config: &Config, image: &Path) -> Result<Resolved, ServeError> {
                     "a served {} drive needs {needed} blocks ({logical_blocks} logical + {logs} \
                      log blocks + 2 spare, one for recovery to finish an interrupted merge) but \
                      has {}; lower ftl.log_blocks or device.utilization, or add blocks",
-                    h.kind.name(),
-                    g.blocks
+                    r.config.ftl.kind, g.blocks
                 ),
             )
             .into());

@@ -9,7 +9,7 @@ use super::{AllocationEntry, AllocationSpec, Allocator, Room, Walk};
 use crate::engine::{Engine, Hardware};
 
 pub(super) const ENTRY: AllocationEntry =
-    AllocationEntry { name: "dynamic", build: || Arc::new(DynamicSpec) };
+    AllocationEntry { name: "dynamic", params: &[], resolve: |_| Ok(Arc::new(DynamicSpec)) };
 
 #[derive(Clone, Copy, Debug)]
 pub struct DynamicSpec;

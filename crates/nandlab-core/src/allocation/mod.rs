@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use crate::engine::{DieLoads, Engine, Hardware};
 use crate::error::ConfigError;
-use crate::spec::{self, Named};
+use crate::spec::{self, Family, Named, Param, Params, Tables};
 
 /// A resolved allocation policy.
 pub trait AllocationSpec: Send + Sync + std::fmt::Debug {
@@ -135,16 +135,21 @@ pub trait Allocator: Send {
     fn cleaner(&mut self, engine: &Engine, victim_plane: u32, room: Room<'_>) -> u32;
 }
 
-/// One registered policy: its `ftl.allocation` name and its spec.
+/// One registered policy: its `ftl.allocation` name, the parameters it declares, and how it
+/// resolves them into its spec.
 #[derive(Clone, Copy, Debug)]
 pub struct AllocationEntry {
     pub name: &'static str,
-    pub build: fn() -> Arc<dyn AllocationSpec>,
+    pub params: &'static [Param],
+    pub resolve: fn(&mut Params<'_>) -> Result<Arc<dyn AllocationSpec>, ConfigError>,
 }
 
 impl Named for AllocationEntry {
     fn name(&self) -> &'static str {
         self.name
+    }
+    fn params(&self) -> &'static [Param] {
+        self.params
     }
 }
 
@@ -157,8 +162,14 @@ crate::spec::registry! {
 }
 
 /// `ftl.allocation`, resolved.
-pub fn resolve(name: &str) -> Result<Arc<dyn AllocationSpec>, ConfigError> {
-    Ok((spec::lookup(REGISTRY, name, "ftl.allocation")?.build)())
+pub fn resolve(name: &str, tables: &mut Tables) -> Result<Arc<dyn AllocationSpec>, ConfigError> {
+    (spec::lookup(REGISTRY, name, "ftl.allocation")?.resolve)(&mut tables.params("ftl"))
+}
+
+/// The family's declarations (`Tables::settle`).
+#[must_use]
+pub fn family() -> Family {
+    Family::of("ftl.allocation", REGISTRY)
 }
 
 /// The registered names.

@@ -8,7 +8,7 @@ use super::{AllocationEntry, AllocationSpec, Allocator, Room, Walk};
 use crate::engine::{Engine, Hardware};
 
 pub(super) const ENTRY: AllocationEntry =
-    AllocationEntry { name: "round-robin", build: || Arc::new(RoundRobinSpec) };
+    AllocationEntry { name: "round-robin", params: &[], resolve: |_| Ok(Arc::new(RoundRobinSpec)) };
 
 #[derive(Clone, Copy, Debug)]
 pub struct RoundRobinSpec;

@@ -12,7 +12,7 @@ use super::{AllocationEntry, AllocationSpec, Allocator, Room, Walk};
 use crate::engine::{Engine, Hardware};
 
 pub(super) const ENTRY: AllocationEntry =
-    AllocationEntry { name: "static", build: || Arc::new(StaticSpec) };
+    AllocationEntry { name: "static", params: &[], resolve: |_| Ok(Arc::new(StaticSpec)) };
 
 #[derive(Clone, Copy, Debug)]
 pub struct StaticSpec;

@@ -93,10 +93,10 @@ fn static_follows_the_address_and_the_victims_plane() {
 #[test]
 fn every_policy_is_registered_under_its_name() {
     for name in names() {
-        let spec = resolve(name).expect("registered");
+        let spec = resolve(name, &mut crate::spec::Tables::default()).expect("registered");
         assert_eq!(spec.name(), name);
     }
     assert_eq!(names(), vec!["dynamic", "round-robin", "static"]);
-    let err = resolve("fastest").unwrap_err();
+    let err = resolve("fastest", &mut crate::spec::Tables::default()).unwrap_err();
     assert_eq!(err.key, "ftl.allocation");
 }

@@ -15,38 +15,42 @@
 
 use super::list::{DenseMap, HashedMap};
 use super::list::{Links, List, NIL};
-use super::{Buffer, BufferConfig, BufferEntry, BufferShape, WriteBuffer};
+use std::sync::Arc;
+
+use super::{Buffer, BufferEntry, BufferShape, ResolvedBuffer, WriteBuffer};
 use super::{BufferPolicy, Slot, Victim};
-use crate::error::ConfigError;
 use crate::flash::Lpn;
-use crate::spec::check;
+use crate::spec::{check, Param};
+/// `buffer.cflru_window`: the clean-first region as a fraction of the buffer, in (0, 1]; default
+/// 0.5.
 pub(super) const ENTRY: BufferEntry = BufferEntry {
     name: "cflru",
-    resolve,
-    refuse_keys,
-    dense: make::<DenseMap>,
-    hashed: make::<HashedMap>,
+    params: &[Param::new("buffer", "cflru_window")],
+    resolve: |params| {
+        let window = params.f64("cflru_window", 0.5)?;
+        check(window > 0.0 && window <= 1.0, "buffer.cflru_window", "must be in (0, 1]")?;
+        Ok(Arc::new(CflruSpec { window }))
+    },
 };
 
-fn make<M: super::list::KeyMap>(shape: BufferShape, config: &BufferConfig) -> Box<dyn Buffer> {
-    Box::new(WriteBuffer::<_, M>::new(
-        Cflru::new(shape.capacity_pages, config.cflru_window.unwrap_or(0.5)),
-        shape,
-    ))
+/// CFLRU with its window resolved.
+#[derive(Clone, Copy, Debug)]
+struct CflruSpec {
+    window: f64,
 }
 
-/// `buffer.cflru_window`: the clean-first region as a fraction of the buffer, default 0.5.
-fn resolve(b: &mut BufferConfig) -> Result<(), ConfigError> {
-    let w = *b.cflru_window.get_or_insert(0.5);
-    check(w.is_finite() && w > 0.0 && w <= 1.0, "buffer.cflru_window", "must be in (0, 1]")
+impl ResolvedBuffer for CflruSpec {
+    fn build(&self, shape: BufferShape) -> Box<dyn Buffer> {
+        if super::dense_index(shape) {
+            make::<DenseMap>(shape, self.window)
+        } else {
+            make::<HashedMap>(shape, self.window)
+        }
+    }
 }
 
-fn refuse_keys(b: &BufferConfig) -> Result<(), ConfigError> {
-    check(
-        b.cflru_window.is_none(),
-        "buffer.cflru_window",
-        "only buffer.kind = \"cflru\" has a window",
-    )
+fn make<M: super::list::KeyMap>(shape: BufferShape, window: f64) -> Box<dyn Buffer> {
+    Box::new(WriteBuffer::<_, M>::new(Cflru::new(shape.capacity_pages, window), shape))
 }
 
 pub struct Cflru {

@@ -16,18 +16,16 @@
 
 use super::list::{BlockOf, KeyMap, Links, List, NIL};
 use super::list::{DenseMap, HashedMap};
-use super::{Buffer, BufferConfig, BufferEntry, BufferShape, WriteBuffer};
+use super::{Buffer, BufferEntry, BufferShape, Plain, WriteBuffer};
 use super::{BufferPolicy, Slot, Victim};
 use crate::flash::Lpn;
 pub(super) const ENTRY: BufferEntry = BufferEntry {
     name: "fab",
-    resolve: super::nothing_to_resolve,
-    refuse_keys: super::no_keys,
-    dense: make::<DenseMap>,
-    hashed: make::<HashedMap>,
+    params: &[],
+    resolve: |_| Ok(std::sync::Arc::new(Plain { dense: make::<DenseMap>, hashed: make::<HashedMap> })),
 };
 
-fn make<M: KeyMap>(shape: BufferShape, _: &BufferConfig) -> Box<dyn Buffer> {
+fn make<M: KeyMap>(shape: BufferShape) -> Box<dyn Buffer> {
     Box::new(WriteBuffer::<_, M>::new(
         Fab::<M>::new(shape.capacity_pages, shape.pages_per_block, shape.logical_blocks()),
         shape,

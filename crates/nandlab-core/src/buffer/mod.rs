@@ -68,8 +68,9 @@ pub use spec::{BufferConfig, BufferSpec, BUFFER_SIZE_BYTES_DEFAULT, NO_BUFFER};
 use crate::error::ConfigError;
 use crate::flash::Lpn;
 use crate::ftl::Ftl;
-use crate::spec::Named;
+use crate::spec::{Named, Param, Params};
 use list::KeyMap;
+use std::sync::Arc;
 
 /// A slot of the buffer (index into its page arrays).
 pub type Slot = u32;
@@ -141,22 +142,52 @@ const BLOCK_VICTIM_LEAD: usize = 3;
 /// How many pages ahead a block victim's write-back starts each page's FTL cache misses.
 const BLOCK_PREFETCH_PAGES: usize = 6;
 
-/// One registered buffer policy: its `buffer.kind` name, how it checks and fills its keys of
-/// `[buffer]`, how it refuses them when another kind is chosen, and its constructors for the
-/// two page-index kinds (`list::KeyMap`).
+/// One registered buffer policy: its `buffer.kind` name, the parameters it declares (read
+/// through `Params` when chosen), and how it resolves them into a buffer builder.
 #[derive(Clone, Copy, Debug)]
 pub struct BufferEntry {
     pub name: &'static str,
-    pub resolve: fn(&mut BufferConfig) -> Result<(), ConfigError>,
-    pub refuse_keys: fn(&BufferConfig) -> Result<(), ConfigError>,
-    pub dense: fn(BufferShape, &BufferConfig) -> Box<dyn Buffer>,
-    pub hashed: fn(BufferShape, &BufferConfig) -> Box<dyn Buffer>,
+    pub params: &'static [Param],
+    pub resolve: fn(&mut Params<'_>) -> Result<Arc<dyn ResolvedBuffer>, ConfigError>,
 }
 
 impl Named for BufferEntry {
     fn name(&self) -> &'static str {
         self.name
     }
+    fn params(&self) -> &'static [Param] {
+        self.params
+    }
+}
+
+/// A buffer policy with its parameters resolved: it builds the buffer for a shape.
+pub trait ResolvedBuffer: std::fmt::Debug + Send + Sync {
+    fn build(&self, shape: BufferShape) -> Box<dyn Buffer>;
+}
+
+/// The resolved form of a policy without parameters: its constructors for the two page-index
+/// kinds (`list::KeyMap`).
+#[derive(Clone, Copy, Debug)]
+pub struct Plain {
+    pub dense: fn(BufferShape) -> Box<dyn Buffer>,
+    pub hashed: fn(BufferShape) -> Box<dyn Buffer>,
+}
+
+impl ResolvedBuffer for Plain {
+    fn build(&self, shape: BufferShape) -> Box<dyn Buffer> {
+        if dense_index(shape) {
+            (self.dense)(shape)
+        } else {
+            (self.hashed)(shape)
+        }
+    }
+}
+
+/// Whether a buffer of `shape` indexes its pages with a dense array (up to
+/// `list::DENSE_MAX_KEYS` logical pages) rather than a hash table.
+#[must_use]
+pub fn dense_index(shape: BufferShape) -> bool {
+    shape.logical_pages <= list::DENSE_MAX_KEYS
 }
 
 // The registry: one line per policy (`buffer.kind = "none"` is no buffer, not a policy).
@@ -176,28 +207,15 @@ pub fn kinds() -> Vec<&'static str> {
     names
 }
 
-/// The buffer registered as `kind` with `shape` (`None` for `none` or a name no entry has), for
-/// callers that build one outside a configuration (benchmarks, tests). `cflru_window` as
-/// `buffer.cflru_window`.
+/// The buffer registered as `kind` with `shape` and its parameters' defaults (`None` for
+/// `none` or a name no entry has), for callers that build one outside a configuration
+/// (benchmarks, tests).
 #[must_use]
-pub fn by_name(kind: &str, shape: BufferShape, cflru_window: f64) -> Option<Box<dyn Buffer>> {
+pub fn by_name(kind: &str, shape: BufferShape) -> Option<Box<dyn Buffer>> {
     let entry = REGISTRY.iter().find(|e| e.name == kind)?;
-    let config = BufferConfig {
-        kind: kind.to_string(),
-        size_bytes: Some(u64::from(shape.capacity_pages) * shape.page_size_bytes),
-        cflru_window: Some(cflru_window),
-    };
-    Some(entry.build(shape, &config))
-}
-
-/// For `refuse_keys` of a policy without keys of its own.
-pub fn no_keys(_: &BufferConfig) -> Result<(), ConfigError> {
-    Ok(())
-}
-
-/// For `resolve` of a policy without keys of its own.
-pub fn nothing_to_resolve(_: &mut BufferConfig) -> Result<(), ConfigError> {
-    Ok(())
+    let mut tables = crate::spec::Tables::default();
+    let resolved = (entry.resolve)(&mut tables.params("buffer")).ok()?;
+    Some(resolved.build(shape))
 }
 
 /// The sizes a buffer is built for.
@@ -215,19 +233,6 @@ impl BufferShape {
     #[must_use]
     pub fn logical_blocks(&self) -> u64 {
         self.logical_pages.div_ceil(u64::from(self.pages_per_block))
-    }
-}
-
-impl BufferEntry {
-    /// The buffer for `shape`: its page index a dense array up to `list::DENSE_MAX_KEYS`
-    /// logical pages, a hash table beyond.
-    #[must_use]
-    pub fn build(&self, shape: BufferShape, config: &BufferConfig) -> Box<dyn Buffer> {
-        if shape.logical_pages <= list::DENSE_MAX_KEYS {
-            (self.dense)(shape, config)
-        } else {
-            (self.hashed)(shape, config)
-        }
     }
 }
 

@@ -5,6 +5,7 @@
 
 pub mod block_table;
 pub mod hybrid;
+pub mod kinds;
 mod page;
 pub mod policy;
 pub mod ram_region;
@@ -13,7 +14,7 @@ pub mod zones;
 
 pub use hybrid::HybridFtl;
 pub use page::PageFtl;
-pub use spec::{FtlConfig, FtlKind, FtlSpec, PageSpec, FTL_KINDS};
+pub use spec::{FtlConfig, FtlSpec, PageSpec};
 
 use crate::flash::Geometry;
 use crate::flash::{Flash, Lpn};

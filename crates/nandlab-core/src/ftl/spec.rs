@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::hybrid::spec::{HybridKind, HybridSpec};
+use super::hybrid::spec::HybridSpec;
 use super::policy::{CleaningSpec, PlacementSpec};
 use crate::engine::Hardware;
 use crate::error::ConfigError;
@@ -29,34 +29,12 @@ pub struct FtlConfig {
     /// Number of logs / DAC regions (flash regions: a RAM region is extra). Default 1 for
     /// `none`, 4 for `dac`, 2 for `oracle`; `deb`: one per stable-time interval.
     pub regions: Option<u32>,
-    /// DAC time threshold for promotion/demotion; unset = no threshold.
-    pub time_threshold_s: Option<f64>,
     /// The cleaner runs while fewer free blocks remain. Minimum: one more than the number of
     /// logs one victim's pages can be copied into (see `placement::cleaner_destinations_max`),
     /// so a cleaning step can never run out of blocks. Default: that minimum plus one per plane
     /// beyond the first (`device.*`: a parallel device keeps a free block per plane while
     /// cleaning steps' erases are pending).
     pub gc_free_blocks_min: Option<u32>,
-    /// Sample size of the `random-d` policy.
-    pub random_d: u32,
-    /// Upper bound on blocks examined by one victim search of the age-dependent policies.
-    pub victim_scan_limit: u32,
-    /// Oracle log boundaries as next-write distances in units of the logical capacity
-    /// (host page writes ÷ logical pages), ascending; `regions - 1` values. Default: geometric
-    /// around 1.0 with ratio 4.
-    pub oracle_boundaries_passes: Option<Vec<f64>>,
-    /// Hybrid kinds: log blocks in the pool (FAST: one of them is the sequential log).
-    /// Default 8.
-    pub log_blocks: Option<u32>,
-    /// SAST: logical blocks per group (N). Default 4.
-    pub group_data_blocks: Option<u32>,
-    /// SAST: log blocks a group may hold (K). Default 2.
-    pub group_log_blocks: Option<u32>,
-    /// BAST: how a full log block is recycled: `merge-only` (default), `cost-based`,
-    /// `periodic`, `optimal` (block-recycling paper).
-    pub recycling: Option<String>,
-    /// `periodic` recycling: merge after this many consecutive migrations. Default N_p / 2.
-    pub migration_period: Option<u32>,
     /// Which plane each write goes to on a parallel device (`allocation`): `dynamic` (the
     /// least loaded die), `round-robin` (channel-way-die-plane order) or `static` (by address).
     pub allocation: String,
@@ -81,7 +59,9 @@ pub struct FtlConfig {
     /// Zones resident at once (least recently used replaced). Default 1 with
     /// `mapping_zone_bytes`; refused without it.
     pub mapping_cache_zones: Option<u32>,
-    /// Parameters of policies beyond the keys above (see `spec::Params`).
+    /// The parameters the kinds and policies declare in their own files (`spec::Params`):
+    /// `ftl.time_threshold_s` (DAC), `ftl.random_d` (random-d), `ftl.log_blocks` (the hybrid
+    /// kinds), ...
     #[serde(flatten)]
     pub extra: ExtraKeys,
 }
@@ -93,16 +73,7 @@ impl Default for FtlConfig {
             cleaning: "greedy".into(),
             placement: "none".into(),
             regions: None,
-            time_threshold_s: None,
             gc_free_blocks_min: None,
-            random_d: 8,
-            victim_scan_limit: 65_536,
-            oracle_boundaries_passes: None,
-            log_blocks: None,
-            group_data_blocks: None,
-            group_log_blocks: None,
-            recycling: None,
-            migration_period: None,
             allocation: "dynamic".into(),
             scheduler: "fifo".into(),
             gc_mode: "foreground".into(),
@@ -110,43 +81,6 @@ impl Default for FtlConfig {
             mapping_zone_bytes: None,
             mapping_cache_zones: None,
             extra: ExtraKeys::new(),
-        }
-    }
-}
-
-/// `ftl.kind`: the page-mapped store or one of the hybrid log-block FTLs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FtlKind {
-    Page,
-    Hybrid(HybridKind),
-}
-
-/// The names of `ftl.kind`.
-pub const FTL_KINDS: &[&str] = &["page", "bast", "sast", "fast"];
-
-impl FtlKind {
-    /// The kind `f` names (an unknown name is an error naming `ftl.kind`).
-    pub fn of(f: &FtlConfig) -> Result<Self, ConfigError> {
-        if f.kind == "page" {
-            return Ok(Self::Page);
-        }
-        match HybridKind::from_name(&f.kind) {
-            Some(h) => Ok(Self::Hybrid(h)),
-            None => Err(ConfigError::new(
-                "ftl.kind",
-                format!("unknown value {:?}; expected one of {}", f.kind, FTL_KINDS.join(", ")),
-            )),
-        }
-    }
-
-    /// Logical blocks the kind maps as a unit (SAST: a group; BAST, FAST: 1); 0 for the page
-    /// FTL, which maps single pages. A logical size derived from the utilization is rounded
-    /// down to it.
-    #[must_use]
-    pub fn mapping_granule_blocks(self, f: &FtlConfig) -> u64 {
-        match self {
-            Self::Page => 0,
-            Self::Hybrid(h) => h.mapping_granule_blocks(f),
         }
     }
 }
@@ -190,18 +124,24 @@ pub struct PageSpec {
 /// The names of `ftl.gc_mode`.
 pub const GC_MODES: &[&str] = &["foreground", "background"];
 
-/// The hybrid kinds' keys are refused on the page FTL.
-pub fn refuse_hybrid_keys(f: &FtlConfig) -> Result<(), ConfigError> {
-    for (set, key) in [
-        (f.log_blocks.is_some(), "ftl.log_blocks"),
-        (f.group_data_blocks.is_some(), "ftl.group_data_blocks"),
-        (f.group_log_blocks.is_some(), "ftl.group_log_blocks"),
-        (f.recycling.is_some(), "ftl.recycling"),
-        (f.migration_period.is_some(), "ftl.migration_period"),
-    ] {
-        check(!set, key, "only the hybrid FTL kinds (bast, sast, fast) use log blocks")?;
+/// `ftl.gc_mode` is known; background cleaning (`ftl.gc_mode = "background"`,
+/// `ftl.gc_background_free_blocks`) is the page FTL's (`page`: this kind is it).
+pub fn refuse_background_keys_unless_page(f: &FtlConfig, page: bool) -> Result<(), ConfigError> {
+    crate::spec::one_of(&f.gc_mode, "ftl.gc_mode", GC_MODES)?;
+    if page {
+        return Ok(());
     }
-    Ok(())
+    check(
+        f.gc_mode == "foreground",
+        "ftl.gc_mode",
+        "the hybrid FTLs (bast, sast, fast) merge when a write needs a log block: background \
+         cleaning is modelled for the page FTL's cleaner only",
+    )?;
+    check(
+        f.gc_background_free_blocks.is_none(),
+        "ftl.gc_background_free_blocks",
+        "only the page FTL with ftl.gc_mode = \"background\" uses it",
+    )
 }
 
 /// The page FTL with its resolved policies: fills `ftl.gc_free_blocks_min` (minimum: one more
@@ -284,7 +224,7 @@ pub fn resolve_page(
 /// whole table is resident (the default). Fills the cache-size default.
 pub fn resolve_zones(
     f: &mut FtlConfig,
-    kind: FtlKind,
+    ftl: &FtlSpec,
     g: &Geometry,
 ) -> Result<Option<crate::ftl::zones::ZoneShape>, ConfigError> {
     let Some(zone_bytes) = f.mapping_zone_bytes else {
@@ -295,9 +235,9 @@ pub fn resolve_zones(
         )?;
         return Ok(None);
     };
-    let (unit_pages, unit) = match kind {
-        FtlKind::Page => (1, "the (effective) page"),
-        FtlKind::Hybrid(_) => {
+    let (unit_pages, unit) = match ftl {
+        FtlSpec::Page(_) => (1, "the (effective) page"),
+        FtlSpec::Hybrid(_) => {
             (u64::from(g.pages_per_block), "the block (the hybrid kinds map blocks)")
         }
     };

@@ -13,11 +13,17 @@ use std::sync::Arc;
 use super::{age_ns, CleaningEntry, CleaningSpec, Selection, VictimPolicy};
 use crate::flash::NONE;
 use crate::ftl::block_table::BlockTable;
+use crate::spec::{check, Param};
 
 pub(super) const ENTRY: CleaningEntry = CleaningEntry {
     name: "cat",
-    extra_keys: &[],
-    resolve: |ftl, _| Ok(Arc::new(Cat { scan_limit: ftl.victim_scan_limit })),
+    // Shown in every configuration (the key predates per-policy parameters).
+    params: &[Param::shown("ftl", "victim_scan_limit", || toml::Value::Integer(65_536))],
+    resolve: |_, params| {
+        let scan_limit = params.u32("victim_scan_limit", 65_536)?;
+        check(scan_limit >= 1, "ftl.victim_scan_limit", "must be at least 1")?;
+        Ok(Arc::new(Cat { scan_limit }))
+    },
 };
 
 #[derive(Clone, Copy, Debug)]

@@ -11,7 +11,7 @@ use crate::ftl::block_table::BlockTable;
 
 pub(super) const ENTRY: CleaningEntry = CleaningEntry {
     name: "cost-benefit",
-    extra_keys: &[],
+    params: &[],
     resolve: |_, _| Ok(Arc::new(CostBenefit)),
 };
 

@@ -8,7 +8,7 @@ use crate::flash::NONE;
 use crate::ftl::block_table::BlockTable;
 
 pub(super) const ENTRY: CleaningEntry =
-    CleaningEntry { name: "fifo", extra_keys: &[], resolve: |_, _| Ok(Arc::new(Fifo)) };
+    CleaningEntry { name: "fifo", params: &[], resolve: |_, _| Ok(Arc::new(Fifo)) };
 
 #[derive(Clone, Copy, Debug)]
 pub struct Fifo;

@@ -7,7 +7,7 @@ use super::{least_valid, CleaningEntry, CleaningSpec, Selection, VictimPolicy};
 use crate::ftl::block_table::BlockTable;
 
 pub(super) const ENTRY: CleaningEntry =
-    CleaningEntry { name: "greedy", extra_keys: &[], resolve: |_, _| Ok(Arc::new(Greedy)) };
+    CleaningEntry { name: "greedy", params: &[], resolve: |_, _| Ok(Arc::new(Greedy)) };
 
 #[derive(Clone, Copy, Debug)]
 pub struct Greedy;

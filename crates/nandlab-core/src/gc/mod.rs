@@ -22,19 +22,18 @@ use crate::flash::BlockId;
 use crate::ftl::block_table::BlockTable;
 pub use crate::ftl::policy::{CleaningSpec, Selection, VictimPolicy};
 use crate::ftl::FtlConfig;
-use crate::spec::{self, Named, Params};
+use crate::spec::{self, Family, Named, Param, Params, Tables};
 
-/// How a cleaning policy resolves: from the typed `[ftl]` table and its extra keys.
+/// How a cleaning policy resolves: from the typed `[ftl]` table and its own parameters.
 pub type ResolveCleaning =
     fn(&FtlConfig, &mut Params<'_>) -> Result<Arc<dyn CleaningSpec>, ConfigError>;
 
-/// One registered cleaning policy: its `ftl.cleaning` name, the keys of `[ftl]` it takes
-/// beyond the table's typed fields, and how it resolves its parameters.
+/// One registered cleaning policy: its `ftl.cleaning` name, the parameters it declares (read
+/// through `Params`, written back filled so results record them), and how it resolves them.
 #[derive(Clone, Copy, Debug)]
 pub struct CleaningEntry {
     pub name: &'static str,
-    /// Parameters read through `Params` (written back filled, so results record them).
-    pub extra_keys: &'static [&'static str],
+    pub params: &'static [Param],
     pub resolve: ResolveCleaning,
 }
 
@@ -42,8 +41,8 @@ impl Named for CleaningEntry {
     fn name(&self) -> &'static str {
         self.name
     }
-    fn extra_keys(&self) -> &'static [&'static str] {
-        self.extra_keys
+    fn params(&self) -> &'static [Param] {
+        self.params
     }
 }
 
@@ -57,28 +56,16 @@ crate::spec::registry! {
     random_d,
 }
 
-/// `ftl.cleaning` and its parameters, resolved. The keys every policy table carries
-/// (`ftl.random_d`, `ftl.victim_scan_limit`) are checked whichever policy is chosen.
-pub fn resolve(f: &mut FtlConfig) -> Result<Arc<dyn CleaningSpec>, ConfigError> {
+/// `ftl.cleaning` and its parameters, resolved.
+pub fn resolve(f: &FtlConfig, tables: &mut Tables) -> Result<Arc<dyn CleaningSpec>, ConfigError> {
     let entry = spec::lookup(REGISTRY, &f.cleaning, "ftl.cleaning")?;
-    spec::check(f.random_d >= 1, "ftl.random_d", "must be at least 1")?;
-    spec::check(f.victim_scan_limit >= 1, "ftl.victim_scan_limit", "must be at least 1")?;
-    let mut extra = std::mem::take(&mut f.extra);
-    let result = (entry.resolve)(f, &mut Params { table: "ftl", keys: &mut extra });
-    f.extra = extra;
-    result
+    (entry.resolve)(f, &mut tables.params("ftl"))
 }
 
-/// The entry selected by `f` (for the extra keys it claims).
+/// The family's declarations (`Tables::settle`).
 #[must_use]
-pub fn entry(f: &FtlConfig) -> Option<&'static CleaningEntry> {
-    spec::find(REGISTRY, &f.cleaning)
-}
-
-/// The policy that takes extra key `key`, if any, as "ftl.cleaning = \"name\"".
-#[must_use]
-pub fn owner_of(key: &str) -> Option<String> {
-    spec::owner_of(REGISTRY, key, "ftl.cleaning")
+pub fn family() -> Family {
+    Family::of("ftl.cleaning", REGISTRY)
 }
 
 /// The registered names.

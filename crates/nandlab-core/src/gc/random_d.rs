@@ -7,11 +7,17 @@ use std::sync::Arc;
 use super::{CleaningEntry, CleaningSpec, Selection, VictimPolicy};
 use crate::ftl::block_table::{BlockState, BlockTable};
 use crate::rng::Prng;
+use crate::spec::{check, Param};
 
 pub(super) const ENTRY: CleaningEntry = CleaningEntry {
     name: "random-d",
-    extra_keys: &[],
-    resolve: |ftl, _| Ok(Arc::new(RandomDSpec { d: ftl.random_d })),
+    // Shown in every configuration (the key predates per-policy parameters).
+    params: &[Param::shown("ftl", "random_d", || toml::Value::Integer(8))],
+    resolve: |_, params| {
+        let d = params.u32("random_d", 8)?;
+        check(d >= 1, "ftl.random_d", "must be at least 1")?;
+        Ok(Arc::new(RandomDSpec { d }))
+    },
 };
 
 /// `ftl.random_d`, the sample size.

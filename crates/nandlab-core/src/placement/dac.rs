@@ -14,45 +14,28 @@
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-
-use super::{PageState, Placement, PlacementEntry, PlacementKeys, PlacementSpec};
+use super::{PageState, Placement, PlacementEntry, PlacementSpec};
 use crate::error::ConfigError;
 use crate::flash::{Geometry, Lpn};
-use crate::spec::check;
+use crate::ftl::FtlConfig;
+use crate::spec::{check, Param, Params};
 
-/// `[dac]`: the DAC placement's RAM region (the LFSS thesis's "DAC with 4 MB" baseline). Only
-/// `ftl.placement = "dac"` may set these keys.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct DacConfig {
-    /// RAM as one more region above DAC's `ftl.regions` flash regions. Default 0 (none).
-    pub ram_region_bytes: Option<u64>,
-    /// When the RAM region's used space would pass this fraction of it, its oldest pages are
-    /// demoted to the hottest flash region until it is below half of it. Default 1.0.
-    pub ram_write_back_threshold: Option<f64>,
-}
-
+/// DAC's parameters: the time threshold in `[ftl]`, and its RAM region (the LFSS thesis's "DAC
+/// with 4 MB" baseline) in its own table `[dac]`:
+/// - `ftl.time_threshold_s`: promotion/demotion threshold T in seconds; unset = none.
+/// - `dac.ram_region_bytes`: RAM as one more region above DAC's `ftl.regions` flash regions.
+///   Default 0 (none).
+/// - `dac.ram_write_back_threshold`: when the RAM region's used space would pass this fraction
+///   of it, its oldest pages are demoted to the hottest flash region until it is below half of
+///   it. Default 1.0; only with a RAM region.
 pub(super) const ENTRY: PlacementEntry = PlacementEntry {
     name: "dac",
-    extra_keys: &[],
-    resolve: |keys, _| resolve(keys),
-    refuse_keys: |keys| {
-        if keys.ftl.time_threshold_s.is_some() {
-            return Err(ConfigError::new(
-                "ftl.time_threshold_s",
-                "only the DAC placement uses a time threshold",
-            ));
-        }
-        let a = &keys.dac;
-        for (set, key) in [
-            (a.ram_region_bytes.is_some(), "dac.ram_region_bytes"),
-            (a.ram_write_back_threshold.is_some(), "dac.ram_write_back_threshold"),
-        ] {
-            check(!set, key, "only ftl.placement = \"dac\" uses it")?;
-        }
-        Ok(())
-    },
+    params: &[
+        Param::new("ftl", "time_threshold_s"),
+        Param::new("dac", "ram_region_bytes"),
+        Param::new("dac", "ram_write_back_threshold"),
+    ],
+    resolve,
 };
 
 /// DAC's regions (default 4), time threshold and RAM region, resolved.
@@ -64,34 +47,35 @@ struct DacSpec {
     ram_write_back_threshold: f64,
 }
 
-fn resolve(keys: &mut PlacementKeys<'_>) -> Result<Arc<dyn PlacementSpec>, ConfigError> {
-    let f = &mut *keys.ftl;
+fn resolve(f: &mut FtlConfig, params: &mut Params<'_>) -> Result<Arc<dyn PlacementSpec>, ConfigError> {
     let regions = *f.regions.get_or_insert(4);
     check((1..=64).contains(&regions), "ftl.regions", "must be between 1 and 64")?;
-    if let Some(t) = f.time_threshold_s {
+    let time_threshold_s: Option<f64> = params.get("time_threshold_s")?;
+    if let Some(t) = time_threshold_s {
         check(t.is_finite() && t >= 0.0, "ftl.time_threshold_s", "must be >= 0")?;
+        params.set("time_threshold_s", &t);
     }
-    let a = &mut *keys.dac;
-    let ram_region_bytes = *a.ram_region_bytes.get_or_insert(0);
+    let mut dac = params.table("dac");
+    let ram_region_bytes = dac.or("ram_region_bytes", 0u64)?;
     let mut ram_write_back_threshold = 1.0;
     if ram_region_bytes > 0 {
-        let t = *a.ram_write_back_threshold.get_or_insert(1.0);
+        let t = dac.f64("ram_write_back_threshold", 1.0)?;
         check(
-            t.is_finite() && t > 0.0 && t <= 1.0,
+            t > 0.0 && t <= 1.0,
             "dac.ram_write_back_threshold",
             "must be in (0, 1] (a fraction of the RAM region)",
         )?;
         ram_write_back_threshold = t;
     } else {
         check(
-            a.ram_write_back_threshold.is_none(),
+            dac.get::<f64>("ram_write_back_threshold")?.is_none(),
             "dac.ram_write_back_threshold",
             "there is no RAM region: set dac.ram_region_bytes too",
         )?;
     }
     Ok(Arc::new(DacSpec {
         regions,
-        threshold_ns: f.time_threshold_s.map(|s| (s * 1e9).round() as u64),
+        threshold_ns: time_threshold_s.map(|s| (s * 1e9).round() as u64),
         ram_region_bytes,
         ram_write_back_threshold,
     }))

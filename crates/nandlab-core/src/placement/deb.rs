@@ -28,54 +28,36 @@
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-
-use super::{PageState, Placement, PlacementEntry, PlacementKeys, PlacementSpec};
+use super::{PageState, Placement, PlacementEntry, PlacementSpec};
 use crate::error::ConfigError;
 use crate::flash::{Geometry, Lpn};
-use crate::spec::check;
-
-/// `[deb]`: the DEB placement (`ftl.placement = "deb"`, LFSS thesis §4.1, docs/ALGORITHMS.md §3).
-/// Only that placement may set these keys.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct DebConfig {
-    /// Size of the Extra Buffer Region (battery-backed RAM). Default 4 MiB (the paper's); 0 =
-    /// no EBR (the paper's "LFSS (No EBR)").
-    pub ebr_size_bytes: Option<u64>,
-    /// Stable-time interval boundaries in seconds, hottest first, strictly increasing; one
-    /// flash region per value. Default [100, 200, 300, 400]: EBR [0, 100], hottest flash region
-    /// [100, 200], ..., coldest [400, ∞) (see `placement::deb`).
-    pub stable_time_intervals_s: Option<Vec<f64>>,
-    /// Rule 5: write back when the EBR's used space would pass this fraction of it, down to
-    /// below half of it. Default 1.0 (when full).
-    pub ebr_write_back_threshold: Option<f64>,
-    /// Wear-aware region moves at cleaning: an erased block goes to a hotter region when it is
-    /// less worn, a colder one when more worn. Default true.
-    pub wear_aware: Option<bool>,
-}
+use crate::ftl::FtlConfig;
+use crate::spec::{check, Param, Params};
 
 /// The LFSS thesis's stable-time interval boundaries (seconds, hottest first).
 pub const DEB_INTERVALS_S: [f64; 4] = [100.0, 200.0, 300.0, 400.0];
 /// The LFSS thesis's EBR: 4 MB.
 pub const EBR_SIZE_BYTES_DEFAULT: u64 = 4 << 20;
 
+/// DEB's parameters, in its own table `[deb]` (LFSS thesis §4.1, docs/ALGORITHMS.md §3):
+/// - `deb.ebr_size_bytes`: the Extra Buffer Region (battery-backed RAM). Default 4 MiB (the
+///   thesis's); 0 = no EBR (its "LFSS (No EBR)").
+/// - `deb.stable_time_intervals_s`: interval boundaries in seconds, hottest first, strictly
+///   increasing; one flash region per value. Default [100, 200, 300, 400]: EBR [0, 100], hottest
+///   flash region [100, 200], ..., coldest [400, ∞).
+/// - `deb.ebr_write_back_threshold`: rule 5, write back when the EBR's used space would pass
+///   this fraction of it, down to below half of it. Default 1.0 (when full).
+/// - `deb.wear_aware`: wear-aware region moves at cleaning (an erased block goes to a hotter
+///   region when it is less worn, a colder one when more worn). Default true.
 pub(super) const ENTRY: PlacementEntry = PlacementEntry {
     name: "deb",
-    extra_keys: &[],
-    resolve: |keys, _| resolve(keys),
-    refuse_keys: |keys| {
-        let d = &keys.deb;
-        for (set, key) in [
-            (d.ebr_size_bytes.is_some(), "deb.ebr_size_bytes"),
-            (d.stable_time_intervals_s.is_some(), "deb.stable_time_intervals_s"),
-            (d.ebr_write_back_threshold.is_some(), "deb.ebr_write_back_threshold"),
-            (d.wear_aware.is_some(), "deb.wear_aware"),
-        ] {
-            check(!set, key, "only ftl.placement = \"deb\" uses it")?;
-        }
-        Ok(())
-    },
+    params: &[
+        Param::new("deb", "ebr_size_bytes"),
+        Param::new("deb", "stable_time_intervals_s"),
+        Param::new("deb", "ebr_write_back_threshold"),
+        Param::new("deb", "wear_aware"),
+    ],
+    resolve,
 };
 
 /// `[deb]` resolved: one flash region per stable-time interval, the EBR, rule 5's threshold,
@@ -88,12 +70,12 @@ struct DebSpec {
     wear_aware: bool,
 }
 
-fn resolve(keys: &mut PlacementKeys<'_>) -> Result<Arc<dyn PlacementSpec>, ConfigError> {
-    let d = &mut *keys.deb;
+fn resolve(f: &mut FtlConfig, params: &mut Params<'_>) -> Result<Arc<dyn PlacementSpec>, ConfigError> {
+    let mut d = params.table("deb");
     let key = "deb.stable_time_intervals_s";
-    let iv = d.stable_time_intervals_s.get_or_insert_with(|| DEB_INTERVALS_S.to_vec());
+    let iv: Vec<f64> = d.or("stable_time_intervals_s", DEB_INTERVALS_S.to_vec())?;
     check((1..=64).contains(&iv.len()), key, "needs 1 to 64 values (one flash region each)")?;
-    let regions = *keys.ftl.regions.get_or_insert(iv.len() as u32);
+    let regions = *f.regions.get_or_insert(iv.len() as u32);
     check(
         regions as usize == iv.len(),
         "ftl.regions",
@@ -120,16 +102,12 @@ fn resolve(keys: &mut PlacementKeys<'_>) -> Result<Arc<dyn PlacementSpec>, Confi
             ),
         ));
     }
-    let ebr_size_bytes = *d.ebr_size_bytes.get_or_insert(EBR_SIZE_BYTES_DEFAULT);
-    let t = *d.ebr_write_back_threshold.get_or_insert(1.0);
-    check(
-        t.is_finite() && t > 0.0 && t <= 1.0,
-        "deb.ebr_write_back_threshold",
-        "must be in (0, 1] (a fraction of the EBR)",
-    )?;
-    let wear_aware = *d.wear_aware.get_or_insert(true);
+    let ebr_size_bytes = d.or("ebr_size_bytes", EBR_SIZE_BYTES_DEFAULT)?;
+    let t = d.f64("ebr_write_back_threshold", 1.0)?;
+    check(t > 0.0 && t <= 1.0, "deb.ebr_write_back_threshold", "must be in (0, 1] (a fraction of the EBR)")?;
+    let wear_aware = d.or("wear_aware", true)?;
     Ok(Arc::new(DebSpec {
-        intervals_s: iv.clone(),
+        intervals_s: iv,
         ebr_size_bytes,
         ebr_write_back_threshold: t,
         wear_aware,

@@ -14,9 +14,9 @@ use crate::spec::check;
 
 pub(super) const ENTRY: PlacementEntry = PlacementEntry {
     name: "host-gc",
-    extra_keys: &[],
-    resolve: |keys, _| {
-        let regions = *keys.ftl.regions.get_or_insert(2);
+    params: &[],
+    resolve: |ftl, _| {
+        let regions = *ftl.regions.get_or_insert(2);
         check(
             regions == 2,
             "ftl.regions",
@@ -24,7 +24,6 @@ pub(super) const ENTRY: PlacementEntry = PlacementEntry {
         )?;
         Ok(Arc::new(HostGc))
     },
-    refuse_keys: super::no_keys,
 };
 
 #[derive(Clone, Copy, Debug)]

@@ -9,9 +9,9 @@ use crate::spec::check;
 
 pub(super) const ENTRY: PlacementEntry = PlacementEntry {
     name: "none",
-    extra_keys: &[],
-    resolve: |keys, _| {
-        let regions = *keys.ftl.regions.get_or_insert(1);
+    params: &[],
+    resolve: |ftl, _| {
+        let regions = *ftl.regions.get_or_insert(1);
         check(
             regions == 1,
             "ftl.regions",
@@ -19,7 +19,6 @@ pub(super) const ENTRY: PlacementEntry = PlacementEntry {
         )?;
         Ok(Arc::new(OneLog))
     },
-    refuse_keys: super::no_keys,
 };
 
 #[derive(Clone, Copy, Debug)]

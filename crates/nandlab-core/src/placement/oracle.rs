@@ -9,22 +9,16 @@
 
 use std::sync::Arc;
 
-use super::{PageState, Placement, PlacementEntry, PlacementKeys, PlacementSpec};
+use super::{PageState, Placement, PlacementEntry, PlacementSpec};
 use crate::error::ConfigError;
 use crate::flash::{Geometry, Lpn};
-use crate::spec::check;
+use crate::ftl::FtlConfig;
+use crate::spec::{check, Param, Params};
 
 pub(super) const ENTRY: PlacementEntry = PlacementEntry {
     name: "oracle",
-    extra_keys: &[],
-    resolve: |keys, _| resolve(keys),
-    refuse_keys: |keys| {
-        check(
-            keys.ftl.oracle_boundaries_passes.is_none(),
-            "ftl.oracle_boundaries_passes",
-            "only the oracle placement uses boundaries",
-        )
-    },
+    params: &[Param::new("ftl", "oracle_boundaries_passes")],
+    resolve,
 };
 
 /// The oracle's regions (default 2) and band boundaries (`ftl.oracle_boundaries_passes`, in
@@ -35,13 +29,12 @@ struct OracleSpec {
     boundaries_passes: Vec<f64>,
 }
 
-fn resolve(keys: &mut PlacementKeys<'_>) -> Result<Arc<dyn PlacementSpec>, ConfigError> {
-    let f = &mut *keys.ftl;
+fn resolve(f: &mut FtlConfig, params: &mut Params<'_>) -> Result<Arc<dyn PlacementSpec>, ConfigError> {
     let regions = *f.regions.get_or_insert(2);
     check((1..=64).contains(&regions), "ftl.regions", "must be between 1 and 64")?;
-    let b = f.oracle_boundaries_passes.get_or_insert_with(|| {
-        (0..regions - 1).map(|i| 4f64.powf(f64::from(i) - f64::from(regions - 2) / 2.0)).collect()
-    });
+    let geometric: Vec<f64> =
+        (0..regions - 1).map(|i| 4f64.powf(f64::from(i) - f64::from(regions - 2) / 2.0)).collect();
+    let b = params.or("oracle_boundaries_passes", geometric)?;
     check(
         b.len() == regions as usize - 1,
         "ftl.oracle_boundaries_passes",
@@ -52,7 +45,7 @@ fn resolve(keys: &mut PlacementKeys<'_>) -> Result<Arc<dyn PlacementSpec>, Confi
         "ftl.oracle_boundaries_passes",
         "values must be positive and strictly increasing",
     )?;
-    Ok(Arc::new(OracleSpec { regions, boundaries_passes: b.clone() }))
+    Ok(Arc::new(OracleSpec { regions, boundaries_passes: b }))
 }
 
 impl PlacementSpec for OracleSpec {

@@ -18,47 +18,66 @@
 
 use super::adaptive::DeltaTuner;
 use super::permutation::LbnPermutation;
-use super::spec::{only, WearConfig, WearEntry, WEAR_DELTA_DEFAULT, WEAR_LAMBDA_DEFAULT};
-use super::{WearHost, WearLeveler, WearLevelingStats, WearParams};
+use std::sync::Arc;
+
+use super::spec::{ResolvedLeveler, WearEntry};
+use super::{WearHost, WearLeveler, WearLevelingStats, WearSetup};
 use crate::error::ConfigError;
 use crate::flash::BlockId;
-use crate::spec::check;
+use crate::spec::{check, Param, Params};
 
+/// Lazy's parameters, in `[wear]`: `delta` (Δ, how far above the average erase count a victim
+/// may be before its erase re-maps a cold logical block onto it; default 16, the paper's),
+/// `adaptive` (retune Δ every session, Δ_next = sqrt(Δ·g/|λ|); default false), and with it
+/// `lambda` (λ, the overhead slope limit in % per unit of Δ; default −0.1) and
+/// `session_wear_erases` (session length in wear-leveling erases; default 1000, the paper's).
 pub(super) const ENTRY: WearEntry = WearEntry {
     name: "lazy",
+    params: &[
+        Param::new("wear", "delta"),
+        Param::new("wear", "adaptive"),
+        Param::new("wear", "lambda"),
+        Param::new("wear", "session_wear_erases"),
+    ],
     resolve,
-    refuse_keys: |w| {
-        for (set, key) in [
-            (w.delta.is_some(), "wear.delta"),
-            (w.adaptive.is_some(), "wear.adaptive"),
-            (w.lambda.is_some(), "wear.lambda"),
-            (w.session_wear_erases.is_some(), "wear.session_wear_erases"),
-        ] {
-            only(set, key, "lazy")?;
-        }
-        Ok(())
-    },
-    build: |p| Box::new(LazyWearLeveling::from_params(p)),
 };
 
-/// Δ (default 16) and adaptive tuning (λ default −0.1, sessions of 1000 erases).
-fn resolve(w: &mut WearConfig) -> Result<(), ConfigError> {
-    let d = *w.delta.get_or_insert(WEAR_DELTA_DEFAULT);
-    check(d.is_finite() && d >= 0.0, "wear.delta", "must be >= 0")?;
-    if *w.adaptive.get_or_insert(false) {
-        let l = *w.lambda.get_or_insert(WEAR_LAMBDA_DEFAULT);
-        check(l.is_finite() && l < 0.0, "wear.lambda", "must be negative (the paper: -0.1)")?;
-        let s = *w.session_wear_erases.get_or_insert(1000);
-        check(s >= 1, "wear.session_wear_erases", "must be at least 1")?;
+const DELTA_DEFAULT: f64 = 16.0;
+const LAMBDA_DEFAULT: f64 = -0.1;
+
+fn resolve(params: &mut Params<'_>) -> Result<Arc<dyn ResolvedLeveler>, ConfigError> {
+    let delta = params.f64("delta", DELTA_DEFAULT)?;
+    check(delta >= 0.0, "wear.delta", "must be >= 0")?;
+    let adaptive = if params.or("adaptive", false)? {
+        let lambda = params.f64("lambda", LAMBDA_DEFAULT)?;
+        check(lambda < 0.0, "wear.lambda", "must be negative (the paper: -0.1)")?;
+        let session = params.u64("session_wear_erases", 1000)?;
+        check(session >= 1, "wear.session_wear_erases", "must be at least 1")?;
+        Some((lambda, session))
     } else {
-        for (set, key) in [
-            (w.lambda.is_some(), "wear.lambda"),
-            (w.session_wear_erases.is_some(), "wear.session_wear_erases"),
-        ] {
-            check(!set, key, "only adaptive Δ uses it: set wear.adaptive = true too")?;
+        for key in ["lambda", "session_wear_erases"] {
+            check(
+                params.get::<toml::Value>(key)?.is_none(),
+                &format!("wear.{key}"),
+                "only adaptive Δ uses it: set wear.adaptive = true too",
+            )?;
         }
+        None
+    };
+    Ok(Arc::new(LazySpec { delta, adaptive }))
+}
+
+/// Lazy wear leveling with Δ and its adaptive tuning resolved.
+#[derive(Clone, Copy, Debug)]
+struct LazySpec {
+    delta: f64,
+    adaptive: Option<(f64, u64)>,
+}
+
+impl ResolvedLeveler for LazySpec {
+    fn build(&self, setup: WearSetup) -> Box<dyn WearLeveler> {
+        Box::new(LazyWearLeveling::with(self.delta, self.adaptive, setup))
     }
-    Ok(())
 }
 
 /// The wear leveler's state: Δ (and its tuner), the permutation, and the erase-count sum for
@@ -90,11 +109,13 @@ impl LazyWearLeveling {
         }
     }
 
+    /// A leveler for `setup` with Δ and, if `adaptive` is `Some((λ, session length))`, its
+    /// tuning.
     #[must_use]
-    pub fn from_params(p: &WearParams) -> Self {
-        let mut l = Self::new(p.delta, p.units, p.physical_blocks, p.seed);
-        l.erase_sum = p.erases_so_far;
-        l.tuner = p.adaptive.map(|(lambda, session)| DeltaTuner::new(p.delta, lambda, session));
+    pub fn with(delta: f64, adaptive: Option<(f64, u64)>, setup: WearSetup) -> Self {
+        let mut l = Self::new(delta, setup.units, setup.physical_blocks, setup.seed);
+        l.erase_sum = setup.erases_so_far;
+        l.tuner = adaptive.map(|(lambda, session)| DeltaTuner::new(delta, lambda, session));
         l
     }
 

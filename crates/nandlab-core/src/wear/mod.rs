@@ -55,7 +55,7 @@ pub use adaptive::{next_delta, DeltaTuner};
 pub use endurance::{Endurance, LifetimeState};
 pub use lazy::LazyWearLeveling;
 pub use permutation::LbnPermutation;
-pub use spec::{kinds, WearConfig, WearEntry, WearSpec, NO_LEVELER};
+pub use spec::{kinds, ResolvedLeveler, WearConfig, WearEntry, WearSpec, NO_LEVELER};
 pub use static_wl::StaticWearLeveling;
 
 use crate::flash::BlockId;
@@ -129,27 +129,24 @@ crate::spec::registry! {
     pub lazy,
 }
 
-#[derive(Clone, Debug)]
-pub struct WearParams {
-    /// Lazy: Δ.
-    pub delta: f64,
-    /// Lazy: `Some((λ, session length in wear-leveling erases))` to retune Δ per session.
-    pub adaptive: Option<(f64, u64)>,
-    /// Static: TH, the erases per erased set that trigger forcing a set.
-    pub threshold: f64,
-    /// Static: blocks per bitmap set.
-    pub set_blocks: u32,
-    /// Units the host exposes (`WearHost::units`).
+/// What a leveler is built for: the units the host exposes (`WearHost::units`), its physical
+/// blocks, the erases done before the leveler was attached (for the average) and the run's
+/// seed.
+#[derive(Clone, Copy, Debug)]
+pub struct WearSetup {
     pub units: u32,
     pub physical_blocks: u32,
-    /// Erases done before the leveler was attached (for the average).
     pub erases_so_far: u64,
     pub seed: u64,
 }
 
-/// The leveler registered as `kind` (`None` for `none` or a name no entry has), for callers
-/// that build a leveler outside a configuration (tests, tools).
+/// The leveler registered as `kind` for `setup`, with its parameters' defaults (`None` for
+/// `none` or a name no entry has), for callers that build a leveler outside a configuration
+/// (tests, tools).
 #[must_use]
-pub fn by_name(kind: &str, p: &WearParams) -> Option<Box<dyn WearLeveler>> {
-    REGISTRY.iter().find(|e| e.name == kind).map(|e| (e.build)(p))
+pub fn by_name(kind: &str, setup: WearSetup) -> Option<Box<dyn WearLeveler>> {
+    let entry = REGISTRY.iter().find(|e| e.name == kind)?;
+    let mut tables = crate::spec::Tables::default();
+    let resolved = (entry.resolve)(&mut tables.params("wear")).ok()?;
+    Some(resolved.build(setup))
 }

@@ -2,74 +2,60 @@
 //! it resolves to (a registered leveler, or none, plus the endurance every kind has), which
 //! builds the leveler for an FTL.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
-use super::{WearLeveler, WearParams};
+use super::{WearLeveler, WearSetup};
 use crate::error::ConfigError;
-use crate::spec::{self, check, Named};
+use crate::spec::{self, ExtraKeys, Family, Named, Param, Params, Tables};
 
 /// `[wear]`: wear leveling and endurance (`wear/`, docs/ALGORITHMS.md §6; lazy wear-leveling
-/// paper).
-/// Keys a kind does not use stay unset in the resolved config.
+/// paper). The levelers' own parameters (`wear.delta`, `wear.threshold`, ...) are declared in
+/// their files; keys a kind does not use stay unset in the resolved config.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct WearConfig {
     /// `none`, `static` (Chang's SW Leveler), `lazy` (Algorithm 1).
     pub kind: String,
-    /// Lazy: Δ, how far above the average erase count a victim may be before its erase
-    /// re-maps a cold logical block onto it. Default 16 (the paper's).
-    pub delta: Option<f64>,
-    /// Lazy: retune Δ every session (Δ_next = sqrt(Δ·g/|λ|)). Default false.
-    pub adaptive: Option<bool>,
-    /// Adaptive Δ: λ, the overhead slope limit (% per unit of Δ). Default −0.1.
-    pub lambda: Option<f64>,
-    /// Adaptive Δ: session length in wear-leveling erases. Default 1000 (the paper's).
-    pub session_wear_erases: Option<u64>,
-    /// Static: TH, erases since the bitmap reset per erased set that force a set. Default 16.
-    pub threshold: Option<f64>,
-    /// Static: blocks per erase-bitmap set. Default 1 (the paper: "recently erased blocks").
-    pub set_blocks: Option<u32>,
     /// Rated program/erase cycles per block; a block reaching it is retired. Default: the
     /// preset's `endurance_cycles`; 0 = unlimited.
     pub endurance_cycles: Option<u32>,
+    /// The levelers' parameters (`spec::Params`).
+    #[serde(flatten)]
+    pub extra: ExtraKeys,
 }
 
 impl Default for WearConfig {
     fn default() -> Self {
-        Self {
-            kind: "none".into(),
-            delta: None,
-            adaptive: None,
-            lambda: None,
-            session_wear_erases: None,
-            threshold: None,
-            set_blocks: None,
-            endurance_cycles: None,
-        }
+        Self { kind: "none".into(), endurance_cycles: None, extra: ExtraKeys::new() }
     }
 }
-
-pub(super) const WEAR_DELTA_DEFAULT: f64 = 16.0;
-pub(super) const WEAR_LAMBDA_DEFAULT: f64 = -0.1;
-pub(super) const WEAR_THRESHOLD_DEFAULT: f64 = 16.0;
 
 /// The name of `wear.kind` that means no leveler.
 pub const NO_LEVELER: &str = "none";
 
-/// One registered leveler: its `wear.kind` name, how it checks and fills its keys of
-/// `[wear]`, how it refuses them when another kind is chosen, and its constructor.
+/// One registered leveler: its `wear.kind` name, the parameters it declares, and how it
+/// resolves them into a leveler builder.
 #[derive(Clone, Copy, Debug)]
 pub struct WearEntry {
     pub name: &'static str,
-    pub resolve: fn(&mut WearConfig) -> Result<(), ConfigError>,
-    pub refuse_keys: fn(&WearConfig) -> Result<(), ConfigError>,
-    pub build: fn(&WearParams) -> Box<dyn WearLeveler>,
+    pub params: &'static [Param],
+    pub resolve: fn(&mut Params<'_>) -> Result<Arc<dyn ResolvedLeveler>, ConfigError>,
 }
 
 impl Named for WearEntry {
     fn name(&self) -> &'static str {
         self.name
     }
+    fn params(&self) -> &'static [Param] {
+        self.params
+    }
+}
+
+/// A leveler with its parameters resolved: it builds the leveler for a host.
+pub trait ResolvedLeveler: std::fmt::Debug + Send + Sync {
+    fn build(&self, setup: WearSetup) -> Box<dyn WearLeveler>;
 }
 
 /// `wear.kind` values.
@@ -80,35 +66,48 @@ pub fn kinds() -> Vec<&'static str> {
     names
 }
 
-/// A resolved `[wear]`: the leveler (if any) with its filled keys, and the endurance.
+/// A resolved `[wear]`: the leveler (if any) with its parameters, and the endurance.
 #[derive(Clone, Debug)]
 pub struct WearSpec {
-    entry: Option<&'static WearEntry>,
-    config: WearConfig,
+    name: &'static str,
+    leveler: Option<Arc<dyn ResolvedLeveler>>,
     /// `wear.endurance_cycles`: rated program/erase cycles per block (0 = unlimited).
     pub endurance_cycles: u32,
 }
 
+impl Default for WearSpec {
+    fn default() -> Self {
+        Self { name: NO_LEVELER, leveler: None, endurance_cycles: 0 }
+    }
+}
+
 impl WearSpec {
-    /// `[wear]` resolved: the kind's keys filled in, other kinds' keys refused; endurance from
-    /// `preset_cycles` unless set.
-    pub fn resolve(w: &mut WearConfig, preset_cycles: u64) -> Result<Self, ConfigError> {
+    /// `[wear]` resolved: the kind's parameters filled in (other kinds' are refused by
+    /// `Tables::settle`); endurance from `preset_cycles` unless set.
+    pub fn resolve(
+        w: &mut WearConfig,
+        tables: &mut Tables,
+        preset_cycles: u64,
+    ) -> Result<Self, ConfigError> {
         let entry = spec::lookup_or_none(super::REGISTRY, &w.kind, "wear.kind", NO_LEVELER)?;
         let endurance_cycles =
             *w.endurance_cycles.get_or_insert(preset_cycles.min(u64::from(u32::MAX)) as u32);
-        for e in super::REGISTRY {
-            if entry.is_some_and(|chosen| chosen.name == e.name) {
-                (e.resolve)(w)?;
-            } else {
-                (e.refuse_keys)(w)?;
-            }
-        }
-        Ok(Self { entry, config: w.clone(), endurance_cycles })
+        let leveler = match entry {
+            Some(e) => Some((e.resolve)(&mut tables.params("wear"))?),
+            None => None,
+        };
+        Ok(Self { name: entry.map_or(NO_LEVELER, |e| e.name), leveler, endurance_cycles })
+    }
+
+    /// The family's declarations (`Tables::settle`).
+    #[must_use]
+    pub fn family() -> Family {
+        Family::of("wear.kind", super::REGISTRY)
     }
 
     #[must_use]
     pub fn name(&self) -> &'static str {
-        self.entry.map_or(NO_LEVELER, |e| e.name)
+        self.name
     }
 
     /// The leveler for a host with `units` units (`WearHost::units`) over `physical_blocks`,
@@ -121,24 +120,7 @@ impl WearSpec {
         erases_so_far: u64,
         seed: u64,
     ) -> Option<Box<dyn WearLeveler>> {
-        let w = &self.config;
-        let params = WearParams {
-            delta: w.delta.unwrap_or(WEAR_DELTA_DEFAULT),
-            adaptive: w.adaptive.unwrap_or(false).then(|| {
-                (w.lambda.unwrap_or(WEAR_LAMBDA_DEFAULT), w.session_wear_erases.unwrap_or(1000))
-            }),
-            threshold: w.threshold.unwrap_or(WEAR_THRESHOLD_DEFAULT),
-            set_blocks: w.set_blocks.unwrap_or(1),
-            units,
-            physical_blocks,
-            erases_so_far,
-            seed,
-        };
-        self.entry.map(|e| (e.build)(&params))
+        let setup = WearSetup { units, physical_blocks, erases_so_far, seed };
+        self.leveler.as_ref().map(|l| l.build(setup))
     }
-}
-
-/// `Ok` unless `set`: the key belongs to another kind.
-pub(super) fn only(set: bool, key: &str, kind: &str) -> Result<(), ConfigError> {
-    check(!set, key, format!("only wear.kind = \"{kind}\" uses it"))
 }

@@ -13,27 +13,46 @@
 //! updated) is marked anyway: those blocks are about to be erased by ordinary cleaning, and
 //! marking keeps each forcing round finite.
 
-use super::spec::{only, WearEntry, WEAR_THRESHOLD_DEFAULT};
-use super::{WearHost, WearLeveler, WearLevelingStats, WearParams};
+use std::sync::Arc;
+
+use super::spec::{ResolvedLeveler, WearEntry};
+use super::{WearHost, WearLeveler, WearLevelingStats, WearSetup};
 use crate::flash::BlockId;
 use crate::rng::Prng;
-use crate::spec::check;
+use crate::spec::{check, Param};
 
+/// Static's parameters, in `[wear]`: `threshold` (TH, erases since the bitmap reset per erased
+/// set that force a set; default 16) and `set_blocks` (blocks per erase-bitmap set; default 1,
+/// the paper's "recently erased blocks").
 pub(super) const ENTRY: WearEntry = WearEntry {
     name: "static",
-    // TH (default 16) and the erase-bitmap set size (default 1 block).
-    resolve: |w| {
-        let t = *w.threshold.get_or_insert(WEAR_THRESHOLD_DEFAULT);
-        check(t.is_finite() && t >= 1.0, "wear.threshold", "must be >= 1")?;
-        let s = *w.set_blocks.get_or_insert(1);
-        check(s >= 1, "wear.set_blocks", "must be at least 1")
+    params: &[Param::new("wear", "threshold"), Param::new("wear", "set_blocks")],
+    resolve: |params| {
+        let threshold = params.f64("threshold", 16.0)?;
+        check(threshold >= 1.0, "wear.threshold", "must be >= 1")?;
+        let set_blocks = params.u32("set_blocks", 1)?;
+        check(set_blocks >= 1, "wear.set_blocks", "must be at least 1")?;
+        Ok(Arc::new(StaticSpec { threshold, set_blocks }))
     },
-    refuse_keys: |w| {
-        only(w.threshold.is_some(), "wear.threshold", "static")?;
-        only(w.set_blocks.is_some(), "wear.set_blocks", "static")
-    },
-    build: |p| Box::new(StaticWearLeveling::from_params(p)),
 };
+
+/// Static wear leveling with TH and the set size resolved.
+#[derive(Clone, Copy, Debug)]
+struct StaticSpec {
+    threshold: f64,
+    set_blocks: u32,
+}
+
+impl ResolvedLeveler for StaticSpec {
+    fn build(&self, setup: WearSetup) -> Box<dyn WearLeveler> {
+        Box::new(StaticWearLeveling::new(
+            self.threshold,
+            self.set_blocks,
+            setup.physical_blocks,
+            setup.seed,
+        ))
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct StaticWearLeveling {
@@ -74,10 +93,6 @@ impl StaticWearLeveling {
         }
     }
 
-    #[must_use]
-    pub fn from_params(p: &WearParams) -> Self {
-        Self::new(p.threshold, p.set_blocks, p.physical_blocks, p.seed)
-    }
 
     fn is_set(&self, set: u32) -> bool {
         self.bits[(set / 64) as usize] & (1 << (set % 64)) != 0

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::{SchedulerEntry, SchedulerSpec};
 use crate::engine::CLASSES;
 
-pub(super) const ENTRY: SchedulerEntry = SchedulerEntry { name: "fifo", build: || Arc::new(Fifo) };
+pub(super) const ENTRY: SchedulerEntry = SchedulerEntry { name: "fifo", params: &[], resolve: |_| Ok(Arc::new(Fifo)) };
 
 #[derive(Clone, Copy, Debug)]
 pub struct Fifo;

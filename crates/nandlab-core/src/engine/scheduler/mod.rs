@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::CLASSES;
 use crate::error::ConfigError;
-use crate::spec::{self, Named};
+use crate::spec::{self, Family, Named, Param, Params, Tables};
 
 /// A resolved scheduling policy.
 pub trait SchedulerSpec: Send + Sync + std::fmt::Debug {
@@ -23,12 +23,16 @@ pub trait SchedulerSpec: Send + Sync + std::fmt::Debug {
 #[derive(Clone, Copy, Debug)]
 pub struct SchedulerEntry {
     pub name: &'static str,
-    pub build: fn() -> Arc<dyn SchedulerSpec>,
+    pub params: &'static [Param],
+    pub resolve: fn(&mut Params<'_>) -> Result<Arc<dyn SchedulerSpec>, ConfigError>,
 }
 
 impl Named for SchedulerEntry {
     fn name(&self) -> &'static str {
         self.name
+    }
+    fn params(&self) -> &'static [Param] {
+        self.params
     }
 }
 
@@ -40,8 +44,14 @@ crate::spec::registry! {
 }
 
 /// `ftl.scheduler`, resolved.
-pub fn resolve(name: &str) -> Result<Arc<dyn SchedulerSpec>, ConfigError> {
-    Ok((spec::lookup(REGISTRY, name, "ftl.scheduler")?.build)())
+pub fn resolve(name: &str, tables: &mut Tables) -> Result<Arc<dyn SchedulerSpec>, ConfigError> {
+    (spec::lookup(REGISTRY, name, "ftl.scheduler")?.resolve)(&mut tables.params("ftl"))
+}
+
+/// The family's declarations (`Tables::settle`).
+#[must_use]
+pub fn family() -> Family {
+    Family::of("ftl.scheduler", REGISTRY)
 }
 
 /// The registered names.

@@ -8,7 +8,7 @@ use super::{SchedulerEntry, SchedulerSpec};
 use crate::engine::CLASSES;
 
 pub(super) const ENTRY: SchedulerEntry =
-    SchedulerEntry { name: "read-priority", build: || Arc::new(ReadPriority) };
+    SchedulerEntry { name: "read-priority", params: &[], resolve: |_| Ok(Arc::new(ReadPriority)) };
 
 #[derive(Clone, Copy, Debug)]
 pub struct ReadPriority;

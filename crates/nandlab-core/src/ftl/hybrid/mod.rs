@@ -49,7 +49,8 @@ use crate::flash::Geometry;
 use crate::flash::{BlockId, BlockRecord, Checkpoint, Flash, Lpn, Oob, Ppn, Source, NONE};
 use crate::wear::{Endurance, LifetimeState, WearHost, WearLeveler, WearLevelingStats};
 use recycling::{CostModel, RecyclingPolicy};
-pub use spec::{HybridKind, HybridSpec, LOG_BLOCKS_DEFAULT};
+pub(crate) use spec::SAST_GROUP_DATA_BLOCKS;
+pub use spec::{resolve_hybrid, HybridKind, HybridSpec, LOG_BLOCKS_DEFAULT};
 
 /// Which data blocks may use which log blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,15 +7,16 @@ use super::recycling::RecyclingSpec;
 use super::Association;
 use crate::error::ConfigError;
 use crate::flash::Geometry;
-use crate::ftl::FtlConfig;
-use crate::spec::check;
+use crate::ftl::{FtlConfig, FtlSpec};
+use crate::spec::{check, Params, Tables};
 
 /// Default `ftl.log_blocks`.
 pub const LOG_BLOCKS_DEFAULT: u32 = 8;
-const SAST_GROUP_DATA_BLOCKS: u32 = 4;
+/// Default `ftl.group_data_blocks` (SAST's N).
+pub(crate) const SAST_GROUP_DATA_BLOCKS: u32 = 4;
 const SAST_GROUP_LOG_BLOCKS: u32 = 2;
 
-/// Which hybrid FTL.
+/// Which hybrid mechanism (its kind's entry in `ftl::kinds` picks it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HybridKind {
     Bast,
@@ -23,38 +24,8 @@ pub enum HybridKind {
     Fast,
 }
 
-impl HybridKind {
-    #[must_use]
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "bast" => Some(Self::Bast),
-            "sast" => Some(Self::Sast),
-            "fast" => Some(Self::Fast),
-            _ => None,
-        }
-    }
-
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Bast => "bast",
-            Self::Sast => "sast",
-            Self::Fast => "fast",
-        }
-    }
-
-    /// Logical blocks mapped as a unit: SAST's group, else 1.
-    #[must_use]
-    pub fn mapping_granule_blocks(self, f: &FtlConfig) -> u64 {
-        match self {
-            Self::Sast => u64::from(f.group_data_blocks.unwrap_or(SAST_GROUP_DATA_BLOCKS).max(1)),
-            Self::Bast | Self::Fast => 1,
-        }
-    }
-}
-
 /// A resolved hybrid FTL.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct HybridSpec {
     pub kind: HybridKind,
     pub association: Association,
@@ -63,10 +34,38 @@ pub struct HybridSpec {
     pub recycling: RecyclingSpec,
 }
 
+/// A hybrid kind resolved into an `FtlSpec` (the `resolve` of the hybrid kinds' entries):
+/// background cleaning is the page FTL's, then `HybridSpec::resolve`.
+pub fn resolve_hybrid(
+    kind: HybridKind,
+    name: &'static str,
+    f: &mut FtlConfig,
+    tables: &mut Tables,
+    g: &Geometry,
+) -> Result<FtlSpec, ConfigError> {
+    crate::ftl::spec::refuse_background_keys_unless_page(f, false)?;
+    let spec = HybridSpec::resolve(kind, name, f, &mut tables.params("ftl"), g)?;
+    Ok(FtlSpec::Hybrid(spec))
+}
+
 impl HybridSpec {
-    /// Defaults and checks of `kind` on a device of `g`.
-    pub fn resolve(kind: HybridKind, f: &mut FtlConfig, g: &Geometry) -> Result<Self, ConfigError> {
-        let name = kind.name();
+    /// Logical blocks mapped as a unit: SAST's group, else 1.
+    #[must_use]
+    pub fn mapping_granule_blocks(&self) -> u64 {
+        match self.association {
+            Association::Set { data_blocks, .. } => u64::from(data_blocks),
+            Association::Full => 1,
+        }
+    }
+
+    /// Defaults and checks of `kind` (named `name`) on a device of `g`.
+    pub fn resolve(
+        kind: HybridKind,
+        name: &'static str,
+        f: &FtlConfig,
+        params: &mut Params<'_>,
+        g: &Geometry,
+    ) -> Result<Self, ConfigError> {
         let not_page = |key: &str, what: &str| {
             ConfigError::new(
                 key,
@@ -84,18 +83,12 @@ impl HybridSpec {
                 if f.placement != defaults.placement { "ftl.placement" } else { "ftl.regions" };
             return Err(not_page(key, "data placement"));
         }
-        for (set, key) in [
-            (f.time_threshold_s.is_some(), "ftl.time_threshold_s"),
-            (f.gc_free_blocks_min.is_some(), "ftl.gc_free_blocks_min"),
-            (f.oracle_boundaries_passes.is_some(), "ftl.oracle_boundaries_passes"),
-        ] {
-            if set {
-                return Err(not_page(key, "this setting"));
-            }
+        if f.gc_free_blocks_min.is_some() {
+            return Err(not_page("ftl.gc_free_blocks_min", "this setting"));
         }
         let ppb = u64::from(g.pages_per_block);
         let logical_blocks = g.logical_pages.div_ceil(ppb);
-        let log_blocks = *f.log_blocks.get_or_insert(LOG_BLOCKS_DEFAULT);
+        let log_blocks = params.u32("log_blocks", LOG_BLOCKS_DEFAULT)?;
         let fast = kind == HybridKind::Fast;
         check(
             log_blocks >= if fast { 2 } else { 1 },
@@ -120,8 +113,8 @@ impl HybridSpec {
         )?;
         let association = match kind {
             HybridKind::Sast => {
-                let n = *f.group_data_blocks.get_or_insert(SAST_GROUP_DATA_BLOCKS);
-                let k = *f.group_log_blocks.get_or_insert(SAST_GROUP_LOG_BLOCKS.min(log_blocks));
+                let n = params.u32("group_data_blocks", SAST_GROUP_DATA_BLOCKS)?;
+                let k = params.u32("group_log_blocks", SAST_GROUP_LOG_BLOCKS.min(log_blocks))?;
                 check(n >= 1, "ftl.group_data_blocks", "must be at least 1")?;
                 check(
                     logical_blocks % u64::from(n) == 0,
@@ -140,21 +133,11 @@ impl HybridSpec {
                 )?;
                 Association::Set { data_blocks: n, log_blocks: k }
             }
-            HybridKind::Bast | HybridKind::Fast => {
-                for (set, key) in [
-                    (f.group_data_blocks.is_some(), "ftl.group_data_blocks"),
-                    (f.group_log_blocks.is_some(), "ftl.group_log_blocks"),
-                ] {
-                    check(!set, key, "only SAST has groups (BAST is N = 1, K = 1)")?;
-                }
-                if fast {
-                    Association::Full
-                } else {
-                    Association::Set { data_blocks: 1, log_blocks: 1 }
-                }
-            }
+            HybridKind::Fast => Association::Full,
+            HybridKind::Bast => Association::Set { data_blocks: 1, log_blocks: 1 },
         };
-        let recycling = RecyclingSpec::resolve(f, kind == HybridKind::Bast, g.pages_per_block)?;
+        let recycling =
+            RecyclingSpec::resolve(params, kind == HybridKind::Bast, g.pages_per_block)?;
         Ok(Self { kind, association, log_blocks, recycling })
     }
 }

@@ -25,7 +25,12 @@ fn ftl(association: Association, logs: u32, recycling: &str, period: u32) -> Hyb
     let timing = crate::presets::preset("mlc2007").unwrap().timing;
     let flash = Flash::new(Box::new(CountingMedia::new(g)), timing);
     let cost = cost_model(&timing, g.pages_per_block);
-    HybridFtl::new(flash, association, logs, recycling::by_name(recycling, cost, 4, period))
+    let policy = if recycling == "periodic" {
+        recycling::cost_based::periodic(cost, 4, period)
+    } else {
+        recycling::by_name(recycling, cost, 4).expect("a registered policy")
+    };
+    HybridFtl::new(flash, association, logs, policy)
 }
 
 fn write(f: &mut HybridFtl, lpns: &[u32]) {
@@ -224,19 +229,16 @@ fn wear_leveling_evens_wear_and_keeps_every_invariant() {
     let run = |assoc: Association, logs: u32, kind: &str, adaptive: Option<(f64, u64)>| {
         let flash = Flash::new(Box::new(CountingMedia::new(g)), timing);
         let cost = cost_model(&timing, g.pages_per_block);
-        let policy = recycling::by_name("merge-only", cost, 4, 0);
+        let policy = recycling::by_name("merge-only", cost, 4).unwrap();
         let mut f = HybridFtl::new(flash, assoc, logs, policy);
-        let params = crate::wear::WearParams {
-            delta: 4.0,
-            adaptive,
-            threshold: 4.0,
-            set_blocks: 1,
-            units: 48,
-            physical_blocks: 56,
-            erases_so_far: 0,
-            seed: 7,
+        let setup =
+            crate::wear::WearSetup { units: 48, physical_blocks: 56, erases_so_far: 0, seed: 7 };
+        let leveler: Option<Box<dyn crate::wear::WearLeveler>> = match kind {
+            "lazy" => Some(Box::new(crate::wear::LazyWearLeveling::with(4.0, adaptive, setup))),
+            "static" => Some(Box::new(crate::wear::StaticWearLeveling::new(4.0, 1, 56, 7))),
+            _ => None,
         };
-        f.set_wear_leveler(crate::wear::by_name(kind, &params));
+        f.set_wear_leveler(leveler);
         for lpn in 0..g.logical_pages as u32 {
             f.write_page(lpn, 0, None);
         }
@@ -305,19 +307,10 @@ fn lazy_wear_leveling_remaps_the_cold_logical_block_on_bast() {
         .expect("a seed visiting logical block 0 first");
     let timing = crate::presets::preset("mlc2007").unwrap().timing;
     let flash = Flash::new(Box::new(CountingMedia::new(g)), timing);
-    let policy = recycling::by_name("merge-only", cost_model(&timing, 2), 2, 0);
+    let policy = recycling::by_name("merge-only", cost_model(&timing, 2), 2).unwrap();
     let mut f = HybridFtl::new(flash, BAST, 1, policy);
-    let params = crate::wear::WearParams {
-        delta: 2.0,
-        adaptive: None,
-        threshold: 16.0,
-        set_blocks: 1,
-        units: 2,
-        physical_blocks: 6,
-        erases_so_far: 0,
-        seed,
-    };
-    f.set_wear_leveler(crate::wear::by_name("lazy", &params));
+    let setup = crate::wear::WearSetup { units: 2, physical_blocks: 6, erases_so_far: 0, seed };
+    f.set_wear_leveler(Some(Box::new(crate::wear::LazyWearLeveling::with(2.0, None, setup))));
     write(&mut f, &[0, 1, 2, 3]);
     assert_eq!(f.data[0], 0, "logical block 0 was switch-merged into block 0");
     let mut steps = 0;

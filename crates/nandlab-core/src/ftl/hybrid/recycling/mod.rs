@@ -17,9 +17,10 @@
 //! paper: N_p / 2); `optimal` (migrate while fewer than n0(α̂) migrations happened since the
 //! last merge, α̂ estimated per logical block from the accumulated history of p).
 
+use std::sync::Arc;
+
 use crate::error::ConfigError;
-use crate::ftl::FtlConfig;
-use crate::spec::{check, one_of};
+use crate::spec::{self, check, Family, Named, Param, Params};
 
 /// The costs the models need, in any consistent unit (the FTL uses nanoseconds).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -128,184 +129,111 @@ pub trait RecyclingPolicy: Send {
     }
 }
 
-pub const RECYCLING_NAMES: &[&str] = &["merge-only", "cost-based", "periodic", "optimal"];
+/// A recycling policy with its parameters resolved: it builds the policy for an FTL.
+pub trait ResolvedRecycling: std::fmt::Debug + Send + Sync {
+    /// The policy for an FTL of `logical_blocks` with costs `cost`.
+    fn build(&self, cost: CostModel, logical_blocks: u32) -> Box<dyn RecyclingPolicy>;
+}
 
-/// `ftl.recycling` resolved: the policy and, for `periodic`, its period.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One registered recycling policy: its `ftl.recycling` name, whether it migrates (the
+/// block-recycling paper's migration is defined for a log block owned by one data block: BAST
+/// alone takes such a policy), the parameters it declares, and how it resolves them.
+#[derive(Clone, Copy, Debug)]
+pub struct RecyclingEntry {
+    pub name: &'static str,
+    pub migrates: bool,
+    pub params: &'static [Param],
+    /// Resolves the parameters on a device of `pages_per_block`.
+    pub resolve: fn(&mut Params<'_>, u32) -> Result<Arc<dyn ResolvedRecycling>, ConfigError>,
+}
+
+impl Named for RecyclingEntry {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn params(&self) -> &'static [Param] {
+        self.params
+    }
+}
+
+// The registry: one line per policy.
+crate::spec::registry! {
+    RecyclingEntry;
+    merge_only,
+    pub cost_based,
+    periodic,
+    pub optimal,
+}
+
+/// The policy every hybrid kind takes by default.
+const DEFAULT: &str = "merge-only";
+
+/// `ftl.recycling` resolved: the policy with its parameters.
+#[derive(Clone, Debug)]
 pub struct RecyclingSpec {
     name: &'static str,
-    period: u32,
+    resolved: Arc<dyn ResolvedRecycling>,
 }
 
 impl RecyclingSpec {
-    /// Resolves `ftl.recycling` (default `merge-only`) and `ftl.migration_period` (`periodic` only;
-    /// default N_p / 2). `migrates` says whether the FTL kind can migrate (the block-recycling
-    /// paper's migration is defined for a log block owned by one data block: BAST).
+    /// Resolves `ftl.recycling` (default `merge-only`) and the chosen policy's parameters.
+    /// `migrates` says whether the FTL kind can migrate.
     pub fn resolve(
-        f: &mut FtlConfig,
+        params: &mut Params<'_>,
         migrates: bool,
         pages_per_block: u32,
     ) -> Result<Self, ConfigError> {
-        let recycling = f.recycling.get_or_insert_with(|| "merge-only".into()).clone();
-        one_of(&recycling, "ftl.recycling", RECYCLING_NAMES)?;
-        let name =
-            RECYCLING_NAMES.iter().copied().find(|n| *n == recycling).unwrap_or("merge-only");
+        let name: String = params.or("recycling", DEFAULT.to_string())?;
+        let entry = spec::lookup(REGISTRY, &name, "ftl.recycling")?;
         check(
-            name == "merge-only" || migrates,
+            !entry.migrates || migrates,
             "ftl.recycling",
             format!(
-                "{recycling:?} uses paper 002's migration, which is defined for a log block owned by \
-                 one data block: use ftl.kind = \"bast\""
+                "{name:?} uses the block-recycling paper's migration, which is defined for a log \
+                 block owned by one data block: use ftl.kind = \"bast\""
             ),
         )?;
-        let mut period = 0;
-        if name == "periodic" {
-            period = *f.migration_period.get_or_insert(pages_per_block / 2);
-            check(period >= 1, "ftl.migration_period", "must be at least 1")?;
-        } else {
-            check(
-                f.migration_period.is_none(),
-                "ftl.migration_period",
-                "only ftl.recycling = \"periodic\" uses a migration period",
-            )?;
-        }
-        Ok(Self { name, period })
+        let resolved = (entry.resolve)(params, pages_per_block)?;
+        Ok(Self { name: entry.name, resolved })
+    }
+
+    /// The family's declarations (`Tables::settle`).
+    #[must_use]
+    pub fn family() -> Family {
+        Family::of("ftl.recycling", REGISTRY)
+    }
+
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        self.name
     }
 
     /// The policy for an FTL of `logical_blocks` with costs `cost`.
     #[must_use]
     pub fn build(&self, cost: CostModel, logical_blocks: u32) -> Box<dyn RecyclingPolicy> {
-        by_name(self.name, cost, logical_blocks, self.period)
+        self.resolved.build(cost, logical_blocks)
     }
 }
 
-/// The policy named `name` (one of `RECYCLING_NAMES`). `period` is the periodic merge's limit.
+/// The policy registered as `name` with its parameters' defaults on blocks of
+/// `cost.pages_per_block` pages (`None` for a name no entry has), for callers that build one
+/// outside a configuration (tests, tools).
 #[must_use]
 pub fn by_name(
     name: &str,
     cost: CostModel,
     logical_blocks: u32,
-    period: u32,
-) -> Box<dyn RecyclingPolicy> {
-    match name {
-        "cost-based" => Box::new(CostBased { cost, run: None }),
-        "periodic" => Box::new(CostBased {
-            cost,
-            run: Some(Consecutive { period, count: vec![0; logical_blocks as usize] }),
-        }),
-        "optimal" => Box::new(Optimal::new(cost, logical_blocks)),
-        _ => {
-            debug_assert_eq!(name, "merge-only", "config validation admits only known names");
-            Box::new(MergeOnly)
-        }
-    }
+) -> Option<Box<dyn RecyclingPolicy>> {
+    let entry = spec::find(REGISTRY, name)?;
+    let mut tables = crate::spec::Tables::default();
+    let resolved = (entry.resolve)(&mut tables.params("ftl"), cost.pages_per_block).ok()?;
+    Some(resolved.build(cost, logical_blocks))
 }
 
-struct MergeOnly;
-
-impl RecyclingPolicy for MergeOnly {
-    fn name(&self) -> &'static str {
-        "merge-only"
-    }
-    fn migrate(&mut self, _lbn: u32, _valid_pages: u32) -> bool {
-        false
-    }
-    fn merged(&mut self, _lbn: u32) {}
-}
-
-struct Consecutive {
-    period: u32,
-    count: Vec<u32>,
-}
-
-/// `cost-based`, and with `run` set, `periodic`.
-struct CostBased {
-    cost: CostModel,
-    run: Option<Consecutive>,
-}
-
-impl RecyclingPolicy for CostBased {
-    fn name(&self) -> &'static str {
-        if self.run.is_some() {
-            "periodic"
-        } else {
-            "cost-based"
-        }
-    }
-    fn migrate(&mut self, lbn: u32, valid_pages: u32) -> bool {
-        if self.cost.w_mig(f64::from(valid_pages)) >= self.cost.w_merge() {
-            return false;
-        }
-        match &mut self.run {
-            None => true,
-            Some(run) => {
-                let c = &mut run.count[lbn as usize];
-                if *c >= run.period {
-                    false
-                } else {
-                    *c += 1;
-                    true
-                }
-            }
-        }
-    }
-    fn merged(&mut self, lbn: u32) {
-        if let Some(run) = &mut self.run {
-            run.count[lbn as usize] = 0;
-        }
-    }
-    fn memory_bytes(&self) -> u64 {
-        self.run.as_ref().map_or(0, |r| r.count.len() as u64)
-    }
-}
-
-/// `optimal`: per logical block, migrations since the last merge (n) and the least-squares
-/// slope through the origin of the observed (k, P_k) pairs, accumulated over the block's
-/// whole history (α̂ = Σ k·P_k / Σ k²).
-struct Optimal {
-    cost: CostModel,
-    since_merge: Vec<u32>,
-    sum_kp: Vec<f64>,
-    sum_kk: Vec<f64>,
-}
-
-impl Optimal {
-    fn new(cost: CostModel, logical_blocks: u32) -> Self {
-        let n = logical_blocks as usize;
-        Self { cost, since_merge: vec![0; n], sum_kp: vec![0.0; n], sum_kk: vec![0.0; n] }
-    }
-}
-
-impl RecyclingPolicy for Optimal {
-    fn name(&self) -> &'static str {
-        "optimal"
-    }
-    fn migrate(&mut self, lbn: u32, valid_pages: u32) -> bool {
-        let b = lbn as usize;
-        if valid_pages >= self.cost.pages_per_block {
-            return false;
-        }
-        let k = f64::from(self.since_merge[b] + 1);
-        let p = f64::from(valid_pages);
-        // The estimate includes the migration being considered: its p is known now.
-        let alpha = (self.sum_kp[b] + k * p) / (self.sum_kk[b] + k * k);
-        let n0 = self.cost.optimal_migrations(alpha);
-        if u64::from(self.since_merge[b]) >= n0 {
-            return false;
-        }
-        self.sum_kp[b] += k * p;
-        self.sum_kk[b] += k * k;
-        self.since_merge[b] += 1;
-        true
-    }
-    fn merged(&mut self, lbn: u32) {
-        self.since_merge[lbn as usize] = 0;
-    }
-    fn memory_bytes(&self) -> u64 {
-        // A controller would keep n (1 byte) and α̂ (2 bytes fixed point) per log-block owner;
-        // we report what this model stores.
-        (self.since_merge.len() * (4 + 8 + 8)) as u64
-    }
+/// The registered names.
+#[must_use]
+pub fn names() -> Vec<&'static str> {
+    spec::names(REGISTRY)
 }
 
 #[cfg(test)]
@@ -359,23 +287,23 @@ mod tests {
     #[test]
     fn policies_decide_as_specified() {
         let m = paper();
-        let mut cb = by_name("cost-based", m, 4, 64);
+        let mut cb = by_name("cost-based", m, 4).unwrap();
         assert!(cb.migrate(0, 63));
         assert!(!cb.migrate(0, 64));
-        let mut per = by_name("periodic", m, 4, 3);
+        let mut per = cost_based::periodic(m, 4, 3);
         assert!(per.migrate(1, 5) && per.migrate(1, 5) && per.migrate(1, 5));
         assert!(!per.migrate(1, 5), "fourth consecutive migration is forced into a merge");
         per.merged(1);
         assert!(per.migrate(1, 5));
         // Optimal with P_k = 5k·... : a steady α of 5 pages per migration gives a small n0.
-        let mut opt = by_name("optimal", m, 1, 0);
+        let mut opt = by_name("optimal", m, 1).unwrap();
         let n0 = m.optimal_migrations(5.0);
         let mut migrations = 0;
         while opt.migrate(0, 5 * (migrations + 1)) {
             migrations += 1;
         }
         assert_eq!(u64::from(migrations), n0);
-        let mut none = by_name("merge-only", m, 1, 0);
+        let mut none = by_name("merge-only", m, 1).unwrap();
         assert!(!none.migrate(0, 1));
     }
 }
