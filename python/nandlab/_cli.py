@@ -1,15 +1,21 @@
 """The ``nandlab`` command line from Python: ``python -m nandlab`` and the ``nandlab`` console
 script of ``pip install .``.
 
-It is the same CLI as the Rust binary ``target/release/nandlab``: every subcommand but two runs
-in the native module (`nandlab._native.cli`, the Rust CLI compiled into it, without ``serve``).
-``sweep`` and ``report`` are written in Python and run here; the Rust binary hands them to
-``python -m nandlab`` in turn.
+It is the same CLI as the Rust binary ``target/release/nandlab``, and each command crosses
+between the languages at most once:
+
+- ``sweep`` and ``report`` are written in Python and run here, without the native CLI;
+- every other subcommand runs in the native module (`nandlab._native.cli`, the Rust CLI compiled
+  into it, without ``serve``), which returns what is left for Python: the HTML report of
+  ``run --report FILE.html``, which is then written here, in this process, as
+  ``nandlab report - --out FILE.html`` with the run's JSON as its input.
+
+(The Rust binary does the same with one child process, ``python -m nandlab sweep|report ...``.)
 """
 
 from __future__ import annotations
 
-import os
+import contextlib
 import signal
 import sys
 import threading
@@ -36,15 +42,17 @@ def main(argv: Optional[list[str]] = None) -> int:
         from ._report import main as report_main
 
         return report_main(argv[1:])
-    return _run_native(argv)
+    if command == "run" and any(a == "--report" or a.startswith("--report=") for a in argv):
+        # Before the run: a broken report module fails now, not after a long run.
+        from . import _report  # noqa: F401
+    status, report = _run_native(argv)
+    if report is None:
+        return status
+    return _write_report(*report)
 
 
-def _run_native(argv: list[str]) -> int:
+def _run_native(argv: list[str]) -> tuple[int, Optional[tuple[str, str, bool]]]:
     """Runs ``argv`` in the Rust CLI, interruptible by Ctrl-C as the Rust binary is."""
-    # `run --report` starts `$NANDLAB_PYTHON -m nandlab report`: the interpreter running this
-    # one, which has this very package, rather than whatever the Rust side would find.
-    if sys.executable:
-        os.environ["NANDLAB_PYTHON"] = sys.executable
     # The Rust CLI writes to file descriptors 1 and 2 directly: anything Python has buffered
     # must come out first to keep the order.
     sys.stdout.flush()
@@ -60,6 +68,21 @@ def _run_native(argv: list[str]) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
+
+
+def _write_report(result_json: str, html: str, json_on_stdout: bool) -> int:
+    """The end of ``run --report FILE.html``: ``nandlab report - --out FILE.html`` on the run's
+    JSON. When the run wrote its JSON to standard output (``--json -``), the report's own
+    output goes to stderr, so that standard output stays that one JSON document."""
+    from ._report import main as report_main
+
+    target = sys.stderr if json_on_stdout else sys.stdout
+    with contextlib.redirect_stdout(target):
+        status = report_main(["-", "--out", html], stdin=result_json)
+    if status != 0:
+        print(f"nandlab: error: the report {html} was not written", file=sys.stderr)
+        return 2
+    return 0
 
 
 def console_main() -> None:

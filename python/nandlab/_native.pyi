@@ -178,16 +178,19 @@ def probe(
         NandlabError: the target cannot be used or is too small for a probe.
     """
 
-def cli(argv: list[str]) -> int:
+def cli(argv: list[str]) -> tuple[int, Optional[tuple[str, str, bool]]]:
     """Runs the ``nandlab`` command line on ``argv`` (the arguments after the program name, e.g.
     ``["run", "--json", "-"]``) as the Rust binary ``target/release/nandlab`` would, and returns
-    its exit status (0 ok, 2 a usage or run error, 141 a closed standard output). Use
-    ``python -m nandlab`` or `nandlab._cli.main`.
+    its exit status (0 ok, 2 a usage or run error, 141 a closed standard output) with the part
+    left to Python: after ``run --report FILE.html``, ``(result_json, html_path,
+    json_on_stdout)``, the report for the caller to write (``nandlab report - --out FILE.html``
+    with that JSON as input; its output on stderr when ``json_on_stdout``), else None. Use
+    ``python -m nandlab`` or `nandlab._cli.main`, which does that part.
 
     The GIL is released for the whole command. It writes to file descriptors 1 and 2 directly,
     not through ``sys.stdout``/``sys.stderr`` (flush those first). This build has no ``serve``
-    subcommand (it would link OpenSSL); ``sweep``, ``report`` and ``run --report`` start
-    ``$NANDLAB_PYTHON -m nandlab ...`` (`nandlab._cli.main` sets it to ``sys.executable``).
+    subcommand (it would link OpenSSL); ``sweep`` and ``report`` are refused (`nandlab._cli.main`
+    runs them in Python).
     """
 
 def version() -> str:

@@ -1,7 +1,8 @@
 """`report` and ``nandlab report``: one self-contained HTML file with the figures of a run, a
 sweep or a table of results.
 
-Sources: a `Result` or its JSON file (``nandlab run --json``), a sweep store directory (with
+Sources: a `Result` or its JSON file (``nandlab run --json``; ``-``: on standard input, as
+``nandlab run --report`` gives it), a sweep store directory (with
 ``manifest.json``, ``nandlab sweep --out``), a CSV or Parquet table (``nandlab.write_csv``, the
 experiments' tables), or a directory of such tables (one section per table).
 
@@ -41,7 +42,7 @@ import pathlib
 import re
 import stat
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Union
 
@@ -80,6 +81,9 @@ TABLE_SUFFIXES = (".csv", ".parquet")
 MAX_RESULT_BYTES = 256 << 20
 """The largest result JSON read (a run's is a few KiB; wear samples and a trace's facts add
 little)."""
+
+STDIN = "standard input"
+"""The source of ``nandlab report -``, as the page and the messages name it."""
 
 MAX_TABLE_BYTES = 4 << 30
 """The largest CSV or Parquet table read (as the sweep store's largest file)."""
@@ -936,27 +940,48 @@ def _tables_page(page: _Page, paths: Sequence[pathlib.Path], source: str, kind: 
 
 def _result_from_file(path: pathlib.Path) -> Result:
     text = read_bounded(path, MAX_RESULT_BYTES, "a result JSON", ReportError)
+    return _result_from_json(text, str(path))
+
+
+def _result_from_stdin(text: Optional[str]) -> Result:
+    """``nandlab report -``: the result JSON on standard input, or ``text`` when given (the
+    report of ``nandlab run --report`` inside Python, `nandlab._cli`)."""
+    if text is None:
+        text = sys.stdin.read(MAX_RESULT_BYTES + 1)
+    if len(text) > MAX_RESULT_BYTES:
+        raise ReportError(
+            f"{STDIN}: larger than {MAX_RESULT_BYTES >> 20} MiB, the most a result JSON may hold"
+        )
+    return _result_from_json(text, STDIN)
+
+
+def _result_from_json(text: Union[str, bytes], where: str) -> Result:
     try:
         data = json.loads(text)
         if not isinstance(data, Mapping) or "metrics" not in data or "config" not in data:
             raise ReportError(
-                f"{path}: not a nandlab result (the JSON `nandlab run --json` writes, with "
+                f"{where}: not a nandlab result (the JSON `nandlab run --json` writes, with "
                 "metrics and config)"
             )
         return Result.from_dict(data)
     except (ValueError, KeyError, TypeError) as e:
         if isinstance(e, ReportError):
             raise
-        raise ReportError(f"{path}: not a nandlab result JSON ({e})") from None
+        raise ReportError(f"{where}: not a nandlab result JSON ({e})") from None
+
+
+def _run_page(result: Result, source: str, title: Optional[str]) -> str:
+    page = _Page()
+    _run_section(page, result, source)
+    return page.render(title or "nandlab run report")
 
 
 def _build(source: Union[Result, PathLike], title: Optional[str]) -> str:
     from . import _store
 
-    page = _Page()
     if isinstance(source, Result):
-        _run_section(page, source, "a nandlab.Result object")
-        return page.render(title or "nandlab run report")
+        return _run_page(source, "a nandlab.Result object", title)
+    page = _Page()
     if not isinstance(source, (str, os.PathLike)):
         raise argument_error(
             "source", f"must be a Result or a path, not {type(source).__name__}", wrong_type=True
@@ -1018,11 +1043,16 @@ def report(
             written.
         SweepStoreError: a broken sweep store.
     """
+    return _write(out, lambda: _build(source, title))
+
+
+def _write(out: PathLike, build: Callable[[], str]) -> pathlib.Path:
+    """Writes the page ``build`` makes to ``out`` (its directory created when missing)."""
     import matplotlib
 
     path = pathlib.Path(check_path(out, "out"))
     with matplotlib.rc_context({"svg.hashsalt": "nandlab-report"}):
-        page = _build(source, title)
+        page = build()
     try:
         if path.parent and not path.parent.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -1032,17 +1062,19 @@ def report(
     return path
 
 
-def main(argv: Sequence[str]) -> int:
+def main(argv: Sequence[str], stdin: Optional[str] = None) -> int:
     """``nandlab report PATH --out FILE.html [--title T]``; returns the exit status (2 for a
-    bad source or arguments, with a one-line message on stderr)."""
+    bad source or arguments, with a one-line message on stderr). PATH ``-`` reads a result JSON
+    from standard input, or from ``stdin`` when given (`nandlab._cli` does that for
+    ``nandlab run --report``, in the process that ran it)."""
     parser = argparse.ArgumentParser(
         prog="nandlab report",
         description="Write one self-contained HTML report (figures, grid, failures, config) "
         "of a run's JSON, a sweep store directory, a CSV/Parquet table or a directory of "
         "tables.",
     )
-    parser.add_argument("path", help="result JSON, sweep store directory, table, or directory "
-                        "of tables")
+    parser.add_argument("path", help="result JSON (-: on standard input), sweep store "
+                        "directory, table, or directory of tables")
     parser.add_argument("--out", required=True, help="the HTML file to write")
     parser.add_argument("--title", help="the page title")
     try:
@@ -1050,7 +1082,11 @@ def main(argv: Sequence[str]) -> int:
     except SystemExit as e:  # --help, or a usage error (already printed)
         return e.code if isinstance(e.code, int) else 2
     try:
-        path = report(args.path, args.out, title=args.title)
+        if args.path == "-":
+            result = _result_from_stdin(stdin)
+            path = _write(args.out, lambda: _run_page(result, STDIN, args.title))
+        else:
+            path = report(args.path, args.out, title=args.title)
     except (ReportError, OSError, _native.NandlabError) as e:
         message = str(e) if not isinstance(e, OSError) or not e.filename else (
             f"{e.filename}: {e.strerror}")

@@ -1,7 +1,8 @@
 """`python -m nandlab` (and the `nandlab` console script, the same `nandlab._cli.main`) is the
 Rust CLI: the same version line, the same run results as `nandlab.run`, a clear refusal of
 `serve` (not in this build), usage and status 2 for an unknown subcommand, Ctrl-C ending a long
-run at once; `sweep` and `report` go to their Python modules with the rest of the arguments.
+run at once; `sweep` and `report` go to their Python modules with the rest of the arguments,
+and `run --report` writes its report in the same process (no other Python is started).
 Method: run ``python -m nandlab`` in a subprocess; the dispatch and the restored signal handler
 in-process, with stand-in modules."""
 
@@ -21,7 +22,7 @@ from typing import Any, Optional
 import pytest
 
 import nandlab
-from nandlab import _cli
+from nandlab import _cli, _native
 
 SMALL_ARGS = ["--set", "device.blocks=64", "--set", "device.pages_per_block=16"]
 
@@ -70,9 +71,20 @@ def test_serve_is_refused_clearly(tmp_path: Path) -> None:
 def test_an_unknown_subcommand_prints_usage_and_exits_2() -> None:
     done = cli("frobnicate")
     assert done.returncode == 2
-    assert 'unknown command "frobnicate"' in done.stderr
-    assert "Usage:" in done.stderr
-    assert "nandlab sweep" in done.stderr
+    assert "error: unrecognized subcommand 'frobnicate'" in done.stderr
+    assert "Usage: nandlab" in done.stderr
+    # The subcommands are listed by --help, Python's among them.
+    done = cli("--help")
+    assert done.returncode == 0, done.stderr
+    for name in ("run", "serve", "sweep", "report"):
+        assert f"\n  {name} " in done.stdout, done.stdout
+
+
+def test_a_flag_of_another_subcommand_is_a_usage_error() -> None:
+    done = cli("presets", "--quiet")
+    assert done.returncode == 2
+    assert "error: unexpected argument '--quiet'" in done.stderr
+    assert "Usage: nandlab presets" in done.stderr
 
 
 def test_ctrl_c_ends_a_long_run_at_once() -> None:
@@ -108,16 +120,21 @@ def test_sweep_and_report_go_to_their_python_modules(monkeypatch: pytest.MonkeyP
     ]
 
 
-def test_native_commands_restore_sigint_and_name_this_interpreter(
-    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setenv("NANDLAB_PYTHON", "/some/other/python")
+def test_native_commands_restore_sigint(capfd: pytest.CaptureFixture[str]) -> None:
     before = signal.getsignal(signal.SIGINT)
     assert _cli.main(["--version"]) == 0
     assert signal.getsignal(signal.SIGINT) is before
-    # The embedded CLI's `run --report` uses this interpreter.
-    assert os.environ["NANDLAB_PYTHON"] == sys.executable
     assert capfd.readouterr().out == nandlab.build_version + "\n"
+
+
+def test_the_native_cli_leaves_python_commands_to_python(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    # Only `nandlab._cli.main` reaches `_native.cli`, and it runs these itself.
+    for name in ("sweep", "report"):
+        assert _native.cli([name, "--help"]) == (2, None)
+        err = capfd.readouterr().err
+        assert f"`python -m nandlab {name}`" in err, err
 
 
 def test_console_main_exits_with_the_status(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -143,6 +160,32 @@ def test_sweep_runs_through_python_m_nandlab(tmp_path: Path) -> None:
 )
 def test_run_report_writes_the_html_report(tmp_path: Path) -> None:
     html = tmp_path / "run.html"
-    done = cli("run", *SMALL_ARGS, "--quiet", "--report", str(html))
+    # No other Python is started: an interpreter named for the Rust binary is never used.
+    env = {**os.environ, "NANDLAB_PYTHON": str(tmp_path / "no-such-python")}
+    done = subprocess.run(
+        [sys.executable, "-m", "nandlab", "run", *SMALL_ARGS, "--quiet", "--report", str(html)],
+        capture_output=True, text=True, timeout=300, env=env,
+    )
     assert done.returncode == 0, done.stderr
-    assert "<html" in html.read_text().lower()
+    assert "write amplification" in done.stdout
+    assert done.stdout.endswith(f"wrote {html} ({html.stat().st_size / 1024:.0f} KiB)\n")
+    text = html.read_text()
+    assert "<html" in text.lower()
+    assert "standard input" in text
+    # With --json -, standard output is the one JSON document; the report's line goes to stderr.
+    done = cli("run", *SMALL_ARGS, "--quiet", "--json", "-", "--report", str(html))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["seed"] == 1
+    assert f"wrote {html}" in done.stderr
+
+
+def test_a_failed_run_report_is_status_2(tmp_path: Path) -> None:
+    # The report's directory cannot be made: the run ran, the report says why, status 2.
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    html = blocker / "run.html"
+    done = cli("run", *SMALL_ARGS, "--quiet", "--report", str(html))
+    assert done.returncode == 2
+    assert "write amplification" in done.stdout
+    assert "nandlab report: error: " in done.stderr
+    assert f"nandlab: error: the report {html} was not written" in done.stderr

@@ -109,6 +109,32 @@ def test_run_report(run_json: pathlib.Path, tmp_path: pathlib.Path) -> None:
     assert same.replace("a nandlab.Result object", str(run_json)) == text
 
 
+def test_run_report_from_standard_input(
+    run_json: pathlib.Path, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `nandlab report -`: the JSON `nandlab run --json -` writes, on standard input (or given
+    # as text, as `nandlab run --report` inside Python does): the page of the file but for the
+    # source line.
+    from_file = nandlab.report(run_json, tmp_path / "file.html", title="T").read_text()
+    out = tmp_path / "stdin.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "nandlab", "report", "-", "--out", str(out), "--title", "T"],
+        input=run_json.read_text(), capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"wrote {out} (")
+    assert out.read_text().replace(_report.STDIN, str(run_json)) == from_file
+    again = tmp_path / "text.html"
+    assert _report.main(["-", "--out", str(again), "--title", "T"], stdin=run_json.read_text()) == 0
+    assert again.read_text() == out.read_text()
+    # Not a result: one line naming standard input.
+    capsys.readouterr()
+    assert _report.main(["-", "--out", str(again)], stdin="[1, 2]") == 2
+    err = capsys.readouterr().err
+    assert err == "nandlab report: error: standard input: not a nandlab result (the JSON " \
+        "`nandlab run --json` writes, with metrics and config)\n", err
+
+
 def test_sweep_report(store: pathlib.Path, sweep_html: pathlib.Path) -> None:
     text = sweep_html.read_text()
     check_self_contained(text)

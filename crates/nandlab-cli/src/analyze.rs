@@ -3,20 +3,41 @@
 //! the JSON report (`--json`), and SVG charts of the microscopic views (`--plots DIR`).
 
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
 
 use nandlab_core::memory::human_bytes;
 use nandlab_run::analyze::{analyze_trace_with_progress, AnalyzeReport};
 use nandlab_trace::analyze::{AnalyzeOptions, Log2Histogram};
 
-use crate::args::Args;
+use crate::args::OutputArgs;
 use crate::svg;
 use crate::table::Table;
 
-pub fn analyze(args: &Args) -> Result<(), String> {
-    let path = args.trace.as_deref().ok_or("analyze needs a TRACE file")?;
+/// `analyze TRACE [--format F] [--device D] [--json PATH|-] [--plots DIR] [--quiet]`.
+#[derive(Args, Debug)]
+pub struct AnalyzeArgs {
+    /// The trace file (gzip allowed; its format is detected)
+    #[arg(value_name = "TRACE")]
+    pub trace: PathBuf,
+    /// Trace format: msr spc disksim mqsim blkparse tencent systor cloudphysics
+    #[arg(long, value_name = "F")]
+    pub format: Option<String>,
+    /// Keep only this device / volume / LUN of the trace
+    #[arg(long, value_name = "D")]
+    pub device: Option<u64>,
+    /// Write SVG charts of the per-write views to DIR
+    #[arg(long, value_name = "DIR")]
+    pub plots: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+pub fn analyze(args: &AnalyzeArgs) -> Result<(), String> {
+    let path = args.trace.as_path();
     // Progress on a terminal: multi-GB traces take minutes.
-    let show = !args.quiet && std::io::stderr().is_terminal();
+    let show = !args.output.quiet && std::io::stderr().is_terminal();
     let started = std::time::Instant::now();
     let mut shown = false;
     let mut progress = |done: u64| {
@@ -40,7 +61,7 @@ pub fn analyze(args: &Args) -> Result<(), String> {
         crate::out::note("\n");
     }
     let report = report.map_err(|e| e.to_string())?;
-    let to_stdout = crate::out::json(args.json.as_deref(), &report.to_json_value())?;
+    let to_stdout = crate::out::json(args.output.json.as_deref(), &report.to_json_value())?;
     if let Some(dir) = &args.plots {
         write_plots(&report, dir)?;
     }

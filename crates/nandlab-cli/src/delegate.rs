@@ -1,16 +1,19 @@
-//! The subcommands written in Python: `nandlab sweep`, `nandlab report` and the HTML report of
-//! `nandlab run --report` live in the `nandlab` Python package (they need pandas, Parquet and
-//! process pools), so the binary runs them as `PYTHON -m nandlab SUBCOMMAND ARGS...`. With
-//! this the Rust binary and `python -m nandlab` are the same command line.
+//! How the `nandlab` binary does the Python part of a command (`handoff.rs`): `nandlab sweep`,
+//! `nandlab report` and the HTML report of `nandlab run --report` live in the `nandlab` Python
+//! package, so the binary runs them in one child process, `PYTHON -m nandlab ...`. With this
+//! the Rust binary and `python -m nandlab` are the same command line. (Inside Python,
+//! `nandlab._native.cli`, none of this runs: the calling Python code does that part itself.)
 //!
 //! PYTHON is `$NANDLAB_PYTHON` if set, else the repository's `.venv/bin/python` when the binary
 //! sits at `target/<profile>/nandlab` in a checkout that has one (`make python`), else `python3`.
-//! The Python CLI sets `NANDLAB_PYTHON` to its own interpreter before it runs this library, so
-//! `python -m nandlab run --report` reports with the installation it runs from.
+//! It is checked before the command starts, so that a long run is not lost to a missing Python.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
+
+use crate::handoff::{Handoff, ReportJob};
 
 /// A Python interpreter that can import `nandlab._native`, and where it was found.
 pub struct Python {
@@ -68,46 +71,51 @@ pub fn python_with_nandlab(what: &str) -> Result<Python, String> {
     ))
 }
 
-/// `nandlab sweep|report ARGS...`: runs `PYTHON -m nandlab SUBCOMMAND ARGS...` with the
-/// arguments verbatim and this process's standard streams, and returns its exit status.
-pub fn python_subcommand(subcommand: &str, rest: &[String]) -> Result<u8, String> {
-    let python = python_with_nandlab(subcommand)?;
-    let status = Command::new(&python.program)
-        .args(["-m", "nandlab", subcommand])
-        .args(rest)
-        .status()
-        .map_err(|e| format!("cannot run {}: {e}", Path::new(&python.program).display()))?;
-    Ok(exit_code(status))
+/// Does the Python part of a command (`handoff.rs`) in one child process of `python`, with this
+/// process's standard streams, and returns its exit status.
+pub fn hand_off(python: &Python, handoff: Handoff) -> Result<u8, String> {
+    match handoff {
+        Handoff::Command { name, args } => {
+            let status = Command::new(&python.program)
+                .args(["-m", "nandlab", name])
+                .args(args)
+                .status()
+                .map_err(|e| cannot_run(python, &e))?;
+            Ok(exit_code(status))
+        }
+        Handoff::Report(job) => write_report(python, &job).map(|()| 0),
+    }
 }
 
-/// `run --report FILE.html`: writes the run's JSON to a temporary file (`FILE.json` in a
-/// temporary directory) and runs `PYTHON -m nandlab report TMP --out FILE.html`. With
-/// `--json -` the report's own output goes to stderr, so that standard output stays the one
-/// JSON document.
-pub fn write_report(
-    python: &Python,
-    json: &str,
-    html: &Path,
-    stdout_is_json: bool,
-) -> Result<(), String> {
-    let tmp = TempJson::create(json, html)?;
+/// `run --report FILE.html`: runs `PYTHON -m nandlab report - --out FILE.html` with the run's
+/// JSON on its standard input. With `--json -` the report's own output goes to stderr, so that
+/// standard output stays the one JSON document.
+fn write_report(python: &Python, job: &ReportJob) -> Result<(), String> {
     let mut command = Command::new(&python.program);
-    command.args(["-m", "nandlab", "report"]).arg(&tmp.path).arg("--out").arg(html);
-    if stdout_is_json {
+    command.args(["-m", "nandlab", "report", "-", "--out"]).arg(&job.html).stdin(Stdio::piped());
+    if job.json_on_stdout {
         command.stdout(stderr_stdio()?);
     }
-    let status = command
-        .status()
-        .map_err(|e| format!("cannot run {}: {e}", Path::new(&python.program).display()))?;
+    let mut child = command.spawn().map_err(|e| cannot_run(python, &e))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A report that fails before reading its input closes the pipe: its exit status
+        // below says why, so a failed write is not an error of its own.
+        let _ = stdin.write_all(job.json.as_bytes()).and_then(|()| stdin.write_all(b"\n"));
+    }
+    let status = child.wait().map_err(|e| cannot_run(python, &e))?;
     if !status.success() {
         return Err(format!(
             "the report {} was not written: `{} -m nandlab report` exited with status {}",
-            html.display(),
+            job.html.display(),
             Path::new(&python.program).display(),
             exit_code(status)
         ));
     }
     Ok(())
+}
+
+fn cannot_run(python: &Python, e: &std::io::Error) -> String {
+    format!("cannot run {}: {e}", Path::new(&python.program).display())
 }
 
 /// A child's standard output that goes where ours of stderr goes.
@@ -124,39 +132,5 @@ fn exit_code(status: ExitStatus) -> u8 {
         (Some(code), _) => u8::try_from(code).unwrap_or(1),
         (None, Some(signal)) => u8::try_from(128 + signal).unwrap_or(1),
         (None, None) => 1,
-    }
-}
-
-/// A run's JSON in a private temporary directory, both removed when dropped. The file is named
-/// after the HTML file (`run.html` → `run.json`): the report names its source, and a random
-/// name would show in the page and make two reports of one run differ.
-struct TempJson {
-    dir: PathBuf,
-    path: PathBuf,
-}
-
-impl TempJson {
-    fn create(contents: &str, html: &Path) -> Result<Self, String> {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let dir =
-            std::env::temp_dir().join(format!("nandlab-run-{}-{nanos:09}", std::process::id()));
-        // create_dir fails on an existing path: never write into a directory (or through a
-        // symlink) someone else put there.
-        std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let stem = html.file_stem().filter(|s| !s.is_empty()).unwrap_or("run".as_ref());
-        let mut name = stem.to_os_string();
-        name.push(".json");
-        let done = TempJson { path: dir.join(name), dir };
-        std::fs::write(&done.path, format!("{contents}\n"))
-            .map_err(|e| format!("{}: {e}", done.path.display()))?;
-        Ok(done)
-    }
-}
-
-impl Drop for TempJson {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

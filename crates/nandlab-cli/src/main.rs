@@ -1,5 +1,6 @@
 //! `nandlab`: the command-line binary. Everything it does is `nandlab_cli::main_with_args`
-//! (`lib.rs`), which the Python module also runs; only the allocator is the binary's own.
+//! (`lib.rs`), whose commands the Python module also runs; only the allocator is the binary's
+//! own.
 
 use std::process::ExitCode;
 

@@ -5,20 +5,52 @@
 //! `pbr_lba.svg`: PBR over the logical address). Python's `nandlab.pbr` draws the 3-D view.
 
 use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 
-use nandlab_probe::pbr::{replay, PbrOptions};
+use clap::Args;
+use nandlab_probe::pbr::{replay, PbrOptions, PbrResult};
 use nandlab_probe::{open_target, TargetSpec};
 
-use crate::args::Args;
+use crate::args::{OutputArgs, TARGET_FORMS, TARGET_HELP, TARGET_SET_HELP};
 use crate::svg;
 use crate::table::Table;
 
-pub fn pbr(args: &Args) -> Result<(), String> {
-    let target = args.target.as_deref().ok_or("pbr needs a TARGET")?;
-    let trace = args.pbr_trace.as_deref().ok_or("pbr needs --trace PATH")?;
-    let spec = TargetSpec::parse(target, &args.overrides)?;
+/// `pbr TARGET --trace PATH [--out DIR] [--set key=value]... [--format F] [--device D]
+/// [--max-writes N] [--destroy-data] [--json PATH|-] [--quiet]`.
+#[derive(Args, Debug)]
+#[command(after_help = TARGET_FORMS)]
+pub struct PbrArgs {
+    #[arg(value_name = "TARGET", help = TARGET_HELP)]
+    pub target: String,
+    /// The trace whose writes are replayed
+    #[arg(long, value_name = "PATH")]
+    pub trace: PathBuf,
+    /// Write pbr.csv, summary.json and SVG plots to DIR
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    #[arg(short = 's', long = "set", value_name = "KEY=VALUE", help = TARGET_SET_HELP)]
+    pub overrides: Vec<String>,
+    /// Trace format (default: detected; as `nandlab analyze --format`)
+    #[arg(long, value_name = "F")]
+    pub format: Option<String>,
+    /// Keep only this device / volume / LUN of the trace
+    #[arg(long, value_name = "D")]
+    pub device: Option<u64>,
+    /// Replay at most N writes
+    #[arg(long, value_name = "N")]
+    pub max_writes: Option<u64>,
+    /// Allow writing to a block device or file target (its data is overwritten)
+    #[arg(long)]
+    pub destroy_data: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+pub fn pbr(args: &PbrArgs) -> Result<(), String> {
+    let trace = args.trace.as_path();
+    let spec = TargetSpec::parse(&args.target, &args.overrides)?;
     let mut t = open_target(&spec, args.destroy_data)?;
-    let show = !args.quiet && std::io::stderr().is_terminal();
+    let show = !args.output.quiet && std::io::stderr().is_terminal();
     let options = PbrOptions {
         format: args.format.clone(),
         device: args.device,
@@ -36,35 +68,10 @@ pub fn pbr(args: &Args) -> Result<(), String> {
     let result = result?;
     let summary = result.summary();
     if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        result.write_csv(&dir.join("pbr.csv"))?;
-        let text = serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())? + "\n";
-        std::fs::write(dir.join("summary.json"), text)
-            .map_err(|e| format!("{}: {e}", dir.display()))?;
-        let name = trace.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        let by_index: Vec<(f64, f64)> =
-            result.points.iter().map(|p| (p.index as f64, p.pbr_ns_per_byte())).collect();
-        let by_lba: Vec<(f64, f64)> = result
-            .points
-            .iter()
-            .map(|p| ((p.offset_bytes / 512) as f64, p.pbr_ns_per_byte()))
-            .collect();
-        for (file, points, x) in [
-            ("pbr_index.svg", &by_index, "write index"),
-            ("pbr_lba.svg", &by_lba, "logical sector address"),
-        ] {
-            let chart = svg::scatter(
-                points,
-                &format!("{name}: Per-Byte-Response of each write"),
-                x,
-                "PBR (ns per byte, log scale)",
-                true,
-            );
-            std::fs::write(dir.join(file), chart).map_err(|e| format!("{}: {e}", dir.display()))?;
-        }
+        write_out_dir(&result, &summary, trace, dir)?;
     }
-    let to_stdout = crate::out::json(args.json.as_deref(), &summary)?;
-    if to_stdout || args.quiet {
+    let to_stdout = crate::out::json(args.output.json.as_deref(), &summary)?;
+    if to_stdout || args.output.quiet {
         return Ok(());
     }
     let q = &summary["pbr_ns_per_byte"];
@@ -96,6 +103,42 @@ pub fn pbr(args: &Args) -> Result<(), String> {
     outln!("  {}", d.explanation)?;
     if let Some(dir) = &args.out {
         outln!("series, summary and plots: {}", dir.display())?;
+    }
+    Ok(())
+}
+
+/// `--out DIR`: the series (`pbr.csv`), the summary (`summary.json`) and the two plots.
+fn write_out_dir(
+    result: &PbrResult,
+    summary: &serde_json::Value,
+    trace: &Path,
+    dir: &Path,
+) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    result.write_csv(&dir.join("pbr.csv"))?;
+    let text = serde_json::to_string_pretty(summary).map_err(|e| e.to_string())? + "\n";
+    std::fs::write(dir.join("summary.json"), text)
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    let name = trace.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let by_index: Vec<(f64, f64)> =
+        result.points.iter().map(|p| (p.index as f64, p.pbr_ns_per_byte())).collect();
+    let by_lba: Vec<(f64, f64)> = result
+        .points
+        .iter()
+        .map(|p| ((p.offset_bytes / 512) as f64, p.pbr_ns_per_byte()))
+        .collect();
+    for (file, points, x) in [
+        ("pbr_index.svg", &by_index, "write index"),
+        ("pbr_lba.svg", &by_lba, "logical sector address"),
+    ] {
+        let chart = svg::scatter(
+            points,
+            &format!("{name}: Per-Byte-Response of each write"),
+            x,
+            "PBR (ns per byte, log scale)",
+            true,
+        );
+        std::fs::write(dir.join(file), chart).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     Ok(())
 }

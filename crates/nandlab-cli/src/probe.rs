@@ -4,42 +4,64 @@
 
 use std::fmt::Write as _;
 use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 
-use nandlab_probe::probe::{probe as run_probe, ProbeOptions};
+use clap::{Args, ValueEnum};
+use nandlab_probe::probe::{probe as run_probe, ProbeOptions, ProbeReport};
 use nandlab_probe::{open_target, TargetSpec};
 
-use crate::args::Args;
+use crate::args::{at_least_one, OutputArgs, TARGET_FORMS, TARGET_HELP, TARGET_SET_HELP};
 use crate::svg;
 use crate::table::Table;
 
-pub fn probe(args: &Args) -> Result<(), String> {
-    let target = args.target.as_deref().ok_or("probe needs a TARGET")?;
-    let spec = TargetSpec::parse(target, &args.overrides)?;
+/// `probe TARGET [--set key=value]... [--only page,block,zone,parallel] [--repeats N]
+/// [--destroy-data] [--out DIR] [--json PATH|-] [--quiet]`.
+#[derive(Args, Debug)]
+#[command(after_help = TARGET_FORMS)]
+pub struct ProbeArgs {
+    #[arg(value_name = "TARGET", help = TARGET_HELP)]
+    pub target: String,
+    #[arg(short = 's', long = "set", value_name = "KEY=VALUE", help = TARGET_SET_HELP)]
+    pub overrides: Vec<String>,
+    /// Run only these probes: page,block,zone,parallel (default: all)
+    #[arg(long, value_name = "PROBES", value_delimiter = ',', hide_possible_values = true)]
+    pub only: Vec<Probe>,
+    /// Measurements per step on a wall-clock target (median kept)
+    #[arg(long, value_name = "N", value_parser = at_least_one,
+          default_value_t = ProbeOptions::default().repeats)]
+    pub repeats: usize,
+    /// Allow writing to a block device or file target (its data is overwritten)
+    #[arg(long)]
+    pub destroy_data: bool,
+    /// Write probe.json and the raw curves (CSV and SVG) to DIR
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// One probe of `--only`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Probe {
+    // The effective page size, the erase block size, the mapping-zone size, the parallel units.
+    Page,
+    Block,
+    Zone,
+    Parallel,
+}
+
+pub fn probe(args: &ProbeArgs) -> Result<(), String> {
+    let spec = TargetSpec::parse(&args.target, &args.overrides)?;
     let mut t = open_target(&spec, args.destroy_data)?;
-    let mut options = ProbeOptions::default();
-    if let Some(n) = args.repeats {
-        options.repeats = n;
+    let mut options = ProbeOptions { repeats: args.repeats, ..ProbeOptions::default() };
+    if !args.only.is_empty() {
+        let on = |p: Probe| args.only.contains(&p);
+        options.page = on(Probe::Page);
+        options.block = on(Probe::Block);
+        options.zone = on(Probe::Zone);
+        options.parallel = on(Probe::Parallel);
     }
-    if let Some(only) = &args.probes {
-        options.page = false;
-        options.block = false;
-        options.zone = false;
-        options.parallel = false;
-        for p in only.split(',') {
-            match p.trim() {
-                "page" => options.page = true,
-                "block" => options.block = true,
-                "zone" => options.zone = true,
-                "parallel" => options.parallel = true,
-                other => {
-                    return Err(format!(
-                        "--only takes page, block, zone, parallel (comma-separated), not {other:?}"
-                    ))
-                }
-            }
-        }
-    }
-    let show = !args.quiet && std::io::stderr().is_terminal();
+    let show = !args.output.quiet && std::io::stderr().is_terminal();
     let mut progress = |what: &str| {
         if show {
             crate::out::note(&format!("probing {what}...\n"));
@@ -48,26 +70,9 @@ pub fn probe(args: &Args) -> Result<(), String> {
     let report = run_probe(t.as_mut(), &options, &mut progress)?;
     let value = serde_json::to_value(&report).map_err(|e| e.to_string())?;
     if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())? + "\n";
-        std::fs::write(dir.join("probe.json"), text)
-            .map_err(|e| format!("{}: {e}", dir.display()))?;
-        for (i, c) in report.curves.iter().enumerate() {
-            let mut csv =
-                format!("{},{}\n", c.x_label.replace(' ', "_"), c.y_label.replace(' ', "_"));
-            for (x, y) in c.x.iter().zip(&c.y) {
-                let _ = writeln!(csv, "{x},{y}");
-            }
-            let stem = format!("curve{i}");
-            std::fs::write(dir.join(format!("{stem}.csv")), csv)
-                .map_err(|e| format!("{}: {e}", dir.display()))?;
-            let points: Vec<(f64, f64)> = c.x.iter().copied().zip(c.y.iter().copied()).collect();
-            let chart = svg::scatter(&points, &c.name, &c.x_label, &c.y_label, false);
-            std::fs::write(dir.join(format!("{stem}.svg")), chart)
-                .map_err(|e| format!("{}: {e}", dir.display()))?;
-        }
+        write_out_dir(&report, &value, dir)?;
     }
-    if crate::out::json(args.json.as_deref(), &value)? || args.quiet {
+    if crate::out::json(args.output.json.as_deref(), &value)? || args.output.quiet {
         return Ok(());
     }
     let c = report.configured;
@@ -103,5 +108,30 @@ pub fn probe(args: &Args) -> Result<(), String> {
     }
     outln!("{} ({} bytes)", report.target, report.capacity_bytes)?;
     outp!("{}", tab.render())?;
+    Ok(())
+}
+
+/// `--out DIR`: the report (`probe.json`) and each raw curve as `curveN.csv` and `curveN.svg`.
+fn write_out_dir(
+    report: &ProbeReport,
+    value: &serde_json::Value,
+    dir: &Path,
+) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())? + "\n";
+    std::fs::write(dir.join("probe.json"), text).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for (i, c) in report.curves.iter().enumerate() {
+        let mut csv = format!("{},{}\n", c.x_label.replace(' ', "_"), c.y_label.replace(' ', "_"));
+        for (x, y) in c.x.iter().zip(&c.y) {
+            let _ = writeln!(csv, "{x},{y}");
+        }
+        let stem = format!("curve{i}");
+        std::fs::write(dir.join(format!("{stem}.csv")), csv)
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
+        let points: Vec<(f64, f64)> = c.x.iter().copied().zip(c.y.iter().copied()).collect();
+        let chart = svg::scatter(&points, &c.name, &c.x_label, &c.y_label, false);
+        std::fs::write(dir.join(format!("{stem}.svg")), chart)
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
     Ok(())
 }

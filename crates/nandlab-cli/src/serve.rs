@@ -7,17 +7,87 @@
 //! overwrite the drive and, with `--tls on`, a client (or a man in the middle) can skip TLS.
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use clap::Args;
+use nandlab_core::Geometry;
 use nandlab_nbd::{Listen, ServeOptions, TlsConfig, TlsCredentials, TlsMode};
 use nandlab_run::load_config;
 use nandlab_serve::{resolve, SimEngine, DEFAULT_PORT};
 
-use crate::args::Args;
+use crate::args::{at_least_one, ConfigArgs};
+
+/// `serve [CONFIG.toml] [--set key=value]... --image PATH [network options]`; the defaults
+/// shown are `nandlab_nbd::ServeOptions::default()`'s.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// The NAND image to serve (created, sparse, if missing)
+    #[arg(long, value_name = "PATH")]
+    pub image: PathBuf,
+    /// TCP address (port 0: any free one)
+    #[arg(long, value_name = "ADDR", conflicts_with = "unix",
+          default_value_t = SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)))]
+    pub listen: SocketAddr,
+    /// Unix socket to listen on, instead of TCP
+    #[arg(long, value_name = "PATH")]
+    pub unix: Option<PathBuf>,
+    /// Keep PATH updated with the live metrics (JSON)
+    #[arg(long, value_name = "PATH")]
+    pub stats_json: Option<PathBuf>,
+    /// Export read-only (the image must exist)
+    #[arg(long)]
+    pub read_only: bool,
+    /// Clients served at once
+    #[arg(long, value_name = "N", value_parser = at_least_one,
+          default_value_t = ServeOptions::default().max_connections)]
+    pub max_connections: usize,
+    /// Connections in the handshake at once
+    #[arg(long, value_name = "N", value_parser = at_least_one,
+          default_value_t = ServeOptions::default().max_handshakes)]
+    pub max_handshakes: usize,
+    /// Seconds a client has to finish its handshake
+    #[arg(long, value_name = "S", value_parser = seconds, allow_negative_numbers = true,
+          default_value_t = ServeOptions::default().negotiation_timeout.as_secs_f64())]
+    pub handshake_timeout_s: f64,
+    /// Seconds before a stalled client is closed
+    #[arg(long, value_name = "S", value_parser = seconds, allow_negative_numbers = true,
+          default_value_t = ServeOptions::default().stall_timeout.as_secs_f64())]
+    pub stall_timeout_s: f64,
+    /// TLS: off, on (optional) or require; credentials alone: require
+    #[arg(long, value_name = "MODE", value_parser = ["off", "on", "require"],
+          hide_possible_values = true)]
+    pub tls: Option<String>,
+    /// Certificates: DIR/server-cert.pem and DIR/server-key.pem
+    #[arg(long, value_name = "DIR")]
+    pub tls_certificates: Option<PathBuf>,
+    /// Check client certificates against DIR/ca-cert.pem
+    #[arg(long)]
+    pub tls_verify_peer: bool,
+    /// Pre-shared keys: FILE of username:hexkey lines
+    #[arg(long, value_name = "FILE")]
+    pub tls_psk: Option<PathBuf>,
+    /// Serve a non-loopback TCP address without --tls require
+    #[arg(long)]
+    pub allow_insecure_listen: bool,
+}
+
+/// Longest timeout accepted, seconds (a day): beyond it a timeout is no protection at all, and
+/// far beyond it `Duration` would overflow.
+const MAX_TIMEOUT_S: f64 = 86_400.0;
+
+/// Parses the value of a timeout flag: seconds, a number in (0, 86400].
+fn seconds(v: &str) -> Result<f64, String> {
+    match v.parse::<f64>() {
+        Ok(s) if s > 0.0 && s <= MAX_TIMEOUT_S => Ok(s),
+        _ => Err(format!("needs a number of seconds in (0, {MAX_TIMEOUT_S}]")),
+    }
+}
 
 /// The TLS set-up the flags ask for: `None` is `--tls off`.
-fn tls_config(args: &Args) -> Result<Option<TlsConfig>, String> {
+fn tls_config(args: &ServeArgs) -> Result<Option<TlsConfig>, String> {
     let creds_given = args.tls_certificates.is_some() || args.tls_psk.is_some();
     // Credentials without --tls mean TLS is wanted; `require` is the mode a downgrade cannot
     // defeat (nbdkit would pick `on` here).
@@ -111,44 +181,18 @@ pub fn check_read_only_image(image: &Path) -> Result<(), String> {
     }
 }
 
-pub fn serve(args: &Args) -> Result<(), String> {
-    let image = args.image.as_deref().expect("args checked --image");
+pub fn serve(args: &ServeArgs) -> Result<(), String> {
+    let image = args.image.as_path();
     // First: a mistyped path is the likeliest error of all, and nothing below should run (or
     // create anything) on it.
     if args.read_only {
         check_read_only_image(image)?;
     }
-    let config = load_config(args.config.as_deref(), &args.overrides).map_err(|e| e.to_string())?;
+    let config = load_config(args.config.config.as_deref(), &args.config.overrides)
+        .map_err(|e| e.to_string())?;
     let resolved = resolve(&config, image).map_err(|e| e.to_string())?;
-    let listen = match (&args.unix, &args.listen) {
-        (Some(path), _) => Listen::Unix(path.clone()),
-        (None, Some(addr)) => Listen::Tcp(
-            addr.parse::<SocketAddr>()
-                .map_err(|e| format!("--listen {addr:?}: {e} (expected e.g. 127.0.0.1:10809)"))?,
-        ),
-        (None, None) => Listen::Tcp(SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT))),
-    };
-    let tls = tls_config(args)?;
-    let tls_mode = tls.as_ref().map_or(TlsMode::Off, TlsConfig::mode);
-    check_listen_policy(&listen, tls_mode, args.allow_insecure_listen)?;
-    if let Some(p) = &args.stats_json {
-        check_stats_path(p)?;
-    }
-    let defaults = ServeOptions::default();
-    let options = ServeOptions {
-        listen,
-        tick: Duration::from_millis(100),
-        handle_signals: true,
-        read_only: args.read_only,
-        max_connections: args.max_connections.unwrap_or(defaults.max_connections),
-        max_handshakes: args.max_handshakes.unwrap_or(defaults.max_handshakes),
-        negotiation_timeout: args
-            .handshake_timeout_s
-            .map_or(defaults.negotiation_timeout, Duration::from_secs_f64),
-        stall_timeout: args.stall_timeout_s.map_or(defaults.stall_timeout, Duration::from_secs_f64),
-        tls,
-        ..defaults
-    };
+    let options = serve_options(args)?;
+    let tls_mode = options.tls.as_ref().map_or(TlsMode::Off, TlsConfig::mode);
     let max_connections = options.max_connections;
     // Bind before the (possibly slow) mount: an address in use fails at once, and the address
     // printed below is the one really bound.
@@ -158,27 +202,7 @@ pub fn serve(args: &Args) -> Result<(), String> {
     let emulate = resolved.config.serve.emulate_latency;
     let engine =
         SimEngine::open(resolved, image, args.stats_json.clone()).map_err(|e| e.to_string())?;
-    eprintln!(
-        "nandlab serve: {} ({} image, {} logical bytes, {} blocks x {} pages x {} B); {} in {:.3} s; \
-         latency emulation {}",
-        image.display(),
-        if engine.recovered() { "existing" } else { "new" },
-        g.logical_bytes(),
-        g.blocks,
-        g.pages_per_block,
-        g.page_size_bytes,
-        match (engine.recovered(), engine.mount_report().from_checkpoint) {
-            (false, _) => "created".to_string(),
-            (true, false) => "tables rebuilt from OOB".to_string(),
-            (true, true) => format!(
-                "tables rebuilt from checkpoint {} + {} rolled-forward blocks",
-                engine.mount_report().checkpoint_generation,
-                engine.mount_report().blocks_scanned
-            ),
-        },
-        engine.mount_seconds(),
-        if emulate { "on" } else { "off" }
-    );
+    eprintln!("{}", mounted_line(image, &engine, &g, emulate));
     if let Some(repairs) = engine.repairs_summary() {
         eprintln!("nandlab serve: start-up repaired or completed: {repairs}");
     }
@@ -215,6 +239,58 @@ pub fn serve(args: &Args) -> Result<(), String> {
             .into());
     }
     Ok(())
+}
+
+/// The start-up line: the image, its geometry, how it was mounted and in how long.
+fn mounted_line(image: &Path, engine: &SimEngine, g: &Geometry, emulate: bool) -> String {
+    format!(
+        "nandlab serve: {} ({} image, {} logical bytes, {} blocks x {} pages x {} B); {} in {:.3} s; \
+         latency emulation {}",
+        image.display(),
+        if engine.recovered() { "existing" } else { "new" },
+        g.logical_bytes(),
+        g.blocks,
+        g.pages_per_block,
+        g.page_size_bytes,
+        match (engine.recovered(), engine.mount_report().from_checkpoint) {
+            (false, _) => "created".to_string(),
+            (true, false) => "tables rebuilt from OOB".to_string(),
+            (true, true) => format!(
+                "tables rebuilt from checkpoint {} + {} rolled-forward blocks",
+                engine.mount_report().checkpoint_generation,
+                engine.mount_report().blocks_scanned
+            ),
+        },
+        engine.mount_seconds(),
+        if emulate { "on" } else { "off" }
+    )
+}
+
+/// The server's options from the flags, checked: the listening address, TLS (credentials
+/// loaded), the listening policy and the stats file.
+fn serve_options(args: &ServeArgs) -> Result<ServeOptions, String> {
+    let listen = match &args.unix {
+        Some(path) => Listen::Unix(path.clone()),
+        None => Listen::Tcp(args.listen),
+    };
+    let tls = tls_config(args)?;
+    let tls_mode = tls.as_ref().map_or(TlsMode::Off, TlsConfig::mode);
+    check_listen_policy(&listen, tls_mode, args.allow_insecure_listen)?;
+    if let Some(p) = &args.stats_json {
+        check_stats_path(p)?;
+    }
+    Ok(ServeOptions {
+        listen,
+        tick: Duration::from_millis(100),
+        handle_signals: true,
+        read_only: args.read_only,
+        max_connections: args.max_connections,
+        max_handshakes: args.max_handshakes,
+        negotiation_timeout: Duration::from_secs_f64(args.handshake_timeout_s),
+        stall_timeout: Duration::from_secs_f64(args.stall_timeout_s),
+        tls,
+        ..ServeOptions::default()
+    })
 }
 
 #[cfg(test)]

@@ -135,8 +135,10 @@ fn analyze_prints_the_table_and_the_contract_json() {
     let (code, _, stderr) = nandlab(&["analyze"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("TRACE"), "{stderr}");
+    // A flag of another subcommand: clap's usage error, naming the flag.
     let (code, _, stderr) = nandlab(&["run", "--plots", "x"]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("nandlab analyze"), "{stderr}");
+    assert!(stderr.contains("error: unexpected argument '--plots'"), "{stderr}");
+    assert!(stderr.contains("Usage: nandlab run"), "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

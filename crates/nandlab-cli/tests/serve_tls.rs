@@ -163,7 +163,7 @@ fn bad_flags_fail_at_start_up_naming_the_culprit() {
     let e = serve_fails(&dir, &["--tls", "require"]);
     assert!(e.contains("--tls-psk FILE"), "{e}");
     let e = serve_fails(&dir, &["--tls", "maybe"]);
-    assert!(e.contains("off, on or require"), "{e}");
+    assert!(e.contains("'--tls <MODE>'") && e.contains("off, on, require"), "{e}");
     let bad = dir.join("bad.psk");
     std::fs::write(&bad, "alice:00ff\nbob 1234\n").unwrap();
     let e = serve_fails(&dir, &["--tls-psk", bad.to_str().unwrap()]);

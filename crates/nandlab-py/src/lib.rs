@@ -389,13 +389,20 @@ fn probe(
         .map_err(|e| NandlabError::new_err(format!("cannot serialize the probe report: {e}")))
 }
 
+/// The HTML report `run --report` leaves to the caller: (result JSON, HTML path, whether the
+/// run's JSON went to standard output).
+type ReportJob = (String, String, bool);
+
 /// The `nandlab` command line (`python -m nandlab`, the `nandlab` console script): runs `argv`
 /// (the arguments after the program name) as the Rust binary would, with the GIL released,
-/// and returns the exit status. It writes to the process's file descriptors 1 and 2, not to
+/// and returns the exit status and, after `run --report FILE.html`, the report for the caller
+/// (`nandlab._cli`) to write. It writes to the process's file descriptors 1 and 2, not to
 /// `sys.stdout`; the build has no `serve` (no OpenSSL in the wheel).
 #[pyfunction]
-fn cli(py: Python<'_>, argv: Vec<String>) -> u8 {
-    py.allow_threads(|| nandlab_cli::main_with_args(&argv))
+fn cli(py: Python<'_>, argv: Vec<String>) -> (u8, Option<ReportJob>) {
+    let (status, job) = py.allow_threads(|| nandlab_cli::main_in_python(&argv));
+    let job = job.map(|j| (j.json, j.html.to_string_lossy().into_owned(), j.json_on_stdout));
+    (status, job)
 }
 
 #[pyfunction]
