@@ -98,13 +98,18 @@ pub fn names<E: Named>(registry: &[E]) -> Vec<&'static str> {
 
 // ---- policy parameters ----------------------------------------------------------------------
 
+/// A parameter's value: JSON's data model, which a TOML value fits into and which keeps the
+/// unset (`null`) fields of a structured parameter (a phase list, a volume table), so results
+/// record every field as the typed tables do.
+pub type Value = serde_json::Value;
+
 /// The keys of a table that no typed field of its family declares: the parameters policies
-/// declare (`Param`), kept as TOML values. `None`: declared but unset — a resolved config
-/// records it (JSON results show `null`; TOML leaves it out, so a configuration read back from
-/// its TOML equals the one written: equality ignores unset keys).
-#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
+/// declare (`Param`). `None` (or `null` inside a structured value): declared but unset — a
+/// resolved config records it (JSON results show `null`; TOML leaves it out, so a configuration
+/// read back from its TOML equals the one written: equality ignores unset keys and fields).
+#[derive(Clone, Debug, Default, serde::Deserialize)]
 #[serde(transparent)]
-pub struct ExtraKeys(BTreeMap<String, Option<toml::Value>>);
+pub struct ExtraKeys(BTreeMap<String, Option<Value>>);
 
 impl ExtraKeys {
     #[must_use]
@@ -112,9 +117,20 @@ impl ExtraKeys {
         Self::default()
     }
 
-    /// The keys that hold a value.
-    fn set(&self) -> impl Iterator<Item = (&String, &toml::Value)> {
-        self.0.iter().filter_map(|(k, v)| v.as_ref().map(|v| (k, v)))
+    /// The keys that hold a value, nulls inside it dropped.
+    fn set(&self) -> impl Iterator<Item = (&String, Value)> + '_ {
+        self.0.iter().filter_map(|(k, v)| v.as_ref().map(|v| (k, without_nulls(v))))
+    }
+}
+
+/// `v` with every `null` field of its tables removed (how TOML holds it).
+fn without_nulls(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter().filter(|(_, x)| !x.is_null()).map(|(k, x)| (k.clone(), without_nulls(x))).collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(without_nulls).collect()),
+        other => other.clone(),
     }
 }
 
@@ -124,8 +140,46 @@ impl PartialEq for ExtraKeys {
     }
 }
 
+/// Serialized with each `null` as "none": JSON writes `null`, TOML leaves the key out.
+struct Nullable<'a>(&'a Value);
+
+impl Serialize for Nullable<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.0 {
+            Value::Null => s.serialize_none(),
+            Value::Object(m) => {
+                let mut map = s.serialize_map(Some(m.len()))?;
+                for (k, v) in m {
+                    map.serialize_entry(k, &Nullable(v))?;
+                }
+                map.end()
+            }
+            Value::Array(a) => {
+                let mut seq = s.serialize_seq(Some(a.len()))?;
+                for v in a {
+                    seq.serialize_element(&Nullable(v))?;
+                }
+                seq.end()
+            }
+            other => other.serialize(s),
+        }
+    }
+}
+
+impl Serialize for ExtraKeys {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, &v.as_ref().map(Nullable))?;
+        }
+        map.end()
+    }
+}
+
 impl std::ops::Deref for ExtraKeys {
-    type Target = BTreeMap<String, Option<toml::Value>>;
+    type Target = BTreeMap<String, Option<Value>>;
     fn deref(&self) -> &Self::Target {
         &self.0
     }
@@ -154,7 +208,7 @@ pub enum Unchosen {
     Unset,
     /// This value, accepted whichever policy of the family is chosen: a key every policy's
     /// table carries (`ftl.random_d`), so that a resolved configuration resolves again.
-    Default(fn() -> toml::Value),
+    Default(fn() -> Value),
 }
 
 impl Param {
@@ -169,7 +223,7 @@ impl Param {
     pub const fn shown(
         table: &'static str,
         key: &'static str,
-        default: fn() -> toml::Value,
+        default: fn() -> Value,
     ) -> Self {
         Self { table, key, unchosen: Unchosen::Default(default) }
     }
@@ -232,7 +286,7 @@ impl Tables {
 
     /// The value set for `table.key`, if any (not a claim: for checks across families).
     #[must_use]
-    pub fn value(&self, table: &str, key: &str) -> Option<&toml::Value> {
+    pub fn value(&self, table: &str, key: &str) -> Option<&Value> {
         self.maps.get(table).and_then(|m| m.get(key)).and_then(Option::as_ref)
     }
 
@@ -301,6 +355,18 @@ pub fn refuse_undeclared(
     Ok(())
 }
 
+/// The TOML name of a value's type, for messages.
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "float",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "table",
+    }
+}
+
 /// The parameters of a chosen policy: typed reads of its keys (each read claims the key), with
 /// defaults written back so the resolved config records them.
 pub struct Params<'a> {
@@ -313,7 +379,7 @@ impl Params<'_> {
         format!("{}.{key}", self.table)
     }
 
-    fn claim(&mut self, key: &str) -> Option<toml::Value> {
+    fn claim(&mut self, key: &str) -> Option<Value> {
         self.tables.claimed.insert((self.table.to_string(), key.to_string()));
         self.tables.maps.get(self.table).and_then(|m| m.get(key)).cloned().flatten()
     }
@@ -327,9 +393,9 @@ impl Params<'_> {
     /// lists, tables); not written back.
     pub fn get<T: DeserializeOwned>(&mut self, key: &str) -> Result<Option<T>, ConfigError> {
         let Some(v) = self.claim(key) else { return Ok(None) };
-        v.try_into().map(Some).map_err(|e: toml::de::Error| {
-            ConfigError::new(self.dotted(key), e.message().to_string())
-        })
+        serde_json::from_value(v)
+            .map(Some)
+            .map_err(|e| ConfigError::new(self.dotted(key), e.to_string()))
     }
 
     /// `key`'s value, `default` when unset; written back.
@@ -346,7 +412,7 @@ impl Params<'_> {
     /// Records `value` for `key` (a value the policy derived or normalised).
     pub fn set<T: Serialize>(&mut self, key: &str, value: &T) {
         self.tables.claimed.insert((self.table.to_string(), key.to_string()));
-        let v = toml::Value::try_from(value).ok();
+        let v = serde_json::to_value(value).ok();
         self.tables.maps.entry(self.table.to_string()).or_default().insert(key.to_string(), v);
     }
 
@@ -354,12 +420,11 @@ impl Params<'_> {
     pub fn f64(&mut self, key: &str, default: f64) -> Result<f64, ConfigError> {
         let v = match self.claim(key) {
             None => default,
-            Some(toml::Value::Float(f)) => f,
-            Some(toml::Value::Integer(i)) => i as f64,
+            Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
             Some(other) => {
                 return Err(ConfigError::new(
                     self.dotted(key),
-                    format!("must be a number, not {}", other.type_str()),
+                    format!("must be a number, not {}", type_name(&other)),
                 ))
             }
         };
@@ -380,13 +445,13 @@ impl Params<'_> {
     pub fn u64(&mut self, key: &str, default: u64) -> Result<u64, ConfigError> {
         let v = match self.claim(key) {
             None => default,
-            Some(toml::Value::Integer(i)) => u64::try_from(i).map_err(|_| {
+            Some(Value::Number(n)) if n.is_i64() || n.is_u64() => n.as_u64().ok_or_else(|| {
                 ConfigError::new(self.dotted(key), "must be a non-negative integer")
             })?,
             Some(other) => {
                 return Err(ConfigError::new(
                     self.dotted(key),
-                    format!("must be an integer, not {}", other.type_str()),
+                    format!("must be an integer, not {}", type_name(&other)),
                 ))
             }
         };
@@ -396,7 +461,7 @@ impl Params<'_> {
             .maps
             .entry(self.table.to_string())
             .or_default()
-            .insert(key.to_string(), Some(toml::Value::Integer(stored)));
+            .insert(key.to_string(), Some(Value::from(stored)));
         Ok(v)
     }
 }

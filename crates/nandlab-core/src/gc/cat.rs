@@ -18,7 +18,7 @@ use crate::spec::{check, Param};
 pub(super) const ENTRY: CleaningEntry = CleaningEntry {
     name: "cat",
     // Shown in every configuration (the key predates per-policy parameters).
-    params: &[Param::shown("ftl", "victim_scan_limit", || toml::Value::Integer(65_536))],
+    params: &[Param::shown("ftl", "victim_scan_limit", || crate::spec::Value::from(65_536))],
     resolve: |_, params| {
         let scan_limit = params.u32("victim_scan_limit", 65_536)?;
         check(scan_limit >= 1, "ftl.victim_scan_limit", "must be at least 1")?;

@@ -12,7 +12,7 @@ use crate::spec::{check, Param};
 pub(super) const ENTRY: CleaningEntry = CleaningEntry {
     name: "random-d",
     // Shown in every configuration (the key predates per-policy parameters).
-    params: &[Param::shown("ftl", "random_d", || toml::Value::Integer(8))],
+    params: &[Param::shown("ftl", "random_d", || crate::spec::Value::from(8))],
     resolve: |_, params| {
         let d = params.u32("random_d", 8)?;
         check(d >= 1, "ftl.random_d", "must be at least 1")?;

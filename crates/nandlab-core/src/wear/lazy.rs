@@ -57,7 +57,7 @@ fn resolve(params: &mut Params<'_>) -> Result<Arc<dyn ResolvedLeveler>, ConfigEr
     } else {
         for key in ["lambda", "session_wear_erases"] {
             check(
-                params.get::<toml::Value>(key)?.is_none(),
+                params.get::<crate::spec::Value>(key)?.is_none(),
                 &format!("wear.{key}"),
                 "only adaptive Δ uses it: set wear.adaptive = true too",
             )?;

@@ -15,7 +15,7 @@ pub(super) const ENTRY: FtlKindEntry = FtlKindEntry {
         Param::new("ftl", "group_log_blocks"),
     ],
     granule_blocks: |tables| {
-        let n = tables.value("ftl", "group_data_blocks").and_then(toml::Value::as_integer);
+        let n = tables.value("ftl", "group_data_blocks").and_then(crate::spec::Value::as_i64);
         n.map_or(u64::from(SAST_GROUP_DATA_BLOCKS), |n| u64::try_from(n).unwrap_or(0)).max(1)
     },
     resolve: |f, tables, g, _| resolve_hybrid(HybridKind::Sast, ENTRY.name, f, tables, g),
