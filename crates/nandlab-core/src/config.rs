@@ -32,7 +32,7 @@ pub use crate::placement::deb::{DEB_INTERVALS_S, EBR_SIZE_BYTES_DEFAULT};
 pub use crate::wear::WearConfig;
 pub use crate::workload::{
     FsConfig, FsParams, MediaDefaults, PhaseConfig, WorkloadConfig, MAX_WORKLOAD_SPAN_S,
-    MEDIA_NAMES, WORKLOAD_KINDS,
+    MEDIA_NAMES,
 };
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -69,6 +69,7 @@ fn families() -> Vec<Family> {
         WearSpec::family(),
         crate::allocation::family(),
         crate::engine::scheduler::family(),
+        crate::workload::kinds::family(),
     ]
 }
 
@@ -367,6 +368,7 @@ impl Config {
         maps.insert("ftl".into(), self.ftl.extra.clone());
         maps.insert("buffer".into(), self.buffer.extra.clone());
         maps.insert("wear".into(), self.wear.extra.clone());
+        maps.insert("workload".into(), self.workload.extra.clone());
         maps.retain(|_, m| !m.is_empty());
         maps
     }
@@ -377,6 +379,7 @@ impl Config {
         t.insert("ftl", std::mem::take(&mut self.ftl.extra));
         t.insert("buffer", std::mem::take(&mut self.buffer.extra));
         t.insert("wear", std::mem::take(&mut self.wear.extra));
+        t.insert("workload", std::mem::take(&mut self.workload.extra));
         for (name, keys) in std::mem::take(&mut self.tables) {
             t.insert(&name, keys);
         }
@@ -389,6 +392,7 @@ impl Config {
         self.ftl.extra = maps.remove("ftl").unwrap_or_default();
         self.buffer.extra = maps.remove("buffer").unwrap_or_default();
         self.wear.extra = maps.remove("wear").unwrap_or_default();
+        self.workload.extra = maps.remove("workload").unwrap_or_default();
         self.tables = maps;
     }
 
@@ -678,7 +682,7 @@ impl Config {
         let zones = crate::ftl::spec::resolve_zones(&mut c.ftl, &ftl, &geometry)?;
         let allocation = crate::allocation::resolve(&c.ftl.allocation, &mut tables)?;
         let scheduler = crate::engine::scheduler::resolve(&c.ftl.scheduler, &mut tables)?;
-        let workload = WorkloadSpec::resolve(&mut c.workload, &geometry, c.run.seed)?;
+        let workload = WorkloadSpec::resolve(&mut c.workload, &mut tables, &geometry, c.run.seed)?;
         validate_serve(&c.serve)?;
         let buffer = BufferSpec::resolve(&mut c.buffer, &mut tables, &geometry)?;
         if let (Some(placement), Some(_)) = (ftl.page().map(|p| &p.placement), &buffer) {

@@ -123,11 +123,23 @@ impl ExtraKeys {
     }
 }
 
+/// Whether two values are the same parameter value (an integer equals the same float: TOML
+/// and JSON write `1` and `1.0` for one number).
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => without_nulls(a) == without_nulls(b),
+    }
+}
+
 /// `v` with every `null` field of its tables removed (how TOML holds it).
 fn without_nulls(v: &Value) -> Value {
     match v {
         Value::Object(m) => Value::Object(
-            m.iter().filter(|(_, x)| !x.is_null()).map(|(k, x)| (k.clone(), without_nulls(x))).collect(),
+            m.iter()
+                .filter(|(_, x)| !x.is_null())
+                .map(|(k, x)| (k.clone(), without_nulls(x)))
+                .collect(),
         ),
         Value::Array(a) => Value::Array(a.iter().map(without_nulls).collect()),
         other => other.clone(),
@@ -206,8 +218,9 @@ pub struct Param {
 pub enum Unchosen {
     /// Nothing; a value set for it is refused naming the policy that uses it.
     Unset,
-    /// This value, accepted whichever policy of the family is chosen: a key every policy's
-    /// table carries (`ftl.random_d`), so that a resolved configuration resolves again.
+    /// This value, whichever policy of the family is chosen: a key every policy's table carries
+    /// (`ftl.random_d`). Another value is refused naming the policies that use it; this one is
+    /// accepted, so that a resolved configuration resolves again.
     Default(fn() -> Value),
 }
 
@@ -220,11 +233,7 @@ impl Param {
 
     /// A parameter every configuration shows at `default` (see `Unchosen::Default`).
     #[must_use]
-    pub const fn shown(
-        table: &'static str,
-        key: &'static str,
-        default: fn() -> Value,
-    ) -> Self {
+    pub const fn shown(table: &'static str, key: &'static str, default: fn() -> Value) -> Self {
         Self { table, key, unchosen: Unchosen::Default(default) }
     }
 }
@@ -315,8 +324,15 @@ impl Tables {
                         Unchosen::Unset => {
                             map.insert(p.key.to_string(), None);
                         }
-                        Unchosen::Default(_) if set => {}
                         Unchosen::Default(default) => {
+                            let value = map.get(p.key).cloned().flatten();
+                            if value.as_ref().is_some_and(|v| !same_value(v, &default())) {
+                                let who = family.owners(p.table, p.key).unwrap_or_default();
+                                return Err(ConfigError::new(
+                                    format!("{}.{}", p.table, p.key),
+                                    format!("only {who} uses it"),
+                                ));
+                            }
                             map.insert(p.key.to_string(), Some(default()));
                         }
                     }
@@ -393,9 +409,15 @@ impl Params<'_> {
     /// lists, tables); not written back.
     pub fn get<T: DeserializeOwned>(&mut self, key: &str) -> Result<Option<T>, ConfigError> {
         let Some(v) = self.claim(key) else { return Ok(None) };
-        serde_json::from_value(v)
-            .map(Some)
-            .map_err(|e| ConfigError::new(self.dotted(key), e.to_string()))
+        serde_json::from_value(v).map(Some).map_err(|e| {
+            let message = e.to_string();
+            // A structured parameter's unknown field is named by its own dotted key.
+            let field = message
+                .strip_prefix("unknown field `")
+                .and_then(|rest| rest.split('`').next())
+                .map(|f| format!("{}.{f}", self.dotted(key)));
+            ConfigError::new(field.unwrap_or_else(|| self.dotted(key)), message)
+        })
     }
 
     /// `key`'s value, `default` when unset; written back.

@@ -140,7 +140,7 @@ pub struct Prepared {
 /// Resolves the config. For trace workloads without a device size, sizes the device from the
 /// trace first (see `trace_workload::size_device`).
 pub fn prepare(config: &Config) -> Result<Prepared, Error> {
-    if config.workload.is_trace() {
+    if nandlab_core::workload::kinds::of(&config.workload)?.replayed {
         let (sized, info) = trace_workload::prepare(config)?;
         let resolved = sized.resolve()?;
         memory::check(&resolved, false)?;

@@ -20,6 +20,7 @@
 use std::path::PathBuf;
 
 use nandlab_core::config::Resolved;
+use nandlab_core::workload::TraceKeys;
 use nandlab_core::{Config, ConfigError, Request, RequestKind, WorkItem};
 use nandlab_trace::{AddressFit, FitMode, TraceError, TraceFormat, TraceOp, TraceOptions};
 use serde::Serialize;
@@ -60,12 +61,19 @@ fn measured_replays(r: &Resolved) -> u64 {
     (w.passes.unwrap_or(1.0) as u64).saturating_mul(w.repeat.max(1))
 }
 
+/// The trace keys of a resolved trace workload.
+fn trace_keys(r: &Resolved) -> TraceKeys {
+    let plan =
+        r.workload.plan.as_any().downcast_ref::<nandlab_core::workload::kinds::trace::TracePlan>();
+    plan.expect("a trace workload").keys.clone()
+}
+
 fn prefill_requests(r: &Resolved) -> u64 {
     r.geometry.logical_pages.div_ceil(PREFILL_REQUEST_PAGES)
 }
 
-fn options_of(config: &Config) -> Result<TraceOptions, ConfigError> {
-    let format = match &config.workload.format {
+fn options_of(keys: &TraceKeys) -> Result<TraceOptions, ConfigError> {
+    let format = match &keys.format {
         None => None,
         Some(name) => Some(TraceFormat::from_name(name).ok_or_else(|| {
             let names: Vec<&str> = TraceFormat::ALL.iter().map(|f| f.name()).collect();
@@ -75,16 +83,17 @@ fn options_of(config: &Config) -> Result<TraceOptions, ConfigError> {
             )
         })?),
     };
-    Ok(TraceOptions { format, device: config.workload.device })
+    Ok(TraceOptions { format, device: keys.device })
 }
 
 /// Scans the trace, sizes the device if no size is given, and fixes the fit mode.
 pub fn prepare(config: &Config) -> Result<(Config, TraceInfo), crate::Error> {
     let mut c = config.clone();
-    let path = PathBuf::from(c.workload.path.clone().ok_or_else(|| {
+    let mut keys = TraceKeys::of(&c.workload)?;
+    let path = PathBuf::from(keys.path.clone().ok_or_else(|| {
         ConfigError::new("workload.path", "a trace workload needs a trace file path")
     })?);
-    let options = options_of(&c)?;
+    let options = options_of(&keys)?;
     let summary = nandlab_trace::scan(&path, &options)?;
     // Page size and block size for the chunk default: resolve a copy with a placeholder size.
     let probe = {
@@ -94,13 +103,12 @@ pub fn prepare(config: &Config) -> Result<(Config, TraceInfo), crate::Error> {
             // The placeholder's RAM budget says nothing about the real device's.
             p.device.ram_bytes.get_or_insert(u64::MAX / 4);
         }
-        p.workload.path.get_or_insert_with(|| path.to_string_lossy().into_owned());
         p.resolve()?
     };
     let block_bytes = probe.geometry.page_size_bytes * u64::from(probe.geometry.pages_per_block);
-    let chunk_bytes = c.workload.compact_chunk_bytes.unwrap_or(block_bytes);
+    let chunk_bytes = keys.compact_chunk_bytes.unwrap_or(block_bytes);
     let sized_from_trace = c.device.blocks.is_none() && c.device.logical_bytes.is_none();
-    let fit_name = match (c.workload.fit.as_str(), sized_from_trace) {
+    let fit_name = match (keys.fit.as_str(), sized_from_trace) {
         ("auto", true) => "compact",
         ("auto", false) => "error",
         (other, _) => match other {
@@ -139,8 +147,9 @@ pub fn prepare(config: &Config) -> Result<(Config, TraceInfo), crate::Error> {
         c.device.logical_bytes =
             Some(if hybrid { logical.next_multiple_of(granule_bytes) } else { logical });
     }
-    c.workload.fit = fit_name.to_string();
-    c.workload.compact_chunk_bytes.get_or_insert(chunk_bytes);
+    keys.fit = fit_name.to_string();
+    keys.compact_chunk_bytes.get_or_insert(chunk_bytes);
+    keys.store(&mut c.workload);
     let info = TraceInfo {
         path,
         format: summary.format.name(),
@@ -177,7 +186,7 @@ pub fn items(r: &Resolved, info: &TraceInfo) -> Result<TraceItems, crate::Error>
         pending: std::collections::VecDeque::new(),
         path: info.path.clone(),
         options: info.options.clone(),
-        timed: w.trace_timing == "trace",
+        timed: trace_keys(r).timed(),
         period_ns: info.duration_ns.saturating_add(gap.max(1)),
     })
 }

@@ -56,7 +56,7 @@ fn postmark_and_embedded_run_and_are_deterministic() {
         let b = run(case);
         assert_eq!(simulated(&a), simulated(&b), "{case:?}");
         assert_eq!(a.config, b.config);
-        let fs = a.config.workload.fs.as_ref().unwrap();
+        let fs = a.config.workload.param::<nandlab_core::workload::FsConfig>("fs").unwrap();
         assert!(fs.transactions.is_some(), "the resolved config records the fs keys");
         eprintln!(
             "{case:?}: {} host writes, {} reads, WA {:.3}, erases {}",
@@ -107,7 +107,7 @@ fn media_player_on_fast_switch_merges_its_files() {
     let a = run_sized(&case);
     let m = &a.metrics;
     let w = &a.config.workload;
-    assert_eq!((w.passes, w.media.as_deref()), (Some(1.0), Some("mp3")));
+    assert_eq!((w.passes, w.param::<String>("media").as_deref()), (Some(1.0), Some("mp3")));
     assert_eq!(a.config.value("ftl.log_blocks"), Some(toml::Value::Integer(8)));
     // The measured part writes passes × the logical bytes, and plays some songs back.
     assert!(m.host_write_bytes >= 67_108_864, "{}", m.host_write_bytes);

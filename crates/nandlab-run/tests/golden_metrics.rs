@@ -260,7 +260,7 @@ fn the_cases_cover_every_policy_name() {
     for v in &nandlab_core::wear::kinds() {
         assert!(has("wear.kind", v, *v == "none"), "wear.kind={v}");
     }
-    for v in nandlab_core::config::WORKLOAD_KINDS {
+    for v in &nandlab_core::workload::kinds::names() {
         assert!(has("workload.kind", v, false), "workload.kind={v}");
     }
 }

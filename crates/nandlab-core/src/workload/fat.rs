@@ -98,11 +98,13 @@
 //! times). `warmup_passes`, `passes`, `request_bytes`, `read_fraction` and the hot/cold keys do
 //! not apply to these kinds.
 
-use super::spec::{FsParams, WorkloadSpec};
+use super::kinds::{Generator, Plan};
+use super::spec::{FsConfig, FsParams, WorkloadConfig, WorkloadSpec};
 use crate::error::ConfigError;
 use crate::flash::Geometry;
 use crate::request::{Request, RequestKind};
 use crate::rng::Prng;
+use crate::spec::{check, fraction, Params};
 
 use super::WorkItem;
 
@@ -653,9 +655,95 @@ impl FatVolume {
     }
 }
 
-/// Checks that the volume a config describes can hold the workload's initial files, and lays it
-/// out. Called by `Config::resolve` and by `FsWorkload::new`.
-pub fn check_volume(kind: &str, p: &FsParams, g: &Geometry) -> Result<FatLayout, ConfigError> {
+/// The resolved plan of `postmark` and (`embedded` true) `embedded`: the volume's parameters.
+#[derive(Clone, Debug)]
+pub struct FsPlan {
+    pub embedded: bool,
+    pub fs: FsParams,
+}
+
+impl Plan for FsPlan {
+    fn generator(&self, spec: &WorkloadSpec) -> Result<Box<dyn Generator>, ConfigError> {
+        Ok(Box::new(FsWorkload::with(spec, self)?))
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// `[workload.fs]` (`FsConfig`) of `postmark` or (`embedded` true) `embedded`: fills the kind's
+/// defaults, checks each key and that the FAT volume can hold the files, records the table.
+pub fn resolve_volume(
+    w: &WorkloadConfig,
+    params: &mut Params<'_>,
+    g: &Geometry,
+    embedded: bool,
+) -> Result<FsParams, ConfigError> {
+    check(
+        w.arrival == "closed",
+        "workload.arrival",
+        "postmark, embedded and media-player workloads are closed-loop (use arrival = \"closed\")",
+    )?;
+    let mut fs: FsConfig = params.get("fs")?.unwrap_or_default();
+    check(
+        fs.fill_fraction.is_none(),
+        "workload.fs.fill_fraction",
+        "only workload.kind = \"media-player\" fills its volume to a high-water mark",
+    )?;
+    check(
+        fs.delete_order.is_none(),
+        "workload.fs.delete_order",
+        "only workload.kind = \"media-player\" deletes files to make room",
+    )?;
+    let p = fs.params(embedded);
+    check(
+        p.cluster_bytes >= 512 && p.cluster_bytes.is_multiple_of(512),
+        "workload.fs.cluster_bytes",
+        "must be a positive multiple of 512",
+    )?;
+    check(p.files >= 1, "workload.fs.files", "must be at least 1")?;
+    check(p.file_bytes_max >= 1, "workload.fs.file_bytes_max", "must be at least 1")?;
+    check(
+        p.data_align_bytes >= 512 && p.data_align_bytes.is_multiple_of(512),
+        "workload.fs.data_align_bytes",
+        "must be a positive multiple of 512",
+    )?;
+    fs.cluster_bytes = Some(p.cluster_bytes);
+    fs.data_align_bytes = Some(p.data_align_bytes);
+    fs.files = Some(p.files);
+    fs.file_bytes_max = Some(p.file_bytes_max);
+    fs.transactions = Some(p.transactions);
+    if embedded {
+        check(p.record_bytes >= 1, "workload.fs.record_bytes", "must be at least 1")?;
+        check(
+            p.record_bytes <= p.file_bytes_max,
+            "workload.fs.record_bytes",
+            "must be at most workload.fs.file_bytes_max",
+        )?;
+        fs.record_bytes = Some(p.record_bytes);
+    } else {
+        check(p.file_bytes_min >= 1, "workload.fs.file_bytes_min", "must be at least 1")?;
+        check(
+            p.file_bytes_min <= p.file_bytes_max,
+            "workload.fs.file_bytes_min",
+            "must be at most workload.fs.file_bytes_max",
+        )?;
+        fraction(p.create_bias, "workload.fs.create_bias", false)?;
+        fraction(p.read_bias, "workload.fs.read_bias", false)?;
+        fs.directories = Some(p.directories);
+        fs.file_bytes_min = Some(p.file_bytes_min);
+        fs.create_bias = Some(p.create_bias);
+        fs.read_bias = Some(p.read_bias);
+    }
+    check_volume(embedded, &p, g)?;
+    params.set("fs", &fs);
+    Ok(p)
+}
+
+/// Checks that the volume a config describes can hold the workload's initial files (of the
+/// embedded workload, or Postmark's), and lays it out. Called by `resolve_volume` and by
+/// `FsWorkload::new`.
+pub fn check_volume(embedded: bool, p: &FsParams, g: &Geometry) -> Result<FatLayout, ConfigError> {
     let layout =
         FatLayout::aligned(g.logical_bytes() / SECTOR_BYTES, p.cluster_bytes, p.data_align_bytes)?;
     let per_file = p.file_bytes_max.div_ceil(layout.cluster_bytes());
@@ -673,7 +761,7 @@ pub fn check_volume(kind: &str, p: &FsParams, g: &Geometry) -> Result<FatLayout,
             ),
         )
     };
-    if kind == "embedded" {
+    if embedded {
         if files > ROOT_DIR_ENTRIES {
             return Err(ConfigError::new(
                 "workload.fs.files",
@@ -818,19 +906,21 @@ pub struct FsWorkload {
 impl FsWorkload {
     /// The workload of a resolved config with `workload.kind` `postmark` or `embedded`.
     pub fn new(r: &WorkloadSpec) -> Result<Self, ConfigError> {
+        match r.plan.as_any().downcast_ref::<FsPlan>() {
+            Some(plan) => Self::with(r, plan),
+            None => Err(ConfigError::new(
+                "workload.kind",
+                format!("{:?} is not a file-system workload", r.config.kind),
+            )),
+        }
+    }
+
+    /// The workload of `plan` on the device and seed of `r`.
+    fn with(r: &WorkloadSpec, plan: &FsPlan) -> Result<Self, ConfigError> {
         let w = &r.config;
-        let kind = match w.kind.as_str() {
-            "postmark" => Kind::Postmark,
-            "embedded" => Kind::Embedded,
-            other => {
-                return Err(ConfigError::new(
-                    "workload.kind",
-                    format!("{other:?} is not a file-system workload"),
-                ))
-            }
-        };
-        let p = w.fs.clone().unwrap_or_default().params(&w.kind);
-        let layout = check_volume(&w.kind, &p, &r.geometry)?;
+        let kind = if plan.embedded { Kind::Embedded } else { Kind::Postmark };
+        let p = plan.fs;
+        let layout = check_volume(plan.embedded, &p, &r.geometry)?;
         let g = r.geometry;
         let prefill = if w.prefill == Some(false) { 0 } else { g.logical_pages };
         let mut me = Self {
@@ -1044,6 +1134,15 @@ impl FsWorkload {
             Err(_) => self.stats.dropped_full += 1,
         }
         true
+    }
+}
+
+impl Generator for FsWorkload {
+    fn estimated_requests(&self) -> u64 {
+        FsWorkload::estimated_requests(self)
+    }
+    fn estimated_measured_requests(&self) -> u64 {
+        FsWorkload::estimated_measured_requests(self)
     }
 }
 

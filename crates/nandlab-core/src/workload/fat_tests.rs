@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use super::fat::{
     Extent, FatLayout, FatVolume, FsError, FsWorkload, MAX_TRANSFER_SECTORS, ROOT, SECTOR_BYTES,
 };
-use super::{synthetic_items, Synthetic, WorkItem, Workload};
+use super::{synthetic_items, FsConfig, Synthetic, WorkItem, Workload};
 use crate::config::{Config, Resolved};
 use crate::error::ConfigError;
 use crate::request::{Request, RequestKind};
@@ -394,7 +394,7 @@ fn embedded_touches_a_small_set_of_sectors_over_and_over() {
 #[test]
 fn config_defaults_are_filled_per_kind() {
     let r = resolve(&["workload.kind=postmark"]).unwrap();
-    let fs = r.config.workload.fs.clone().unwrap();
+    let fs = r.config.workload.param::<FsConfig>("fs").unwrap();
     assert_eq!(fs.cluster_bytes, Some(4096));
     assert_eq!((fs.directories, fs.files), (Some(50), Some(500)));
     assert_eq!((fs.file_bytes_min, fs.file_bytes_max), (Some(512), Some(512)));
@@ -404,7 +404,7 @@ fn config_defaults_are_filled_per_kind() {
     assert_eq!(again.config, r.config);
 
     let r = resolve(&["workload.kind=embedded"]).unwrap();
-    let fs = r.config.workload.fs.clone().unwrap();
+    let fs = r.config.workload.param::<FsConfig>("fs").unwrap();
     assert_eq!((fs.files, fs.file_bytes_max, fs.record_bytes), (Some(4), Some(65_536), Some(64)));
     assert_eq!((fs.directories, fs.file_bytes_min, fs.read_bias), (None, None, None));
     // The TOML round trip keeps the nested table.
@@ -412,7 +412,7 @@ fn config_defaults_are_filled_per_kind() {
     assert!(text.contains("[workload.fs]"), "{text}");
     assert_eq!(Config::from_toml(&text, "x").unwrap(), r.config);
     // Other kinds leave it alone.
-    assert_eq!(resolve(&[]).unwrap().config.workload.fs, None);
+    assert_eq!(resolve(&[]).unwrap().config.workload.param::<FsConfig>("fs"), None);
 }
 
 #[test]

@@ -84,11 +84,13 @@
 //! closed-loop (no arrival times). `request_bytes`, `read_fraction` and the hot/cold keys do
 //! not apply; `workload.fs.files`, `transactions` and `create_bias` are config errors.
 
-use super::spec::{FsParams, WorkloadSpec};
+use super::kinds::{Generator, Plan};
+use super::spec::{FsConfig, FsParams, WorkloadConfig, WorkloadSpec, MEDIA_NAMES};
 use crate::error::ConfigError;
 use crate::flash::Geometry;
 use crate::request::{Request, RequestKind};
 use crate::rng::Prng;
+use crate::spec::{check, one_of, Params};
 
 use super::fat::{
     DirId, ExtentQueue, FatLayout, FatVolume, FsFile, MAX_TRANSFER_SECTORS, ROOT, ROOT_DIR_ENTRIES,
@@ -104,10 +106,103 @@ fn high_water_clusters(layout: &FatLayout, fill_fraction: f64) -> u64 {
     ((layout.clusters as f64 * fill_fraction).floor() as u64).min(layout.clusters)
 }
 
+/// The resolved plan of `media-player`: the volume's parameters (those of `workload.media`
+/// where not set).
+#[derive(Clone, Debug)]
+pub struct MediaPlan {
+    pub fs: FsParams,
+}
+
+impl Plan for MediaPlan {
+    fn generator(&self, spec: &WorkloadSpec) -> Result<Box<dyn Generator>, ConfigError> {
+        Ok(Box::new(MediaWorkload::with(spec, self)?))
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// `workload.media` (default `camera`) and `[workload.fs]` of `media-player`: the keys it uses
+/// get the defaults of the media; the Postmark/embedded keys it does not use are errors. The
+/// volume must hold the player's files. Both are recorded.
+pub fn resolve_media_volume(
+    w: &WorkloadConfig,
+    params: &mut Params<'_>,
+    g: &Geometry,
+) -> Result<FsParams, ConfigError> {
+    check(
+        w.arrival == "closed",
+        "workload.arrival",
+        "postmark, embedded and media-player workloads are closed-loop (use arrival = \"closed\")",
+    )?;
+    let media: String = params.or("media", "camera".to_string())?;
+    one_of(&media, "workload.media", MEDIA_NAMES)?;
+    let mut fs: FsConfig = params.get("fs")?.unwrap_or_default();
+    let p = media_fs(&mut fs, &media, g)?;
+    params.set("fs", &fs);
+    Ok(p)
+}
+
+/// `[workload.fs]` of `media-player` with `media`'s defaults filled in and checked.
+fn media_fs(fs: &mut FsConfig, media: &str, g: &Geometry) -> Result<FsParams, ConfigError> {
+    for (set, key) in [
+        (fs.files.is_some(), "workload.fs.files"),
+        (fs.transactions.is_some(), "workload.fs.transactions"),
+        (fs.create_bias.is_some(), "workload.fs.create_bias"),
+    ] {
+        check(
+            !set,
+            key,
+            "media-player does not use it: the volume is filled to workload.fs.fill_fraction and \
+             the run's length is workload.passes",
+        )?;
+    }
+    let p = fs.media_params(media);
+    check(
+        p.cluster_bytes >= 512 && p.cluster_bytes.is_multiple_of(512),
+        "workload.fs.cluster_bytes",
+        "must be a positive multiple of 512",
+    )?;
+    check(
+        p.data_align_bytes >= 512 && p.data_align_bytes.is_multiple_of(512),
+        "workload.fs.data_align_bytes",
+        "must be a positive multiple of 512",
+    )?;
+    check(p.file_bytes_min >= 1, "workload.fs.file_bytes_min", "must be at least 1")?;
+    check(
+        p.file_bytes_min <= p.file_bytes_max,
+        "workload.fs.file_bytes_min",
+        "must be at most workload.fs.file_bytes_max",
+    )?;
+    check(
+        (0.0..1.0).contains(&p.read_bias),
+        "workload.fs.read_bias",
+        "must be in [0, 1): a player that only plays never writes the measured volume",
+    )?;
+    check(p.record_bytes >= 1, "workload.fs.record_bytes", "must be at least 1")?;
+    check(
+        p.fill_fraction > 0.0 && p.fill_fraction <= 1.0,
+        "workload.fs.fill_fraction",
+        "must be in (0, 1]",
+    )?;
+    fs.cluster_bytes = Some(p.cluster_bytes);
+    fs.data_align_bytes = Some(p.data_align_bytes);
+    fs.directories = Some(p.directories);
+    fs.file_bytes_min = Some(p.file_bytes_min);
+    fs.file_bytes_max = Some(p.file_bytes_max);
+    fs.read_bias = Some(p.read_bias);
+    fs.record_bytes = Some(p.record_bytes);
+    fs.fill_fraction = Some(p.fill_fraction);
+    let order = fs.delete_order.get_or_insert_with(|| "oldest".into());
+    one_of(order, "workload.fs.delete_order", &["oldest", "random"])?;
+    check_volume(&p, g)?;
+    Ok(p)
+}
+
 /// Lays the media-player volume a config describes out and checks that a largest file always
 /// fits under the high-water mark once every file has been deleted: the folders and all the
 /// clusters they can grow to (each folder sized for every file the mark can hold), plus the
-/// file. Called by `Config::resolve` and by `MediaWorkload::new`.
+/// file. Called by `resolve_media_volume` and by `MediaWorkload::new`.
 pub fn check_volume(p: &FsParams, g: &Geometry) -> Result<FatLayout, ConfigError> {
     let layout = FatLayout::with_reserved(
         g.logical_bytes() / SECTOR_BYTES,
@@ -239,14 +334,19 @@ pub struct MediaWorkload {
 impl MediaWorkload {
     /// The workload of a resolved config with `workload.kind = "media-player"`.
     pub fn new(r: &WorkloadSpec) -> Result<Self, ConfigError> {
-        let w = &r.config;
-        if w.kind != "media-player" {
-            return Err(ConfigError::new(
+        match r.plan.as_any().downcast_ref::<MediaPlan>() {
+            Some(plan) => Self::with(r, plan),
+            None => Err(ConfigError::new(
                 "workload.kind",
-                format!("{:?} is not the media-player workload", w.kind),
-            ));
+                format!("{:?} is not the media-player workload", r.config.kind),
+            )),
         }
-        let p = w.fs_params();
+    }
+
+    /// The workload of `plan` on the device and seed of `r`.
+    fn with(r: &WorkloadSpec, plan: &MediaPlan) -> Result<Self, ConfigError> {
+        let w = &r.config;
+        let p = plan.fs;
         let layout = check_volume(&p, &r.geometry)?;
         let g = r.geometry;
         let sectors_of =
@@ -546,6 +646,15 @@ impl MediaWorkload {
             Stage::Done => {}
         }
         None
+    }
+}
+
+impl Generator for MediaWorkload {
+    fn estimated_requests(&self) -> u64 {
+        MediaWorkload::estimated_requests(self)
+    }
+    fn estimated_measured_requests(&self) -> u64 {
+        MediaWorkload::estimated_measured_requests(self)
     }
 }
 

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use super::fat::{FatLayout, SECTOR_BYTES};
 use super::media::{MediaWorkload, MEDIA_RESERVED_SECTORS};
-use super::{WorkItem, Workload};
+use super::{FsConfig, WorkItem, Workload};
 use crate::config::{Config, Resolved};
 use crate::error::ConfigError;
 use crate::request::{Request, RequestKind};
@@ -253,7 +253,7 @@ fn the_measured_part_writes_passes_times_the_logical_bytes() {
         );
         assert!(written >= target, "{media}: {written} < {target}");
         // The last operation is one file (its deletes and its write, metadata included).
-        let file = r.config.workload.fs.as_ref().unwrap().file_bytes_max.unwrap() / 512;
+        let file = r.config.workload.param::<FsConfig>("fs").unwrap().file_bytes_max.unwrap() / 512;
         let slack = file + file / 10 + 1000;
         assert!(written < target + slack, "{media}: {written} ≥ {target} + {slack}");
         // Metadata is a small but real part of the writes.
@@ -333,9 +333,9 @@ fn config_defaults_are_filled_per_media() {
         let m = format!("workload.media={media}");
         let r = resolve(&["device.logical_bytes=67108864", &m]).unwrap();
         let w = &r.config.workload;
-        assert_eq!(w.media.as_deref(), Some(media));
+        assert_eq!(w.param::<String>("media").as_deref(), Some(media));
         assert_eq!((w.passes, w.warmup_passes, w.prefill), (Some(1.0), Some(0.0), Some(true)));
-        let fs = w.fs.clone().unwrap();
+        let fs = w.param::<FsConfig>("fs").unwrap();
         assert_eq!((fs.file_bytes_min, fs.file_bytes_max), (Some(min), Some(max)), "{media}");
         assert_eq!(fs.read_bias, Some(read_bias));
         assert_eq!((fs.cluster_bytes, fs.data_align_bytes), (Some(4096), Some(4096)));
@@ -348,11 +348,11 @@ fn config_defaults_are_filled_per_media() {
         assert_eq!(Config::from_toml(&text, "x").unwrap(), r.config, "{text}");
     }
     let r = resolve(&["device.logical_bytes=67108864"]).unwrap();
-    assert_eq!(r.config.workload.media.as_deref(), Some("camera"));
+    assert_eq!(r.config.workload.param::<String>("media").as_deref(), Some("camera"));
     // The other file-system kinds keep their resolved configs: no media, no fill fraction.
     let pm = Config::from_overrides(&["workload.kind=postmark"]).unwrap().resolve().unwrap();
-    assert_eq!(pm.config.workload.media, None);
-    assert_eq!(pm.config.workload.fs.unwrap().fill_fraction, None);
+    assert_eq!(pm.config.workload.param::<String>("media"), None);
+    assert_eq!(pm.config.workload.param::<FsConfig>("fs").unwrap().fill_fraction, None);
 }
 
 #[test]

@@ -17,6 +17,7 @@
 //! address distribution and do not count toward the length.
 
 pub mod fat;
+pub mod kinds;
 pub mod media;
 mod repeat;
 
@@ -27,9 +28,12 @@ pub mod spec;
 use crate::error::ConfigError;
 use crate::request::{Request, RequestKind};
 use crate::rng::Prng;
+pub use kinds::phases::PhaseConfig;
+pub use kinds::trace::TraceKeys;
+use kinds::{Generator, Plan};
 pub use spec::{
-    FsConfig, FsParams, MediaDefaults, PhaseConfig, WorkloadConfig, WorkloadSpec,
-    MAX_WORKLOAD_SPAN_S, MEDIA_NAMES, WORKLOAD_KINDS,
+    FsConfig, FsParams, MediaDefaults, WorkloadConfig, WorkloadSpec, MAX_WORKLOAD_SPAN_S,
+    MEDIA_NAMES,
 };
 
 /// One step of a workload.
@@ -47,6 +51,52 @@ pub enum WorkItem {
     /// now, untimed and before any measurement, so a measured window never counts prefill
     /// writes (without it, a run with no warm-up measured up to one buffer of them).
     PrefillDone,
+}
+
+/// The address pattern of a page-address workload's main part (or of one of its phases).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Shape {
+    Sequential,
+    Uniform,
+    /// Fraction `access` of requests go to the first fraction `data` of the logical pages.
+    HotCold {
+        access: f64,
+        data: f64,
+    },
+}
+
+/// One phase of a `phases` run: its pattern and its length (bytes written, or passes).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Phase {
+    pub shape: Shape,
+    pub bytes: Option<u64>,
+    pub passes: Option<f64>,
+}
+
+/// What a page-address workload writes after its prefill, warm-up and measured part alike.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Mix {
+    Single(Shape),
+    /// Phases in order; the warm-up runs the same mix scaled to its length.
+    Phases(Vec<Phase>),
+}
+
+/// The resolved plan of the page-address kinds (`sequential`, `uniform`, `hotcold`,
+/// `phases`).
+#[derive(Clone, Debug)]
+pub struct SyntheticPlan {
+    pub mix: Mix,
+}
+
+impl Plan for SyntheticPlan {
+    fn generator(&self, spec: &WorkloadSpec) -> Result<Box<dyn Generator>, ConfigError> {
+        let w = Synthetic::with(spec, &self.mix);
+        w.check_arrival_span(spec.config.repeat)?;
+        Ok(Box::new(w))
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 /// How a segment chooses the start page of each request.
@@ -93,15 +143,15 @@ pub struct Synthetic {
     measurement_announced: bool,
 }
 
-fn pattern_of(kind: &str, x: Option<f64>, y: Option<f64>, logical_pages: u64) -> Pattern {
-    match kind {
-        "sequential" => Pattern::Sequential,
-        "hotcold" => {
-            let y = y.expect("resolve fills hot_data_fraction");
-            let hot_pages = ((logical_pages as f64 * y).round() as u64).clamp(1, logical_pages - 1);
-            Pattern::HotCold { access: x.expect("resolve fills hot_access_fraction"), hot_pages }
+fn pattern_of(shape: Shape, logical_pages: u64) -> Pattern {
+    match shape {
+        Shape::Sequential => Pattern::Sequential,
+        Shape::HotCold { access, data } => {
+            let hot_pages =
+                ((logical_pages as f64 * data).round() as u64).clamp(1, logical_pages - 1);
+            Pattern::HotCold { access, hot_pages }
         }
-        _ => Pattern::Uniform,
+        Shape::Uniform => Pattern::Uniform,
     }
 }
 
@@ -111,46 +161,47 @@ fn passes_to_pages(passes: f64, logical_pages: u64) -> u64 {
 
 impl Synthetic {
     /// The page-address workload of a resolved config (`workload.kind` `sequential`,
-    /// `uniform`, `hotcold` or `phases`; `Workload::new` handles every synthetic kind).
+    /// `uniform`, `hotcold` or `phases`; `Workload::new` handles every generated kind).
+    ///
+    /// # Panics
+    /// For a config of another kind (a bug of the caller).
     #[must_use]
     pub fn new(r: &WorkloadSpec) -> Self {
+        let plan = r.plan.as_any().downcast_ref::<SyntheticPlan>();
+        Self::with(r, &plan.expect("a page-address workload kind").mix)
+    }
+
+    /// The workload of `mix` on the device, lengths, arrivals and seed of `r`.
+    fn with(r: &WorkloadSpec, mix: &Mix) -> Self {
         let w = &r.config;
         let g = r.geometry;
         let lp = g.logical_pages;
         let main = |passes: f64, measured: bool| -> Vec<Segment> {
-            if w.kind == "phases" {
-                let phases: &[PhaseConfig] = w.phases.as_deref().unwrap_or(&[]);
-                let total: f64 = phases.iter().map(|p| phase_pages(p, lp, g.page_size_bytes)).sum();
-                // Warm-up of a phases run: the same mix scaled to the warm-up length.
-                let scale = if measured { 1.0 } else { passes * lp as f64 / total.max(1.0) };
-                phases
-                    .iter()
-                    .map(|p| Segment {
-                        pattern: pattern_of(
-                            &p.kind,
-                            p.hot_access_fraction,
-                            p.hot_data_fraction,
-                            lp,
-                        ),
-                        page_writes: (phase_pages(p, lp, g.page_size_bytes) * scale).round() as u64,
-                        timed: true,
-                        prefill: false,
-                        measured,
-                    })
-                    .collect()
-            } else {
-                vec![Segment {
-                    pattern: pattern_of(
-                        &w.kind,
-                        Some(w.hot_access_fraction),
-                        Some(w.hot_data_fraction),
-                        lp,
-                    ),
+            match mix {
+                Mix::Phases(phases) => {
+                    let total: f64 =
+                        phases.iter().map(|p| phase_pages(p, lp, g.page_size_bytes)).sum();
+                    // Warm-up of a phases run: the same mix scaled to the warm-up length.
+                    let scale = if measured { 1.0 } else { passes * lp as f64 / total.max(1.0) };
+                    phases
+                        .iter()
+                        .map(|p| Segment {
+                            pattern: pattern_of(p.shape, lp),
+                            page_writes: (phase_pages(p, lp, g.page_size_bytes) * scale).round()
+                                as u64,
+                            timed: true,
+                            prefill: false,
+                            measured,
+                        })
+                        .collect()
+                }
+                Mix::Single(shape) => vec![Segment {
+                    pattern: pattern_of(*shape, lp),
                     page_writes: passes_to_pages(passes, lp),
                     timed: true,
                     measured,
                     prefill: false,
-                }]
+                }],
             }
         };
         let mut segments = Vec::new();
@@ -271,7 +322,7 @@ impl Synthetic {
     }
 }
 
-fn phase_pages(p: &PhaseConfig, logical_pages: u64, page_size_bytes: u64) -> f64 {
+fn phase_pages(p: &Phase, logical_pages: u64, page_size_bytes: u64) -> f64 {
     match (p.bytes, p.passes) {
         (Some(b), _) => b.div_ceil(page_size_bytes) as f64,
         (None, Some(passes)) => passes * logical_pages as f64,
@@ -338,54 +389,37 @@ impl Iterator for Synthetic {
     }
 }
 
-/// The generator of any synthetic workload kind (everything but `trace`).
-pub enum Workload {
-    /// `sequential`, `uniform`, `hotcold`, `phases`.
-    Synthetic(Synthetic),
-    /// `postmark`, `embedded`: a FAT volume model (`fat`).
-    Fs(Box<fat::FsWorkload>),
-    /// `media-player`: media files on the FAT volume model (`media`).
-    Media(Box<media::MediaWorkload>),
+impl Generator for Synthetic {
+    fn estimated_requests(&self) -> u64 {
+        Synthetic::estimated_requests(self)
+    }
+    fn estimated_measured_requests(&self) -> u64 {
+        Synthetic::estimated_measured_requests(self)
+    }
 }
 
+/// The generator of any generated workload kind (everything but a replayed one): its kind's
+/// plan builds it.
+pub struct Workload(Box<dyn Generator>);
+
 impl Workload {
-    /// The workload of a resolved config. Fails for `trace` (replayed by `nandlab-run`) and for a
-    /// file-system workload whose volume cannot hold its files.
+    /// The workload of a resolved config. Fails for a replayed kind (`trace`, replayed by
+    /// `nandlab-run`) and for a file-system workload whose volume cannot hold its files.
     pub fn new(r: &WorkloadSpec) -> Result<Self, ConfigError> {
-        match r.config.kind.as_str() {
-            "postmark" | "embedded" => Ok(Self::Fs(Box::new(fat::FsWorkload::new(r)?))),
-            "media-player" => Ok(Self::Media(Box::new(media::MediaWorkload::new(r)?))),
-            "trace" => Err(ConfigError::new(
-                "workload.kind",
-                "a trace workload is replayed from its file, not generated",
-            )),
-            _ => {
-                let w = Synthetic::new(r);
-                w.check_arrival_span(r.config.repeat)?;
-                Ok(Self::Synthetic(w))
-            }
-        }
+        r.plan.generator(r).map(Self)
     }
 
     /// Requests the workload will issue, for progress bars (an estimate where it depends on
     /// random choices).
     #[must_use]
     pub fn estimated_requests(&self) -> u64 {
-        match self {
-            Self::Synthetic(s) => s.estimated_requests(),
-            Self::Fs(f) => f.estimated_requests(),
-            Self::Media(m) => m.estimated_requests(),
-        }
+        self.0.estimated_requests()
     }
 
     /// Requests of the measured part alone (after `StartMeasurement`), estimated likewise.
     #[must_use]
     pub fn estimated_measured_requests(&self) -> u64 {
-        match self {
-            Self::Synthetic(s) => s.estimated_measured_requests(),
-            Self::Fs(f) => f.estimated_measured_requests(),
-            Self::Media(m) => m.estimated_measured_requests(),
-        }
+        self.0.estimated_measured_requests()
     }
 }
 
@@ -394,11 +428,7 @@ impl Iterator for Workload {
 
     #[inline]
     fn next(&mut self) -> Option<WorkItem> {
-        match self {
-            Self::Synthetic(s) => s.next(),
-            Self::Fs(f) => f.next(),
-            Self::Media(m) => m.next(),
-        }
+        self.0.next()
     }
 }
 
