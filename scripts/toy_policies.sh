@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The proof that adding a policy is one new file plus one registry line, parameters
-# included: in a scratch worktree of HEAD, add the toy cleaning policy `age-weighted` (one
-# parameter, `ftl.age_exponent`) and the toy placement `round-robin` from examples/toy_policies,
-# print each addition's diff size, then run examples/toy_policies/toy_policies.rs against them.
+# included: in a scratch worktree of HEAD, add the toys of examples/toy_policies — a cleaning
+# policy (`age-weighted`, a number parameter), a placement (`round-robin`, a list parameter), a
+# buffer (`fifo`, a boolean parameter), a wear leveler (`fixed-delta`, a number parameter) and a
+# workload kind (`hotspot`, a number parameter) — print each addition's diff size, then run
+# examples/toy_policies/toy_policies.rs against them.
 # The repository itself is not changed.
 #
 #   scripts/toy_policies.sh
@@ -20,19 +22,27 @@ core=crates/nandlab-core/src
 examples="$root/examples/toy_policies"
 commit() { git -c user.name=toy -c user.email=toy@localhost commit -qm "$1"; }
 
-cp "$examples/age_weighted.rs" "$core/gc/age_weighted.rs"
-sed -i 's/^    random_d,$/&\n    age_weighted,/' "$core/gc/mod.rs"
-git add -A
-echo "== a cleaning policy with one parameter (ftl.cleaning = \"age-weighted\", ftl.age_exponent):"
-git diff --cached --stat
-commit "toy cleaning policy"
+# add TOY_FILE DIR REGISTRY_FILE AFTER_LINE NEW_LINE WHAT: copy the toy in, add its registry
+# line after AFTER_LINE, show the diff's size, commit.
+add() {
+  cp "$examples/$1" "$core/$2/$1"
+  sed -i "s/^$4\$/&\n$5/" "$core/$3"
+  git add -A
+  echo "== $6:"
+  git diff --cached --stat
+  commit "$6"
+}
 
-cp "$examples/round_robin.rs" "$core/placement/round_robin.rs"
-sed -i 's/^    pub deb,$/&\n    round_robin,/' "$core/placement/mod.rs"
-git add -A
-echo "== a placement (ftl.placement = \"round-robin\"):"
-git diff --cached --stat
-commit "toy placement"
+add age_weighted.rs gc gc/mod.rs "    random_d," "    age_weighted," \
+  'a cleaning policy with a number parameter (ftl.cleaning = "age-weighted", ftl.age_exponent)'
+add round_robin.rs placement placement/mod.rs "    pub deb," "    round_robin," \
+  'a placement with a list parameter (ftl.placement = "round-robin", ftl.round_robin_weights)'
+add fifo.rs buffer buffer/mod.rs "    cflru," "    fifo," \
+  'a buffer with a boolean parameter (buffer.kind = "fifo", buffer.fifo_refresh_on_hit)'
+add fixed_delta.rs wear wear/mod.rs "    pub lazy," "    fixed_delta," \
+  'a wear leveler with a number parameter (wear.kind = "fixed-delta", wear.fixed_delta)'
+add hotspot.rs workload/kinds workload/kinds/mod.rs "    media_player," "    hotspot," \
+  'a workload kind with a number parameter (workload.kind = "hotspot", workload.hotspot_fraction)'
 
 cp "$examples/toy_policies.rs" crates/nandlab-core/tests/toy_policies.rs
 echo "== their test:"

@@ -9,11 +9,11 @@ use std::sync::Arc;
 use super::{age_ns, CleaningEntry, CleaningSpec, Selection, VictimPolicy};
 use crate::flash::NONE;
 use crate::ftl::block_table::BlockTable;
-use crate::spec::check;
+use crate::spec::{check, Param};
 
 pub(super) const ENTRY: CleaningEntry = CleaningEntry {
     name: "age-weighted",
-    extra_keys: &["age_exponent"],
+    params: &[Param::new("ftl", "age_exponent")],
     resolve: |_, params| {
         let alpha = params.f64("age_exponent", 1.0)?;
         check(alpha >= 0.0, "ftl.age_exponent", "must be >= 0")?;
