@@ -60,7 +60,7 @@ impl Placement for RoundRobin {
     }
     fn host_write(&mut self, _lpn: Lpn, _current: Option<PageState>, _now_ns: u64) -> u8 {
         if self.left == 0 {
-            self.region = (self.region + 1) % self.regions();
+            self.region = (self.region + 1) % self.weights.len() as u32;
             self.left = self.weights[self.region as usize];
         }
         self.left -= 1;
