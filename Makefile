@@ -2,8 +2,9 @@
 #   make demo   build, then run the built-in default experiment and print its table
 #   make test   build, then run the Rust and the Python test suites
 #   make bench  the speed benchmark (simulated host page writes per wall second)
-#   make lint   rustfmt, clippy (warnings are errors), ruff, mypy and nandlab-core's module graph
-#               (no cycle): the checks CI runs
+#   make lint   rustfmt, clippy (warnings are errors), ruff, mypy, nandlab-core's module graph
+#               (no cycle), references in comments, and scripts/tidy.py (function length,
+#               file-level import circles in every crate): the checks CI runs
 #   make experiments   regenerate experiments/*/ CSVs, PNGs (needs ../shared/traces for traces)
 
 PYTHON ?= python3
@@ -45,6 +46,7 @@ lint: $(VENV)/.deps
 	$(VENV)/bin/ruff check python tests/python experiments
 	$(VPY) -m mypy
 	$(PYTHON) scripts/module_graph.py >/dev/null
+	$(PYTHON) scripts/tidy.py
 
 # The Python side: a private virtualenv with the package built in place by maturin.
 $(VENV)/.deps: pyproject.toml

@@ -473,7 +473,7 @@ pub fn bench_buffer_overhead(
     for rep in 0..reps {
         for (k, kind) in KINDS.iter().enumerate() {
             let mut o = base.to_vec();
-            if *kind != "none" {
+            if *kind != nandlab_core::buffer::NO_BUFFER {
                 o.push(format!("buffer.kind={kind}"));
                 o.push(format!("buffer.size_bytes={size_bytes}"));
             }

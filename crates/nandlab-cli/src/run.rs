@@ -170,7 +170,7 @@ fn policy_rows(m: &Metrics, rows: &mut Vec<(&'static str, String)>) {
             ),
         ));
     }
-    if m.buffer_kind != "none" {
+    if m.buffer_kind != nandlab_core::buffer::NO_BUFFER {
         let b = &m.buffer;
         rows.push(("buffer", format!("{} ({} pages)", m.buffer_kind, m.buffer_pages)));
         rows.push(("buffer hits read / write", format!("{} / {}", b.read_hits, b.write_hits)));
@@ -181,7 +181,8 @@ fn policy_rows(m: &Metrics, rows: &mut Vec<(&'static str, String)>) {
     }
     if let Some(r) = &m.ram_region {
         let c = &r.counters;
-        let what = if m.buffer_kind == "none" { "RAM region" } else { "RAM region (FTL)" };
+        let buffered = m.buffer_kind != nandlab_core::buffer::NO_BUFFER;
+        let what = if buffered { "RAM region (FTL)" } else { "RAM region" };
         rows.push((
             what,
             format!("{} pages, write-back at {}", r.capacity_pages, r.threshold_pages),
@@ -196,13 +197,7 @@ fn policy_rows(m: &Metrics, rows: &mut Vec<(&'static str, String)>) {
         ));
     }
     if let Some(w) = &m.wear_leveling {
-        let what = match w.kind {
-            "lazy" => format!("lazy, {} re-mappings, Δ {:.1}", w.remaps, w.delta),
-            _ => format!(
-                "{}, {} sets forced, {} blocks evicted",
-                w.kind, w.forced_sets, w.evicted_blocks
-            ),
-        };
+        let what = if w.summary.is_empty() { w.kind.to_string() } else { w.summary.clone() };
         rows.push(("wear leveling", what));
         rows.push((
             "wear-leveling erases / copies",

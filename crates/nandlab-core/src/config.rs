@@ -547,49 +547,83 @@ impl Config {
         // Block-mapped FTLs map whole logical blocks (SAST: whole groups): a logical size
         // derived from the utilization is rounded down to that granule.
         let kind = crate::ftl::kinds::of(&c.ftl)?;
+        one_of(&c.ftl.gc_mode, "ftl.gc_mode", crate::ftl::spec::GC_MODES)?;
         let granule_blocks = (kind.granule_blocks)(&tables);
         let hardware = resolve_hardware(&mut c.device, preset.hardware)?;
-        let d = &mut c.device;
-        let flash_page_bytes = *d.page_size_bytes.get_or_insert(preset.page_size_bytes);
-        let pages_per_block = *d.pages_per_block.get_or_insert(preset.pages_per_block);
-        check(d.sector_size_bytes >= 1, "device.sector_size_bytes", "must be at least 1")?;
-        check(
-            flash_page_bytes >= d.sector_size_bytes
-                && flash_page_bytes.is_multiple_of(d.sector_size_bytes),
-            "device.page_size_bytes",
-            format!("must be a positive multiple of the sector size {}", d.sector_size_bytes),
-        )?;
-        check(
-            flash_page_bytes <= MAX_PAGE_SIZE_BYTES,
-            "device.page_size_bytes",
-            format!(
-                "must be at most {MAX_PAGE_SIZE_BYTES} bytes (1 MiB: flash pages are 512 B to \
-                 64 KiB, an effective page striped over a gang a few hundred KiB)"
-            ),
-        )?;
-        // The FTL's page is the effective page: a flash page on each of the gang's channels.
-        let cpg = hardware.channels_per_gang;
-        let page_size_bytes = flash_page_bytes.saturating_mul(u64::from(cpg));
-        check(
-            page_size_bytes <= MAX_PAGE_SIZE_BYTES,
-            "device.channels_per_gang",
-            format!(
-                "{cpg} channels per gang stripe {flash_page_bytes}-byte flash pages into a \
-                 {page_size_bytes}-byte effective page, more than the {MAX_PAGE_SIZE_BYTES}-byte \
-                 limit"
-            ),
-        )?;
-        check(
-            (2..=32_768).contains(&pages_per_block),
-            "device.pages_per_block",
-            "must be between 2 and 32768",
-        )?;
-        if let Some(u) = d.utilization {
-            check(u > 0.0 && u < 1.0, "device.utilization", "must be in (0, 1)")?;
+        let geometry = resolve_geometry(&mut c.device, preset, &hardware, granule_blocks)?;
+        let timing = resolve_timing(&mut c.timing, preset.timing);
+        validate_timing(&timing)?;
+
+        let ftl = (kind.resolve)(&mut c.ftl, &mut tables, &geometry, &hardware)?;
+        let zones = crate::ftl::spec::resolve_zones(&mut c.ftl, &ftl, &geometry)?;
+        let allocation = crate::allocation::resolve(&c.ftl.allocation, &mut tables)?;
+        let scheduler = crate::engine::scheduler::resolve(&c.ftl.scheduler, &mut tables)?;
+        let workload = WorkloadSpec::resolve(&mut c.workload, &mut tables, &geometry, c.run.seed)?;
+        validate_serve(&c.serve)?;
+        let buffer = BufferSpec::resolve(&mut c.buffer, &mut tables, &geometry)?;
+        if let (Some(placement), Some(_)) = (ftl.page().map(|p| &p.placement), &buffer) {
+            // The oracle foresees the host's page writes; behind a buffer the FTL sees the
+            // buffer's write-backs instead (fewer, reordered, padded), whose future it does not
+            // know. Found by the run_small fuzz target (the cursor passed foreseen rewrites).
+            check(
+                !placement.needs_future(),
+                "buffer.kind",
+                format!(
+                    "the {} placement knows the host's future page writes, not a buffer's \
+                     write-backs: use buffer.kind = \"none\" with ftl.placement = {:?}",
+                    placement.name(),
+                    placement.name()
+                ),
+            )?;
         }
+        validate_ram(&mut c, &ftl, buffer.as_ref(), &geometry)?;
+        let wear = WearSpec::resolve(&mut c.wear, &mut tables, preset.endurance_cycles)?;
+        tables.settle(&families())?;
+        c.restore_tables(tables);
+        let (regions, gc_free_blocks_min) = match &ftl {
+            FtlSpec::Page(p) => (p.placement.regions(), p.gc_free_blocks_min),
+            FtlSpec::Hybrid(_) => (1, 0),
+        };
+        Ok(Resolved {
+            config: c,
+            geometry,
+            hardware,
+            timing,
+            allocation,
+            scheduler,
+            regions,
+            gc_free_blocks_min,
+            ftl,
+            zones,
+            buffer,
+            wear,
+            workload,
+            served: false,
+        })
+    }
+}
+
+/// What sizes a device: its effective page and block, its planes and the FTL's mapping granule.
+struct Sizing {
+    page_size_bytes: u64,
+    pages_per_block: u32,
+    planes: u64,
+    granule_blocks: u64,
+}
+
+impl Sizing {
+    /// The (effective) block count and logical pages from two of `device.blocks`,
+    /// `device.logical_bytes` and `device.utilization` (or the preset's blocks).
+    fn blocks_and_logical_pages(
+        &self,
+        d: &DeviceConfig,
+        hardware: &Hardware,
+        preset: &presets::Preset,
+    ) -> Result<(u32, u64), ConfigError> {
+        let Self { page_size_bytes, pages_per_block, planes, granule_blocks } = *self;
+        let cpg = hardware.channels_per_gang;
         // `device.blocks` counts flash blocks; the FTL's blocks are effective blocks (one flash
         // block on each channel of a gang), and every plane holds as many.
-        let planes = u64::from(hardware.planes());
         let row = hardware.flash_blocks_per_block_row();
         let given_blocks = match d.blocks {
             Some(b) => {
@@ -656,75 +690,80 @@ impl Config {
                 (blocks, if granule > 0 && lp >= granule { lp - lp % granule } else { lp })
             }
         };
-        debug_assert!(u64::from(blocks).is_multiple_of(planes));
-        d.blocks = Some(blocks * cpg);
-        let geometry = Geometry {
-            page_size_bytes,
-            pages_per_block,
-            blocks,
-            logical_pages,
-            sector_size_bytes: d.sector_size_bytes,
-        };
-        d.utilization = Some(geometry.utilization());
-        d.logical_bytes = Some(geometry.logical_bytes());
-        check(blocks >= 4, "device.blocks", "must be at least 4 (effective) blocks")?;
-        check(logical_pages >= 1, "device.logical_bytes", "the device has no logical pages")?;
-        check(
-            geometry.physical_pages() < u64::from(u32::MAX),
-            "device.blocks",
-            "more than 2^32 - 1 physical pages are not supported",
-        )?;
-
-        let timing = resolve_timing(&mut c.timing, preset.timing);
-        validate_timing(&timing)?;
-
-        let ftl = (kind.resolve)(&mut c.ftl, &mut tables, &geometry, &hardware)?;
-        let zones = crate::ftl::spec::resolve_zones(&mut c.ftl, &ftl, &geometry)?;
-        let allocation = crate::allocation::resolve(&c.ftl.allocation, &mut tables)?;
-        let scheduler = crate::engine::scheduler::resolve(&c.ftl.scheduler, &mut tables)?;
-        let workload = WorkloadSpec::resolve(&mut c.workload, &mut tables, &geometry, c.run.seed)?;
-        validate_serve(&c.serve)?;
-        let buffer = BufferSpec::resolve(&mut c.buffer, &mut tables, &geometry)?;
-        if let (Some(placement), Some(_)) = (ftl.page().map(|p| &p.placement), &buffer) {
-            // The oracle foresees the host's page writes; behind a buffer the FTL sees the
-            // buffer's write-backs instead (fewer, reordered, padded), whose future it does not
-            // know. Found by the run_small fuzz target (the cursor passed foreseen rewrites).
-            check(
-                !placement.needs_future(),
-                "buffer.kind",
-                format!(
-                    "the {} placement knows the host's future page writes, not a buffer's \
-                     write-backs: use buffer.kind = \"none\" with ftl.placement = {:?}",
-                    placement.name(),
-                    placement.name()
-                ),
-            )?;
-        }
-        validate_ram(&mut c, &ftl, buffer.as_ref(), &geometry)?;
-        let wear = WearSpec::resolve(&mut c.wear, &mut tables, preset.endurance_cycles)?;
-        tables.settle(&families())?;
-        c.restore_tables(tables);
-        let (regions, gc_free_blocks_min) = match &ftl {
-            FtlSpec::Page(p) => (p.placement.regions(), p.gc_free_blocks_min),
-            FtlSpec::Hybrid(_) => (1, 0),
-        };
-        Ok(Resolved {
-            config: c,
-            geometry,
-            hardware,
-            timing,
-            allocation,
-            scheduler,
-            regions,
-            gc_free_blocks_min,
-            ftl,
-            zones,
-            buffer,
-            wear,
-            workload,
-            served: false,
-        })
+        Ok((blocks, logical_pages))
     }
+}
+
+/// `[device]` resolved into the FTL's geometry on `hardware`: the preset's page and block sizes
+/// unless given, the block count and logical size from two of `device.blocks`,
+/// `device.logical_bytes` and `device.utilization` (a size derived from the utilization rounded
+/// down to `granule_blocks` logical blocks: block-mapped FTLs map whole blocks), the derived
+/// keys recorded.
+fn resolve_geometry(
+    d: &mut DeviceConfig,
+    preset: &presets::Preset,
+    hardware: &Hardware,
+    granule_blocks: u64,
+) -> Result<Geometry, ConfigError> {
+    let flash_page_bytes = *d.page_size_bytes.get_or_insert(preset.page_size_bytes);
+    let pages_per_block = *d.pages_per_block.get_or_insert(preset.pages_per_block);
+    check(d.sector_size_bytes >= 1, "device.sector_size_bytes", "must be at least 1")?;
+    check(
+        flash_page_bytes >= d.sector_size_bytes
+            && flash_page_bytes.is_multiple_of(d.sector_size_bytes),
+        "device.page_size_bytes",
+        format!("must be a positive multiple of the sector size {}", d.sector_size_bytes),
+    )?;
+    check(
+        flash_page_bytes <= MAX_PAGE_SIZE_BYTES,
+        "device.page_size_bytes",
+        format!(
+            "must be at most {MAX_PAGE_SIZE_BYTES} bytes (1 MiB: flash pages are 512 B to \
+             64 KiB, an effective page striped over a gang a few hundred KiB)"
+        ),
+    )?;
+    // The FTL's page is the effective page: a flash page on each of the gang's channels.
+    let cpg = hardware.channels_per_gang;
+    let page_size_bytes = flash_page_bytes.saturating_mul(u64::from(cpg));
+    check(
+        page_size_bytes <= MAX_PAGE_SIZE_BYTES,
+        "device.channels_per_gang",
+        format!(
+            "{cpg} channels per gang stripe {flash_page_bytes}-byte flash pages into a \
+             {page_size_bytes}-byte effective page, more than the {MAX_PAGE_SIZE_BYTES}-byte \
+             limit"
+        ),
+    )?;
+    check(
+        (2..=32_768).contains(&pages_per_block),
+        "device.pages_per_block",
+        "must be between 2 and 32768",
+    )?;
+    if let Some(u) = d.utilization {
+        check(u > 0.0 && u < 1.0, "device.utilization", "must be in (0, 1)")?;
+    }
+    let planes = u64::from(hardware.planes());
+    let size = Sizing { page_size_bytes, pages_per_block, planes, granule_blocks };
+    let (blocks, logical_pages) = size.blocks_and_logical_pages(d, hardware, preset)?;
+    debug_assert!(u64::from(blocks).is_multiple_of(planes));
+    d.blocks = Some(blocks * cpg);
+    let geometry = Geometry {
+        page_size_bytes,
+        pages_per_block,
+        blocks,
+        logical_pages,
+        sector_size_bytes: d.sector_size_bytes,
+    };
+    d.utilization = Some(geometry.utilization());
+    d.logical_bytes = Some(geometry.logical_bytes());
+    check(blocks >= 4, "device.blocks", "must be at least 4 (effective) blocks")?;
+    check(logical_pages >= 1, "device.logical_bytes", "the device has no logical pages")?;
+    check(
+        geometry.physical_pages() < u64::from(u32::MAX),
+        "device.blocks",
+        "more than 2^32 - 1 physical pages are not supported",
+    )?;
+    Ok(geometry)
 }
 
 const RAM_BYTES_MIN_DEFAULT: u64 = 64 << 20;

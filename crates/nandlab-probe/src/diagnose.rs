@@ -24,7 +24,42 @@
 
 use serde::Serialize;
 
-use crate::pbr::PbrPoint;
+use crate::pbr::{PbrPoint, PbrResult};
+
+impl PbrResult {
+    /// The symptom diagnosis of this replay (`diagnose`).
+    #[must_use]
+    pub fn diagnose(&self) -> Diagnosis {
+        diagnose(&self.points)
+    }
+
+    /// Summary figures (JSON): the target, the trace, counts, PBR quantiles and the diagnosis.
+    #[must_use]
+    pub fn summary(&self) -> serde_json::Value {
+        let mut pbr: Vec<f64> = self.points.iter().map(PbrPoint::pbr_ns_per_byte).collect();
+        pbr.sort_by(f64::total_cmp);
+        let q = |x: f64| pbr[((x * (pbr.len() - 1) as f64).round()) as usize];
+        let bytes: u64 = self.points.iter().map(|p| p.length_bytes).sum();
+        let ns: u64 = self.points.iter().map(|p| p.response_ns).sum();
+        serde_json::json!({
+            "target": self.target,
+            "trace": self.trace,
+            "simulated": self.simulated,
+            "capacity_bytes": self.capacity_bytes,
+            "writes": self.points.len(),
+            "write_bytes": bytes,
+            "response_ns_total": ns,
+            "mb_per_s": if ns == 0 { 0.0 } else { bytes as f64 / ns as f64 * 1e3 },
+            "wrapped": self.wrapped,
+            "skipped": self.skipped,
+            "pbr_ns_per_byte": {"p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "max": q(1.0),
+                "mean": ns as f64 / bytes.max(1) as f64},
+            "diagnosis": self.diagnose(),
+            "config": self.config,
+            "version": nandlab_version::VERSION_STRING,
+        })
+    }
+}
 
 /// What the replay shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -19,4 +19,22 @@ pub mod pbr;
 pub mod probe;
 pub mod target;
 
-pub use target::{open_target, Target, TargetSpec};
+pub use target::{PathTarget, SimTarget, Target, TargetSpec};
+
+/// Opens a target. `destroy_data` must be set for a block device path or a file holding data
+/// (its content is overwritten); a mounted device, and a device or file another process holds
+/// (e.g. an image `nandlab serve` has open), are refused regardless.
+pub fn open_target(spec: &TargetSpec, destroy_data: bool) -> Result<Box<dyn Target>, String> {
+    match spec {
+        TargetSpec::Sim { config, overrides } => {
+            Ok(Box::new(SimTarget::new(config.as_deref(), overrides, true)?))
+        }
+        TargetSpec::NbdTcp { host, port, export } => {
+            Ok(Box::new(nbd::NbdTarget::tcp(host, *port, export)?))
+        }
+        TargetSpec::NbdUnix { socket, export } => {
+            Ok(Box::new(nbd::NbdTarget::unix(socket, export)?))
+        }
+        TargetSpec::Path(p) => Ok(Box::new(PathTarget::open(p, destroy_data)?)),
+    }
+}

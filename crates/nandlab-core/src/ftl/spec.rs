@@ -124,26 +124,6 @@ pub struct PageSpec {
 /// The names of `ftl.gc_mode`.
 pub const GC_MODES: &[&str] = &["foreground", "background"];
 
-/// `ftl.gc_mode` is known; background cleaning (`ftl.gc_mode = "background"`,
-/// `ftl.gc_background_free_blocks`) is the page FTL's (`page`: this kind is it).
-pub fn refuse_background_keys_unless_page(f: &FtlConfig, page: bool) -> Result<(), ConfigError> {
-    crate::spec::one_of(&f.gc_mode, "ftl.gc_mode", GC_MODES)?;
-    if page {
-        return Ok(());
-    }
-    check(
-        f.gc_mode == "foreground",
-        "ftl.gc_mode",
-        "the hybrid FTLs (bast, sast, fast) merge when a write needs a log block: background \
-         cleaning is modelled for the page FTL's cleaner only",
-    )?;
-    check(
-        f.gc_background_free_blocks.is_none(),
-        "ftl.gc_background_free_blocks",
-        "only the page FTL with ftl.gc_mode = \"background\" uses it",
-    )
-}
-
 /// The page FTL with its resolved policies: fills `ftl.gc_free_blocks_min` (minimum: one more
 /// than the logs one victim's pages can be copied into, so a cleaning step can never run out of
 /// blocks; default: that plus one per extra plane) and checks the device leaves the cleaner

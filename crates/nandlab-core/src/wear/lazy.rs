@@ -180,6 +180,7 @@ impl WearLeveler for LazyWearLeveling {
             remaps: self.remaps,
             delta: self.delta,
             delta_history: self.tuner.as_ref().map_or_else(Vec::new, |t| t.history().to_vec()),
+            summary: format!("lazy, {} re-mappings, Δ {:.1}", self.remaps, self.delta),
             ..WearLevelingStats::default()
         }
     }

@@ -99,6 +99,9 @@ pub struct WearLevelingStats {
     pub delta: f64,
     /// Lazy with `wear.adaptive`: Δ at the start of each session (paper Fig. 13).
     pub delta_history: Vec<f64>,
+    /// What the leveler did, in words, for a report (its own wording: `run`'s table prints it).
+    #[serde(skip)]
+    pub summary: String,
 }
 
 /// A wear-leveling policy. Erases the leveler asks the host for (`WearHost::erase`, `evict`)

@@ -165,6 +165,10 @@ impl WearLeveler for StaticWearLeveling {
             forced_sets: self.forced_sets,
             evicted_blocks: self.evicted_blocks,
             bitmap_resets: self.bitmap_resets,
+            summary: format!(
+                "static, {} sets forced, {} blocks evicted",
+                self.forced_sets, self.evicted_blocks
+            ),
             ..WearLevelingStats::default()
         }
     }

@@ -99,7 +99,8 @@
 //! not apply to these kinds.
 
 use super::kinds::{Generator, Plan};
-use super::spec::{FsConfig, FsParams, WorkloadConfig, WorkloadSpec};
+use super::spec::{FsConfig, FsParams, WorkloadConfig};
+use super::WorkloadSpec;
 use crate::error::ConfigError;
 use crate::flash::Geometry;
 use crate::request::{Request, RequestKind};
@@ -660,6 +661,8 @@ impl FatVolume {
 pub struct FsPlan {
     pub embedded: bool,
     pub fs: FsParams,
+    /// The volume laid out (and checked to hold the files) at resolution.
+    pub layout: FatLayout,
 }
 
 impl Plan for FsPlan {
@@ -678,7 +681,7 @@ pub fn resolve_volume(
     params: &mut Params<'_>,
     g: &Geometry,
     embedded: bool,
-) -> Result<FsParams, ConfigError> {
+) -> Result<(FsParams, FatLayout), ConfigError> {
     check(
         w.arrival == "closed",
         "workload.arrival",
@@ -735,14 +738,13 @@ pub fn resolve_volume(
         fs.create_bias = Some(p.create_bias);
         fs.read_bias = Some(p.read_bias);
     }
-    check_volume(embedded, &p, g)?;
+    let layout = check_volume(embedded, &p, g)?;
     params.set("fs", &fs);
-    Ok(p)
+    Ok((p, layout))
 }
 
 /// Checks that the volume a config describes can hold the workload's initial files (of the
-/// embedded workload, or Postmark's), and lays it out. Called by `resolve_volume` and by
-/// `FsWorkload::new`.
+/// embedded workload, or Postmark's), and lays it out (`resolve_volume`).
 pub fn check_volume(embedded: bool, p: &FsParams, g: &Geometry) -> Result<FatLayout, ConfigError> {
     let layout =
         FatLayout::aligned(g.logical_bytes() / SECTOR_BYTES, p.cluster_bytes, p.data_align_bytes)?;
@@ -920,7 +922,7 @@ impl FsWorkload {
         let w = &r.config;
         let kind = if plan.embedded { Kind::Embedded } else { Kind::Postmark };
         let p = plan.fs;
-        let layout = check_volume(plan.embedded, &p, &r.geometry)?;
+        let layout = plan.layout;
         let g = r.geometry;
         let prefill = if w.prefill == Some(false) { 0 } else { g.logical_pages };
         let mut me = Self {

@@ -85,7 +85,8 @@
 //! not apply; `workload.fs.files`, `transactions` and `create_bias` are config errors.
 
 use super::kinds::{Generator, Plan};
-use super::spec::{FsConfig, FsParams, WorkloadConfig, WorkloadSpec, MEDIA_NAMES};
+use super::spec::{FsConfig, FsParams, WorkloadConfig, MEDIA_NAMES};
+use super::WorkloadSpec;
 use crate::error::ConfigError;
 use crate::flash::Geometry;
 use crate::request::{Request, RequestKind};
@@ -111,6 +112,8 @@ fn high_water_clusters(layout: &FatLayout, fill_fraction: f64) -> u64 {
 #[derive(Clone, Debug)]
 pub struct MediaPlan {
     pub fs: FsParams,
+    /// The volume laid out (and checked to hold the player's files) at resolution.
+    pub layout: FatLayout,
 }
 
 impl Plan for MediaPlan {
@@ -129,7 +132,7 @@ pub fn resolve_media_volume(
     w: &WorkloadConfig,
     params: &mut Params<'_>,
     g: &Geometry,
-) -> Result<FsParams, ConfigError> {
+) -> Result<MediaPlan, ConfigError> {
     check(
         w.arrival == "closed",
         "workload.arrival",
@@ -138,13 +141,17 @@ pub fn resolve_media_volume(
     let media: String = params.or("media", "camera".to_string())?;
     one_of(&media, "workload.media", MEDIA_NAMES)?;
     let mut fs: FsConfig = params.get("fs")?.unwrap_or_default();
-    let p = media_fs(&mut fs, &media, g)?;
+    let (p, layout) = media_fs(&mut fs, &media, g)?;
     params.set("fs", &fs);
-    Ok(p)
+    Ok(MediaPlan { fs: p, layout })
 }
 
 /// `[workload.fs]` of `media-player` with `media`'s defaults filled in and checked.
-fn media_fs(fs: &mut FsConfig, media: &str, g: &Geometry) -> Result<FsParams, ConfigError> {
+fn media_fs(
+    fs: &mut FsConfig,
+    media: &str,
+    g: &Geometry,
+) -> Result<(FsParams, FatLayout), ConfigError> {
     for (set, key) in [
         (fs.files.is_some(), "workload.fs.files"),
         (fs.transactions.is_some(), "workload.fs.transactions"),
@@ -195,14 +202,14 @@ fn media_fs(fs: &mut FsConfig, media: &str, g: &Geometry) -> Result<FsParams, Co
     fs.fill_fraction = Some(p.fill_fraction);
     let order = fs.delete_order.get_or_insert_with(|| "oldest".into());
     one_of(order, "workload.fs.delete_order", &["oldest", "random"])?;
-    check_volume(&p, g)?;
-    Ok(p)
+    let layout = check_volume(&p, g)?;
+    Ok((p, layout))
 }
 
 /// Lays the media-player volume a config describes out and checks that a largest file always
 /// fits under the high-water mark once every file has been deleted: the folders and all the
 /// clusters they can grow to (each folder sized for every file the mark can hold), plus the
-/// file. Called by `resolve_media_volume` and by `MediaWorkload::new`.
+/// file (`resolve_media_volume`).
 pub fn check_volume(p: &FsParams, g: &Geometry) -> Result<FatLayout, ConfigError> {
     let layout = FatLayout::with_reserved(
         g.logical_bytes() / SECTOR_BYTES,
@@ -347,7 +354,7 @@ impl MediaWorkload {
     fn with(r: &WorkloadSpec, plan: &MediaPlan) -> Result<Self, ConfigError> {
         let w = &r.config;
         let p = plan.fs;
-        let layout = check_volume(&p, &r.geometry)?;
+        let layout = plan.layout;
         let g = r.geometry;
         let sectors_of =
             |passes: f64| (passes * g.logical_bytes() as f64 / SECTOR_BYTES as f64).ceil() as u64;

@@ -26,7 +26,7 @@
 //! `TraceItems` applies between trace replays. Repetitions follow one another in time at the
 //! workload's own rate.
 
-use super::spec::WorkloadSpec;
+use super::WorkloadSpec;
 use crate::error::ConfigError;
 
 use super::{WorkItem, Workload};

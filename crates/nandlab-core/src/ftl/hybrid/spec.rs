@@ -34,8 +34,7 @@ pub struct HybridSpec {
     pub recycling: RecyclingSpec,
 }
 
-/// A hybrid kind resolved into an `FtlSpec` (the `resolve` of the hybrid kinds' entries):
-/// background cleaning is the page FTL's, then `HybridSpec::resolve`.
+/// A hybrid kind resolved into an `FtlSpec` (the `resolve` of the hybrid kinds' entries).
 pub fn resolve_hybrid(
     kind: HybridKind,
     name: &'static str,
@@ -43,7 +42,18 @@ pub fn resolve_hybrid(
     tables: &mut Tables,
     g: &Geometry,
 ) -> Result<FtlSpec, ConfigError> {
-    crate::ftl::spec::refuse_background_keys_unless_page(f, false)?;
+    // Background cleaning is the page FTL's.
+    check(
+        f.gc_mode == "foreground",
+        "ftl.gc_mode",
+        "the hybrid FTLs (bast, sast, fast) merge when a write needs a log block: background \
+         cleaning is modelled for the page FTL's cleaner only",
+    )?;
+    check(
+        f.gc_background_free_blocks.is_none(),
+        "ftl.gc_background_free_blocks",
+        "only the page FTL with ftl.gc_mode = \"background\" uses it",
+    )?;
     let spec = HybridSpec::resolve(kind, name, f, &mut tables.params("ftl"), g)?;
     Ok(FtlSpec::Hybrid(spec))
 }

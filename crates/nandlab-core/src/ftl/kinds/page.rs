@@ -9,7 +9,6 @@ pub(super) const ENTRY: FtlKindEntry = FtlKindEntry {
     params: &[],
     granule_blocks: |_| 0,
     resolve: |f, tables, g, hw| {
-        crate::ftl::spec::refuse_background_keys_unless_page(f, true)?;
         let cleaning = crate::gc::resolve(f, tables)?;
         let placement = crate::placement::resolve(f, tables)?;
         let page = crate::ftl::spec::resolve_page(f, cleaning, placement, g, hw)?;

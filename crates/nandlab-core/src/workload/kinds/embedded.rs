@@ -13,7 +13,7 @@ pub(super) const ENTRY: WorkloadKindEntry = WorkloadKindEntry {
     replayed: false,
     default_passes: (1.0, 2.0),
     resolve: |w, params, g| {
-        let fs = resolve_volume(w, params, g, true)?;
-        Ok(Arc::new(FsPlan { embedded: true, fs }))
+        let (fs, layout) = resolve_volume(w, params, g, true)?;
+        Ok(Arc::new(FsPlan { embedded: true, fs, layout }))
     },
 };

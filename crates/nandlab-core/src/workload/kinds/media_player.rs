@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::{WorkloadKindEntry, FS};
 use crate::spec::Param;
-use crate::workload::media::{resolve_media_volume, MediaPlan};
+use crate::workload::media::resolve_media_volume;
 
 pub(super) const ENTRY: WorkloadKindEntry = WorkloadKindEntry {
     name: "media-player",
@@ -15,5 +15,5 @@ pub(super) const ENTRY: WorkloadKindEntry = WorkloadKindEntry {
     // The run warms up by populating its volume, and the FAB paper's traces write about one
     // volume's worth (Table I: 0.8 to 1.8 × the flash size).
     default_passes: (0.0, 1.0),
-    resolve: |w, params, g| Ok(Arc::new(MediaPlan { fs: resolve_media_volume(w, params, g)? })),
+    resolve: |w, params, g| Ok(Arc::new(resolve_media_volume(w, params, g)?)),
 };
