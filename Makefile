@@ -3,8 +3,9 @@
 #   make test   build, then run the Rust and the Python test suites
 #   make bench  the speed benchmark (simulated host page writes per wall second)
 #   make lint   rustfmt, clippy (warnings are errors), ruff, mypy, nandlab-core's module graph
-#               (no cycle), references in comments, and scripts/tidy.py (function length,
-#               file-level import circles in every crate): the checks CI runs
+#               (no cycle), references in comments, scripts/tidy.py (function length,
+#               file-level import circles in every crate) and scripts/check_docs.py (the
+#               README's key table and ARCHITECTURE's tree against the code): the checks CI runs
 #   make experiments   regenerate experiments/*/ CSVs, PNGs (needs ../shared/traces for traces)
 
 PYTHON ?= python3
@@ -47,6 +48,7 @@ lint: $(VENV)/.deps
 	$(VPY) -m mypy
 	$(PYTHON) scripts/module_graph.py >/dev/null
 	$(PYTHON) scripts/tidy.py
+	$(PYTHON) scripts/check_docs.py
 
 # The Python side: a private virtualenv with the package built in place by maturin.
 $(VENV)/.deps: pyproject.toml

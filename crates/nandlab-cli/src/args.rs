@@ -18,6 +18,17 @@ pub struct ConfigArgs {
     pub overrides: Vec<String>,
 }
 
+/// `print-config`: the resolved configuration, or (`--keys`) every key one may hold.
+#[derive(Args, Debug)]
+pub struct PrintConfigArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// List every key a configuration may hold (each policy's parameters included), one per
+    /// line, instead of resolving one
+    #[arg(long)]
+    pub keys: bool,
+}
+
 /// `--json PATH|- --quiet`: where a command's JSON report goes, and its progress output.
 #[derive(Args, Debug)]
 pub struct OutputArgs {

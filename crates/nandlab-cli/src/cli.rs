@@ -5,7 +5,7 @@
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::analyze::AnalyzeArgs;
-use crate::args::{BenchArgs, ConfigArgs, DemoArgs, Unparsed};
+use crate::args::{BenchArgs, DemoArgs, PrintConfigArgs, Unparsed};
 use crate::pbr::PbrArgs;
 use crate::probe::ProbeArgs;
 use crate::run::RunArgs;
@@ -63,10 +63,10 @@ pub enum Command {
     /// Run one simulation and print its metrics (or write them as JSON)
     Run(RunArgs),
     /// Print every config key, resolved, and the memory estimate
-    PrintConfig(ConfigArgs),
+    PrintConfig(PrintConfigArgs),
     /// List the device presets and their geometry and timing
     Presets,
-    /// Run the built-in experiment (paper 000's DAC table)
+    /// Run the built-in experiment (the DAC paper's table)
     Demo(DemoArgs),
     /// Measure the simulator's speed
     Bench(BenchArgs),

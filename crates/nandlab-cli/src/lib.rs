@@ -151,7 +151,10 @@ fn execute(command: Command) -> Result<Option<Handoff>, String> {
         }
         Command::Version => outln!("{}", nandlab_version::VERSION_STRING),
         Command::Presets => presets(),
-        Command::PrintConfig(config) => print_config(&config),
+        Command::PrintConfig(args) if args.keys => {
+            nandlab_core::config::keys().iter().try_for_each(|k| outln!("{k}"))
+        }
+        Command::PrintConfig(args) => print_config(&args.config),
         Command::Demo(args) => demo::demo(args.quick),
         Command::Bench(args) => {
             demo::bench(args.blocks, args.passes, args.only.map(BenchSection::name))

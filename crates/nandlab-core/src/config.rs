@@ -73,6 +73,27 @@ fn families() -> Vec<Family> {
     ]
 }
 
+/// Every key a configuration may hold, dotted and sorted: each section's fields and every
+/// parameter a registered policy declares (a structured one, such as `workload.fs`, by its own
+/// key). What `nandlab print-config --keys` prints and the README's key table is checked against.
+#[must_use]
+pub fn keys() -> Vec<String> {
+    let mut out = std::collections::BTreeSet::new();
+    if let Ok(serde_json::Value::Object(top)) = serde_json::to_value(Config::default()) {
+        for (section, fields) in top {
+            if let serde_json::Value::Object(fields) = fields {
+                out.extend(fields.keys().map(|k| format!("{section}.{k}")));
+            }
+        }
+    }
+    for family in families() {
+        for (_, params) in &family.entries {
+            out.extend(params.iter().map(|p| format!("{}.{}", p.table, p.key)));
+        }
+    }
+    out.into_iter().collect()
+}
+
 /// The tables the policies declare beyond the typed sections.
 fn policy_tables(families: &[Family]) -> Vec<&'static str> {
     let mut names: Vec<&'static str> = families
