@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use nandlab_core::{Config, Device, Io, Request, Resolved};
+use nandlab_core::{Config, Device, Dispatched, Io, Request, Resolved, Submission};
 use nandlab_fuzz::{scratch_dir, Bytes};
 use nandlab_store::{FileMedia, Mount};
 
@@ -99,7 +99,11 @@ fn build(index: usize) -> Pristine {
         let mut d = Device::with_media(&r, Box::new(media), None).unwrap();
         for i in 1..=WRITES {
             let lpn = if rng() % 4 == 0 { rng() % lpns } else { rng() % (lpns / 8).max(1) };
-            d.submit_io(&Request::write(lpn * PAGE, PAGE), Io::Write(&page_of(lpn, i))).unwrap();
+            d.dispatch(
+                Submission::new(&Request::write(lpn * PAGE, PAGE)).io(Io::Write(&page_of(lpn, i))),
+            )
+            .map(Dispatched::completion)
+            .unwrap();
             expected[lpn as usize] = i;
             if i == 600 || i == 1100 {
                 d.checkpoint().unwrap();
@@ -135,7 +139,11 @@ fn mount_and_check(p: &Pristine, r: &Resolved, path: &Path, mount: Mount, strict
     let mut buf = vec![0u8; PAGE as usize];
     for (lpn, &v) in p.expected.iter().enumerate() {
         let lpn = lpn as u64;
-        if d.submit_io(&Request::read(lpn * PAGE, PAGE), Io::Read(&mut buf)).is_err() || !strict {
+        if d.dispatch(Submission::new(&Request::read(lpn * PAGE, PAGE)).io(Io::Read(&mut buf)))
+            .map(Dispatched::completion)
+            .is_err()
+            || !strict
+        {
             continue;
         }
         let right = if v == 0 { buf.iter().all(|&b| b == 0) } else { buf == page_of(lpn, v) };
@@ -145,13 +153,21 @@ fn mount_and_check(p: &Pristine, r: &Resolved, path: &Path, mount: Mount, strict
     let version = WRITES + 1;
     let mut written = Vec::new();
     for lpn in (0..p.expected.len() as u64).step_by(7).take(16) {
-        if d.submit_io(&Request::write(lpn * PAGE, PAGE), Io::Write(&page_of(lpn, version))).is_ok()
+        if d.dispatch(
+            Submission::new(&Request::write(lpn * PAGE, PAGE))
+                .io(Io::Write(&page_of(lpn, version))),
+        )
+        .map(Dispatched::completion)
+        .is_ok()
         {
             written.push(lpn);
         }
     }
     for &lpn in &written {
-        if d.submit_io(&Request::read(lpn * PAGE, PAGE), Io::Read(&mut buf)).is_ok() {
+        if d.dispatch(Submission::new(&Request::read(lpn * PAGE, PAGE)).io(Io::Read(&mut buf)))
+            .map(Dispatched::completion)
+            .is_ok()
+        {
             assert!(
                 buf == page_of(lpn, version),
                 "LPN {lpn}: a write after recovery reads back wrong"
@@ -172,7 +188,10 @@ fn mount_and_check(p: &Pristine, r: &Resolved, path: &Path, mount: Mount, strict
     let mut d = Device::recover(r, Box::new(media), 2_000_000_000_000)
         .unwrap_or_else(|e| panic!("a recovered and synced image no longer recovers: {e}"));
     for &lpn in &written {
-        if d.submit_io(&Request::read(lpn * PAGE, PAGE), Io::Read(&mut buf)).is_ok() {
+        if d.dispatch(Submission::new(&Request::read(lpn * PAGE, PAGE)).io(Io::Read(&mut buf)))
+            .map(Dispatched::completion)
+            .is_ok()
+        {
             assert!(
                 buf == page_of(lpn, version),
                 "LPN {lpn}: a synced write was lost at the next mount"

@@ -70,10 +70,7 @@ impl Small {
         let ftl = pick(&["page", "page", "bast", "sast", "fast"], self.ftl);
         set("ftl.kind", format!("\"{ftl}\""));
         if ftl == "page" {
-            set(
-                "ftl.cleaning",
-                format!("\"{}\"", pick(&nandlab_core::gc::names(), self.cleaning)),
-            );
+            set("ftl.cleaning", format!("\"{}\"", pick(&nandlab_core::gc::names(), self.cleaning)));
             let placement = pick(&nandlab_core::placement::names(), self.placement);
             set("ftl.placement", format!("\"{placement}\""));
             match placement {
@@ -109,7 +106,7 @@ impl Small {
                 set("ftl.group_log_blocks", "1".into());
             }
             if ftl == "bast" {
-                let r = pick(nandlab_core::ftl::hybrid::recycling::RECYCLING_NAMES, self.recycling);
+                let r = pick(&nandlab_core::ftl::hybrid::recycling::names(), self.recycling);
                 set("ftl.recycling", format!("\"{r}\""));
             }
         }

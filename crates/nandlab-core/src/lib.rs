@@ -30,7 +30,7 @@ pub mod wear;
 pub mod workload;
 
 pub use config::{apply_overrides, Config, Geometry, Resolved};
-pub use device::{Completion, Device, Dispatched, Effects, Io};
+pub use device::{Completion, Device, Dispatched, Effects, Io, Submission, Wait};
 pub use error::{ConfigError, MediaError, RecoveryError, RequestError};
 pub use metrics::Metrics;
 pub use request::{Request, RequestKind};

@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use crate::device::Device;
+use crate::device::{Device, Submission, Wait};
 use crate::error::RequestError;
 use crate::metrics::{Metrics, WearSample};
 use crate::workload::WorkItem;
@@ -154,16 +154,12 @@ pub fn run<E>(
                         exhausted = !pull(device, &mut items, &mut window);
                     }
                 }
-                let served = if req.arrival_ns.is_none() && queue_depth == 1 {
+                let wait = if req.arrival_ns.is_none() && queue_depth == 1 {
                     // One at a time: it arrives when the device is idle.
-                    if pieces.is_empty() {
-                        device.submit(&req).map(|_| ())
-                    } else {
-                        device.submit_split(&req, &pieces).map(|_| ())
-                    }
+                    Wait::Now
                 } else if req.arrival_ns.is_some() {
                     // Open loop: at its time, whatever is in flight.
-                    device.dispatch_open(&req, &pieces).map(|_| ())
+                    Wait::Never
                 } else {
                     if device.in_flight() >= queue_depth {
                         if let Some(t) = device.wait_one() {
@@ -172,14 +168,10 @@ pub fn run<E>(
                     }
                     clock = clock.max(device.last_arrival_ns());
                     req.arrival_ns = Some(clock);
-                    if pieces.is_empty() {
-                        device.dispatch(&req).map(|_| ())
-                    } else {
-                        device.dispatch_split(&req, &pieces).map(|_| ())
-                    }
+                    Wait::InFlight
                 };
-                match served {
-                    Ok(()) => {}
+                match device.dispatch(Submission::new(&req).pieces(&pieces).wait(wait)) {
+                    Ok(_) => {}
                     // The flash wore out: the run ends here (lifetime experiments run until
                     // this happens); the metrics record when.
                     Err(RequestError::WornOut { .. }) => break,

@@ -6,7 +6,7 @@
 //! arrival second); `Ftl::locate` names each page's region (the EBR / RAM region is the index above
 //! the flash regions: 4 here). Plus a random run with the invariant checker on.
 
-use nandlab_core::{sim, Config, Device, Request, Resolved, Workload};
+use nandlab_core::{sim, Config, Device, Dispatched, Request, Resolved, Submission, Workload};
 
 const S: u64 = 1_000_000_000;
 const PAGE: u64 = 4096;
@@ -27,7 +27,9 @@ fn deb_device() -> Device {
 }
 
 fn write(d: &mut Device, lpn: u64, at_s: u64) {
-    d.submit(&Request::write(lpn * PAGE, PAGE).at(at_s * S)).unwrap();
+    d.dispatch(Submission::new(&Request::write(lpn * PAGE, PAGE).at(at_s * S)))
+        .map(Dispatched::completion)
+        .unwrap();
 }
 
 fn region(d: &Device, lpn: u32) -> u8 {
@@ -201,7 +203,9 @@ fn end_of_run_write_back_is_counted_apart_and_reads_come_from_ram() {
     // A read of a page in RAM is served there.
     let mut d = deb_device();
     write(&mut d, 9, 1);
-    d.submit(&Request::read(9 * PAGE, PAGE).at(2 * S)).unwrap();
+    d.dispatch(Submission::new(&Request::read(9 * PAGE, PAGE).at(2 * S)))
+        .map(Dispatched::completion)
+        .unwrap();
     let m = d.metrics();
     assert_eq!((m.flash_read_pages, m.ram_region.unwrap().counters.read_pages), (0, 1));
 }

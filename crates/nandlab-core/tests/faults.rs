@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use common::tracked::{origin_of, payload, Image, Op, Track, Tracked};
 use nandlab_core::flash::{CountingMedia, Fault, FaultKind, FaultyMedia, Injected};
 use nandlab_core::rng::Prng;
-use nandlab_core::{Config, Device, Io, Request, RequestError, Resolved};
+use nandlab_core::{Config, Device, Dispatched, Io, Request, RequestError, Resolved, Submission};
 
 const PAGE: u64 = 512;
 const PPB: u32 = 8;
@@ -163,7 +163,10 @@ impl Host {
         let id = self.next_id;
         self.next_id += 1;
         let req = Request::write(u64::from(lpn) * PAGE, PAGE).at(self.tick());
-        let result = self.device.submit_io(&req, Io::Write(&payload(id, PAGE as usize)));
+        let result = self
+            .device
+            .dispatch(Submission::new(&req).io(Io::Write(&payload(id, PAGE as usize))))
+            .map(Dispatched::completion);
         let e = &mut self.expect[lpn as usize];
         match &result {
             Ok(_) => *e = Expect { acked: id, unacked: Vec::new() },
@@ -181,7 +184,11 @@ impl Host {
     /// wrong id).
     fn write_half(&mut self, lpn: u32) {
         let req = Request::write(u64::from(lpn) * PAGE + PAGE / 2, PAGE / 2).at(self.tick());
-        match self.device.submit_io(&req, Io::Write(&[0xFF; PAGE as usize / 2])) {
+        match self
+            .device
+            .dispatch(Submission::new(&req).io(Io::Write(&[0xFF; PAGE as usize / 2])))
+            .map(Dispatched::completion)
+        {
             Ok(_) | Err(RequestError::Media(_)) => {}
             Err(other) => panic!("half write of LPN {lpn}: {other}"),
         }
@@ -191,7 +198,9 @@ impl Host {
     fn read(&mut self, lpn: u32) -> Result<u64, RequestError> {
         let mut page = vec![0xEE; PAGE as usize];
         let req = Request::read(u64::from(lpn) * PAGE, PAGE).at(self.tick());
-        self.device.submit_io(&req, Io::Read(&mut page))?;
+        self.device
+            .dispatch(Submission::new(&req).io(Io::Read(&mut page)))
+            .map(Dispatched::completion)?;
         Ok(origin_of(&page))
     }
 
@@ -326,11 +335,18 @@ fn a_failed_read_modify_write_read_leaves_the_page_as_it_was() {
         let mut h = Host::new(&r, &[Fault::at(FaultKind::Read, 1)], 1);
         four_writes(&mut h, name);
         let req = Request::write(2 * PAGE + PAGE / 2, PAGE / 2).at(h.tick());
-        let e = h.device.submit_io(&req, Io::Write(&[0xFF; PAGE as usize / 2])).unwrap_err();
+        let e = h
+            .device
+            .dispatch(Submission::new(&req).io(Io::Write(&[0xFF; PAGE as usize / 2])))
+            .map(Dispatched::completion)
+            .unwrap_err();
         assert!(matches!(&e, RequestError::Media(m) if m.kind() == ErrorKind::Other), "{e}");
         let mut page = vec![0u8; PAGE as usize];
         let req = Request::read(2 * PAGE, PAGE).at(h.tick());
-        h.device.submit_io(&req, Io::Read(&mut page)).unwrap();
+        h.device
+            .dispatch(Submission::new(&req).io(Io::Read(&mut page)))
+            .map(Dispatched::completion)
+            .unwrap();
         assert_eq!(origin_of(&page), 3, "{name}");
         assert!(page[PAGE as usize / 2..].iter().all(|&b| b == 0), "{name}: half not merged");
     }

@@ -2,7 +2,7 @@
 //! Method: drive a device of a few blocks with single-page writes and compare every erase,
 //! copy, mapping and completion time with the numbers derived in the comments.
 
-use nandlab_core::{Config, Device, Request, RequestKind};
+use nandlab_core::{Config, Device, Dispatched, Request, RequestKind, Submission};
 
 const PAGE: u64 = 4096;
 
@@ -12,7 +12,9 @@ fn device(overrides: &[&str]) -> Device {
 }
 
 fn write(d: &mut Device, lpn: u64) -> nandlab_core::Completion {
-    d.submit(&Request::write(lpn * PAGE, PAGE)).unwrap()
+    d.dispatch(Submission::new(&Request::write(lpn * PAGE, PAGE)))
+        .map(Dispatched::completion)
+        .unwrap()
 }
 
 /// 8 blocks × 4 pages, 12 logical pages, one log, a reserve of 3 free blocks.
@@ -139,14 +141,21 @@ fn dac_promotes_on_update_and_demotes_on_cleaning() {
 fn trim_invalidates_and_reads_of_unmapped_pages_touch_no_flash() {
     let mut d = tiny("greedy");
     write(&mut d, 5);
-    d.submit(&Request::trim(5 * PAGE, PAGE)).unwrap();
+    d.dispatch(Submission::new(&Request::trim(5 * PAGE, PAGE)))
+        .map(Dispatched::completion)
+        .unwrap();
     assert!(!d.ftl().is_mapped(5));
     // A partial-page trim discards nothing.
     write(&mut d, 6);
-    d.submit(&Request::trim(6 * PAGE + 512, 1024)).unwrap();
+    d.dispatch(Submission::new(&Request::trim(6 * PAGE + 512, 1024)))
+        .map(Dispatched::completion)
+        .unwrap();
     assert!(d.ftl().is_mapped(6));
     let before = d.metrics();
-    let c = d.submit(&Request::read(5 * PAGE, PAGE)).unwrap();
+    let c = d
+        .dispatch(Submission::new(&Request::read(5 * PAGE, PAGE)))
+        .map(Dispatched::completion)
+        .unwrap();
     let m = d.metrics();
     assert_eq!(c.service_ns, 0);
     assert_eq!(m.unmapped_read_pages - before.unmapped_read_pages, 1);
@@ -158,9 +167,14 @@ fn trim_invalidates_and_reads_of_unmapped_pages_touch_no_flash() {
 fn partial_page_write_reads_the_old_page_first() {
     let mut d = tiny("greedy");
     // First partial write of a fresh page: nothing to merge.
-    d.submit(&Request::write(2 * PAGE + 512, 512)).unwrap();
+    d.dispatch(Submission::new(&Request::write(2 * PAGE + 512, 512)))
+        .map(Dispatched::completion)
+        .unwrap();
     // Second: the page holds data, so one flash read (25 us + 10.24 us) precedes the program.
-    let c = d.submit(&Request::write(2 * PAGE, 1024)).unwrap();
+    let c = d
+        .dispatch(Submission::new(&Request::write(2 * PAGE, 1024)))
+        .map(Dispatched::completion)
+        .unwrap();
     assert_eq!(c.service_ns, 35_240 + 210_240);
     let m = d.metrics();
     assert_eq!((m.rmw_read_pages, m.host_write_pages, m.host_write_bytes), (1, 2, 1536));
@@ -170,8 +184,14 @@ fn partial_page_write_reads_the_old_page_first() {
 fn open_loop_arrivals_queue_behind_busy_flash() {
     let mut d = tiny("greedy");
     // Two writes arriving at t = 0 and t = 100 ns: the second waits for the first.
-    let a = d.submit(&Request::write(0, PAGE).at(0)).unwrap();
-    let b = d.submit(&Request::write(PAGE, PAGE).at(100)).unwrap();
+    let a = d
+        .dispatch(Submission::new(&Request::write(0, PAGE).at(0)))
+        .map(Dispatched::completion)
+        .unwrap();
+    let b = d
+        .dispatch(Submission::new(&Request::write(PAGE, PAGE).at(100)))
+        .map(Dispatched::completion)
+        .unwrap();
     assert_eq!(a.complete_ns, 210_240);
     assert_eq!(b.start_ns, 210_240);
     assert_eq!(b.latency_ns(), 2 * 210_240 - 100);
@@ -179,20 +199,29 @@ fn open_loop_arrivals_queue_behind_busy_flash() {
     assert_eq!(m.write_latency_ns.count, 2);
     assert_eq!(m.write_latency_ns.max, 2 * 210_240 - 100);
     // A later request may not arrive earlier than an earlier one.
-    let e = d.submit(&Request::write(0, PAGE).at(50)).unwrap_err();
+    let e = d
+        .dispatch(Submission::new(&Request::write(0, PAGE).at(50)))
+        .map(Dispatched::completion)
+        .unwrap_err();
     assert!(e.to_string().contains("earlier"));
 }
 
 #[test]
 fn requests_past_the_end_are_rejected() {
     let mut d = tiny("greedy");
-    let e = d.submit(&Request::write(11 * PAGE, 2 * PAGE)).unwrap_err();
+    let e = d
+        .dispatch(Submission::new(&Request::write(11 * PAGE, 2 * PAGE)))
+        .map(Dispatched::completion)
+        .unwrap_err();
     assert!(matches!(e, nandlab_core::RequestError::OutOfRange { .. }), "{e}");
-    let e = d.submit(&Request::read(u64::MAX - 1, 4)).unwrap_err();
+    let e = d
+        .dispatch(Submission::new(&Request::read(u64::MAX - 1, 4)))
+        .map(Dispatched::completion)
+        .unwrap_err();
     assert!(e.to_string().contains("capacity"));
     let flush =
         Request { kind: RequestKind::Flush, offset_bytes: 0, length_bytes: 0, arrival_ns: None };
-    d.submit(&flush).unwrap();
+    d.dispatch(Submission::new(&flush)).map(Dispatched::completion).unwrap();
     assert_eq!(d.metrics().host_flush_requests, 1);
 }
 

@@ -6,7 +6,7 @@
 //! O(n) invariant checker run often; exact lifetime bookkeeping checked against the counters.
 
 use nandlab_core::RequestError;
-use nandlab_core::{sim, Config, Device, Metrics, Resolved, Workload};
+use nandlab_core::{sim, Config, Device, Dispatched, Metrics, Resolved, Submission, Workload};
 
 fn resolve(overrides: &[&str]) -> Resolved {
     let mut o = vec![
@@ -119,11 +119,11 @@ fn a_worn_out_device_refuses_writes() {
         length_bytes: 4096,
         arrival_ns: None,
     };
-    let err = d.submit(&write).unwrap_err();
+    let err = d.dispatch(Submission::new(&write)).map(Dispatched::completion).unwrap_err();
     assert!(matches!(err, RequestError::WornOut { .. }), "{err:?}");
     assert!(err.to_string().contains("worn out"), "{err}");
     let read = nandlab_core::Request { kind: nandlab_core::RequestKind::Read, ..write };
-    d.submit(&read).unwrap();
+    d.dispatch(Submission::new(&read)).map(Dispatched::completion).unwrap();
 }
 
 #[test]

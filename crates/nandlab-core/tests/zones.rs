@@ -4,7 +4,7 @@
 //! Method: a one-die device with generic timing (read 25 us, transfer 10.24 us, program
 //! 200 us) driven request by request; then whole runs with and without zones compared.
 
-use nandlab_core::{sim, Config, Device, Request, Synthetic};
+use nandlab_core::{sim, Config, Device, Dispatched, Request, Submission, Synthetic};
 
 const PAGE: u64 = 4096;
 /// A table page read (25 us + 10.24 us transfer) and program (10.24 us + 200 us).
@@ -36,13 +36,22 @@ fn tiny(cache_zones: u32) -> Device {
 }
 
 fn write(d: &mut Device, lpn: u64) -> u64 {
-    d.submit(&Request::write(lpn * PAGE, PAGE)).unwrap().service_ns
+    d.dispatch(Submission::new(&Request::write(lpn * PAGE, PAGE)))
+        .map(Dispatched::completion)
+        .unwrap()
+        .service_ns
 }
 fn read(d: &mut Device, lpn: u64) -> u64 {
-    d.submit(&Request::read(lpn * PAGE, PAGE)).unwrap().service_ns
+    d.dispatch(Submission::new(&Request::read(lpn * PAGE, PAGE)))
+        .map(Dispatched::completion)
+        .unwrap()
+        .service_ns
 }
 fn trim(d: &mut Device, lpn: u64) -> u64 {
-    d.submit(&Request::trim(lpn * PAGE, PAGE)).unwrap().service_ns
+    d.dispatch(Submission::new(&Request::trim(lpn * PAGE, PAGE)))
+        .map(Dispatched::completion)
+        .unwrap()
+        .service_ns
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use nandlab_core::{Device, Request};
+use nandlab_core::{Device, Dispatched, Request, Submission, Wait};
 
 /// A device under test.
 pub trait Target {
@@ -147,7 +147,8 @@ impl SimTarget {
             while off < capacity {
                 let len = chunk.min(capacity - off);
                 let c = device
-                    .submit(&Request::write(off, len).at(now_ns))
+                    .dispatch(Submission::new(&Request::write(off, len).at(now_ns)))
+                    .map(Dispatched::completion)
                     .map_err(|e| e.to_string())?;
                 now_ns = c.complete_ns;
                 off += len;
@@ -182,7 +183,11 @@ impl SimTarget {
     }
 
     fn submit(&mut self, req: Request) -> Result<u64, String> {
-        let c = self.device.submit(&req.at(self.now_ns)).map_err(|e| e.to_string())?;
+        let c = self
+            .device
+            .dispatch(Submission::new(&req.at(self.now_ns)))
+            .map(Dispatched::completion)
+            .map_err(|e| e.to_string())?;
         self.now_ns = c.complete_ns;
         Ok(c.complete_ns - c.arrival_ns)
     }
@@ -228,7 +233,10 @@ impl Target for SimTarget {
                 at = at.max(done);
                 end = end.max(done);
             }
-            let d = self.device.dispatch(&Request::read(o, l).at(at)).map_err(|e| e.to_string())?;
+            let d = self
+                .device
+                .dispatch(Submission::new(&Request::read(o, l).at(at)).wait(Wait::InFlight))
+                .map_err(|e| e.to_string())?;
             if let nandlab_core::Dispatched::Timed(c) = d {
                 end = end.max(c.complete_ns);
             }

@@ -12,7 +12,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use nandlab_core::metrics::{LatencyHistogram, LatencySummary};
-use nandlab_core::{Config, ConfigError, Device, Io, Request, RequestError, RequestKind, Resolved};
+use nandlab_core::{
+    Config, ConfigError, Device, Dispatched, Io, Request, RequestError, RequestKind, Resolved,
+    Submission,
+};
 use nandlab_nbd::{CommandKind, Engine, Errno, ExportInfo, IoOutcome, IoRequest};
 use nandlab_store::{Classifier, FileMedia, StoreError};
 use serde::Serialize;
@@ -106,7 +109,12 @@ fn relearn(device: &mut Device, classifier: &Mutex<Classifier>, page: u64, logic
     let mut buf = vec![0u8; page as usize];
     for lpn in 0..pages {
         let req = Request::read(lpn * page, page);
-        if device.submit_io(&req, Io::Read(&mut buf)).is_ok() && buf.iter().any(|&b| b != 0) {
+        if device
+            .dispatch(Submission::new(&req).io(Io::Read(&mut buf)))
+            .map(Dispatched::completion)
+            .is_ok()
+            && buf.iter().any(|&b| b != 0)
+        {
             lock(classifier).learn(lpn, &buf);
         }
     }
@@ -479,11 +487,19 @@ impl SimEngine {
         let completion = match req.kind {
             CommandKind::Read => {
                 out = vec![0u8; len as usize];
-                self.device.submit_io(&Request::read(off, len).at(arrival), Io::Read(&mut out))?
+                self.device
+                    .dispatch(
+                        Submission::new(&Request::read(off, len).at(arrival))
+                            .io(Io::Read(&mut out)),
+                    )
+                    .map(Dispatched::completion)?
             }
             CommandKind::Write => self
                 .device
-                .submit_io(&Request::write(off, len).at(arrival), Io::Write(&req.data))?,
+                .dispatch(
+                    Submission::new(&Request::write(off, len).at(arrival)).io(Io::Write(&req.data)),
+                )
+                .map(Dispatched::completion)?,
             CommandKind::WriteZeroes => {
                 // Zeroes are written, not trimmed: a trim leaves no record on flash, and the
                 // zeroes must survive a restart. Requests may exceed the payload limit: they are
@@ -495,12 +511,19 @@ impl SimEngine {
                 while done < len {
                     let n = chunk.min(len - done);
                     let req = Request::write(off + done, n).at(arrival);
-                    last = Some(self.device.submit_io(&req, Io::Write(&zeros[..n as usize]))?);
+                    last = Some(
+                        self.device
+                            .dispatch(Submission::new(&req).io(Io::Write(&zeros[..n as usize])))
+                            .map(Dispatched::completion)?,
+                    );
                     done += n;
                 }
                 last.expect("write-zeroes of length 0 never reaches the engine")
             }
-            CommandKind::Trim => self.device.submit(&Request::trim(off, len).at(arrival))?,
+            CommandKind::Trim => self
+                .device
+                .dispatch(Submission::new(&Request::trim(off, len).at(arrival)))
+                .map(Dispatched::completion)?,
             CommandKind::Flush => {
                 let flush = Request {
                     kind: RequestKind::Flush,
@@ -508,7 +531,7 @@ impl SimEngine {
                     length_bytes: 0,
                     arrival_ns: Some(arrival),
                 };
-                self.device.submit(&flush)?
+                self.device.dispatch(Submission::new(&flush)).map(Dispatched::completion)?
             }
             CommandKind::Cache => return Ok((0, out)),
         };

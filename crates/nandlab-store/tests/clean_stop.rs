@@ -10,7 +10,7 @@
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use nandlab_core::{Config, Device, Io, Request, Resolved};
+use nandlab_core::{Config, Device, Dispatched, Io, Request, Resolved, Submission};
 use nandlab_store::{FileMedia, Mount};
 
 const PAGE: u64 = 4096;
@@ -41,7 +41,13 @@ fn area(path: &Path, name: &str) -> u64 {
 }
 
 fn write(d: &mut Device, lpn: u64, v: u8) {
-    d.submit_io(&Request::write(lpn * PAGE, PAGE), Io::Write(&vec![v; PAGE as usize])).unwrap();
+    d.dispatch(Submission::new(&Request::write(lpn * PAGE, PAGE)).io(Io::Write(&vec![
+        v;
+        PAGE
+            as usize
+    ])))
+    .map(Dispatched::completion)
+    .unwrap();
 }
 
 /// Pages 0..40 at version 1, then 0..10 at version 2 (physical pages 40..50); optionally a clean

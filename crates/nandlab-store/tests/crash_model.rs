@@ -6,7 +6,7 @@
 //! Method: seeded random writes, FUA writes, trims and flushes through the request-level device
 //! over the image, checkpoints at random points, for every placement and buffer kind.
 
-use nandlab_core::{Config, Device, Io, Request};
+use nandlab_core::{Config, Device, Dispatched, Io, Request, Submission};
 use nandlab_store::{FileMedia, Mount};
 
 struct Lcg(u64);
@@ -70,7 +70,9 @@ fn run(name: &str, extra: &[&str], cycles: u64, ops: u64, seed: u64) -> Vec<Stri
             let mut buf = vec![0u8; page];
             for lpn in 0..lpns {
                 let req = Request::read(lpn * page as u64, page as u64);
-                d.submit_io(&req, Io::Read(&mut buf)).unwrap();
+                d.dispatch(Submission::new(&req).io(Io::Read(&mut buf)))
+                    .map(Dispatched::completion)
+                    .unwrap();
                 let v = u64::from_le_bytes(buf[8..16].try_into().unwrap());
                 let got = if buf.iter().all(|&b| b == 0) { Some(0) } else { Some(v) }
                     .filter(|&v| buf == page_of(lpn, v, page));
@@ -116,7 +118,11 @@ fn run(name: &str, extra: &[&str], cycles: u64, ops: u64, seed: u64) -> Vec<Stri
                     m.pending.push(version);
                     m.ever.push(version);
                     let data = page_of(lpn, version, page);
-                    d.submit_io(&Request::write(off, page as u64), Io::Write(&data)).unwrap();
+                    d.dispatch(
+                        Submission::new(&Request::write(off, page as u64)).io(Io::Write(&data)),
+                    )
+                    .map(Dispatched::completion)
+                    .unwrap();
                     if op >= 70 {
                         d.sync().unwrap();
                         *m = Allowed {
@@ -131,7 +137,9 @@ fn run(name: &str, extra: &[&str], cycles: u64, ops: u64, seed: u64) -> Vec<Stri
                     // ever held until the next write is flushed.
                     m.trimmed = true;
                     m.pending.clear();
-                    d.submit(&Request::trim(off, page as u64)).unwrap();
+                    d.dispatch(Submission::new(&Request::trim(off, page as u64)))
+                        .map(Dispatched::completion)
+                        .unwrap();
                 }
                 85..=89 if checkpoint => d.checkpoint().unwrap(),
                 _ => {

@@ -20,7 +20,7 @@ use std::os::unix::fs::FileExt;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 
-use nandlab_core::{Config, Device, Io, Request, Resolved};
+use nandlab_core::{Config, Device, Dispatched, Io, Request, Resolved, Submission};
 use nandlab_store::{FileMedia, Mount};
 
 struct Lcg(u64);
@@ -108,7 +108,9 @@ fn pristine(r: &Resolved, path: &Path, stop: Stop) -> (Vec<u8>, Vec<u64>) {
                 rng.next() % (lpns / 8)
             };
             let req = Request::write(lpn * 4096, 4096);
-            d.submit_io(&req, Io::Write(&page_of(lpn, i))).unwrap();
+            d.dispatch(Submission::new(&req).io(Io::Write(&page_of(lpn, i))))
+                .map(Dispatched::completion)
+                .unwrap();
             expected[lpn as usize] = i;
             if i == writes * 2 / 5 || i == writes * 11 / 15 {
                 d.checkpoint().unwrap();
@@ -153,7 +155,10 @@ fn classify(r: &Resolved, path: &Path, mount: Mount, expected: &[u64], c: &mut C
         let mut buf = vec![0u8; 4096];
         for (lpn, &v) in expected.iter().enumerate() {
             let req = Request::read(lpn as u64 * 4096, 4096);
-            match d.submit_io(&req, Io::Read(&mut buf)) {
+            match d
+                .dispatch(Submission::new(&req).io(Io::Read(&mut buf)))
+                .map(Dispatched::completion)
+            {
                 Err(_) => eio += 1,
                 Ok(_) if v == 0 && buf.iter().all(|&b| b == 0) => {}
                 Ok(_) if v != 0 && buf == page_of(lpn as u64, v) => {}
@@ -445,13 +450,20 @@ fn an_image_worn_past_its_rating_refuses_writes_without_panicking() {
     let mut d = Device::recover(&r, Box::new(media), 1_000_000_000_000).unwrap();
     let mut buf = vec![0u8; 4096];
     for (lpn, &v) in expected.iter().enumerate().filter(|(_, &v)| v != 0) {
-        d.submit_io(&Request::read(lpn as u64 * 4096, 4096), Io::Read(&mut buf)).unwrap();
+        d.dispatch(Submission::new(&Request::read(lpn as u64 * 4096, 4096)).io(Io::Read(&mut buf)))
+            .map(Dispatched::completion)
+            .unwrap();
         assert!(buf == page_of(lpn as u64, v), "LPN {lpn}");
     }
     let mut worn_out = 0;
     for i in 0..3000u64 {
         let lpn = i % r.geometry.logical_pages;
-        match d.submit_io(&Request::write(lpn * 4096, 4096), Io::Write(&page_of(lpn, 9))) {
+        match d
+            .dispatch(
+                Submission::new(&Request::write(lpn * 4096, 4096)).io(Io::Write(&page_of(lpn, 9))),
+            )
+            .map(Dispatched::completion)
+        {
             Ok(_) => {}
             Err(nandlab_core::RequestError::WornOut { .. }) => worn_out += 1,
             Err(e) => panic!("{e}"),

@@ -21,7 +21,7 @@ use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
 use nandlab_core::flash::{Fault, FaultKind, FaultyMedia};
-use nandlab_core::{Config, Device, Io, Request, RequestError, Resolved};
+use nandlab_core::{Config, Device, Dispatched, Io, Request, RequestError, Resolved, Submission};
 use nandlab_store::{FileMedia, Mount};
 
 const PAGE: u64 = 4096;
@@ -68,12 +68,15 @@ fn page_of(lpn: u64, v: u64) -> Vec<u8> {
 }
 
 fn write(d: &mut Device, lpn: u64, v: u64) -> Result<(), RequestError> {
-    d.submit_io(&Request::write(lpn * PAGE, PAGE), Io::Write(&page_of(lpn, v))).map(|_| ())
+    d.dispatch(Submission::new(&Request::write(lpn * PAGE, PAGE)).io(Io::Write(&page_of(lpn, v))))
+        .map(Dispatched::completion)
+        .map(|_| ())
 }
 
 fn read(d: &mut Device, lpn: u64) -> Result<Vec<u8>, RequestError> {
     let mut buf = vec![0u8; PAGE as usize];
-    d.submit_io(&Request::read(lpn * PAGE, PAGE), Io::Read(&mut buf))?;
+    d.dispatch(Submission::new(&Request::read(lpn * PAGE, PAGE)).io(Io::Read(&mut buf)))
+        .map(Dispatched::completion)?;
     Ok(buf)
 }
 

@@ -4,7 +4,7 @@
 //! Method: random sector-aligned writes of random sizes through the request-level device,
 //! compared with a reference model (a plain byte array); reopen the image and compare again.
 
-use nandlab_core::{Config, Device, Io, Request};
+use nandlab_core::{Config, Device, Dispatched, Io, Request, Submission};
 use nandlab_store::{FileMedia, Mount};
 
 fn resolved(extra: &[&str]) -> nandlab_core::Resolved {
@@ -36,7 +36,9 @@ fn image(name: &str) -> std::path::PathBuf {
 
 fn read_all(d: &mut Device, bytes: u64) -> Vec<u8> {
     let mut buf = vec![0u8; bytes as usize];
-    d.submit_io(&Request::read(0, bytes), Io::Read(&mut buf)).unwrap();
+    d.dispatch(Submission::new(&Request::read(0, bytes)).io(Io::Read(&mut buf)))
+        .map(Dispatched::completion)
+        .unwrap();
     buf
 }
 
@@ -49,7 +51,9 @@ fn scribble(d: &mut Device, reference: &mut [u8], rng: &mut Lcg, writes: usize) 
         let off = (rng.next() % (cap / 512 - sectors)) * 512;
         let byte = (rng.next() % 251) as u8 + 1;
         let data: Vec<u8> = (0..len).map(|i| byte.wrapping_add(i as u8)).collect();
-        d.submit_io(&Request::write(off, len), Io::Write(&data)).unwrap();
+        d.dispatch(Submission::new(&Request::write(off, len)).io(Io::Write(&data)))
+            .map(Dispatched::completion)
+            .unwrap();
         reference[off as usize..(off + len) as usize].copy_from_slice(&data);
     }
 }
@@ -60,7 +64,9 @@ fn read_and_compare(d: &mut Device, reference: &[u8], rng: &mut Lcg, what: &str)
     let sectors = 1 + rng.next() % 24;
     let off = (rng.next() % (cap / 512 - sectors)) * 512;
     let mut buf = vec![0u8; (sectors * 512) as usize];
-    d.submit_io(&Request::read(off, sectors * 512), Io::Read(&mut buf)).unwrap();
+    d.dispatch(Submission::new(&Request::read(off, sectors * 512)).io(Io::Read(&mut buf)))
+        .map(Dispatched::completion)
+        .unwrap();
     let want = &reference[off as usize..(off + sectors * 512) as usize];
     assert!(buf == want, "{what}: read at {off} differs");
 }
@@ -71,7 +77,9 @@ fn trim_random(d: &mut Device, reference: &mut [u8], rng: &mut Lcg, page: u64) -
     let pages = 1 + rng.next() % 4;
     let first = rng.next() % (cap / page - pages);
     let (a, b) = ((first * page) as usize, ((first + pages) * page) as usize);
-    d.submit(&Request::trim(a as u64, (b - a) as u64)).unwrap();
+    d.dispatch(Submission::new(&Request::trim(a as u64, (b - a) as u64)))
+        .map(Dispatched::completion)
+        .unwrap();
     reference[a..b].fill(0);
     (first, pages)
 }
@@ -129,7 +137,9 @@ fn damaged_oob_records_are_repaired_torn_or_refused() {
         let mut d = Device::recover(&r, Box::new(media), 1).unwrap();
         d.check();
         let mut buf = vec![0u8; page as usize];
-        d.submit_io(&Request::read(0, page), Io::Read(&mut buf)).unwrap();
+        d.dispatch(Submission::new(&Request::read(0, page)).io(Io::Read(&mut buf)))
+            .map(Dispatched::completion)
+            .unwrap();
         Ok::<_, nandlab_store::StoreError>((buf[0], report))
     };
     let make = |name: &str, versions: u8| {
@@ -137,8 +147,12 @@ fn damaged_oob_records_are_repaired_torn_or_refused() {
         let media = FileMedia::create(&path, &r).unwrap();
         let mut d = Device::with_media(&r, Box::new(media), None).unwrap();
         for v in 1..=versions {
-            d.submit_io(&Request::write(0, page), Io::Write(&vec![0x11 * v; page as usize]))
-                .unwrap();
+            d.dispatch(
+                Submission::new(&Request::write(0, page))
+                    .io(Io::Write(&vec![0x11 * v; page as usize])),
+            )
+            .map(Dispatched::completion)
+            .unwrap();
         }
         path
     };
@@ -224,7 +238,7 @@ fn checkpoint_mount_rolls_forward_to_the_same_state() {
         scribble(&mut d, &mut reference, &mut rng, 2000);
         d.checkpoint().unwrap();
         // A trim before the second checkpoint is remembered by it.
-        d.submit(&Request::trim(0, 8192)).unwrap();
+        d.dispatch(Submission::new(&Request::trim(0, 8192))).map(Dispatched::completion).unwrap();
         reference[..8192].fill(0);
         d.checkpoint().unwrap();
         scribble(&mut d, &mut reference, &mut rng, 300);
@@ -279,7 +293,9 @@ fn hybrid_ftls_read_back_the_newest_copy() {
         for _ in 0..400 {
             let off = (rng.next() % 24) * 512;
             let data = vec![(rng.next() % 251) as u8 + 1; 512];
-            d.submit_io(&Request::write(off, 512), Io::Write(&data)).unwrap();
+            d.dispatch(Submission::new(&Request::write(off, 512)).io(Io::Write(&data)))
+                .map(Dispatched::completion)
+                .unwrap();
             reference[off as usize..off as usize + 512].copy_from_slice(&data);
         }
         scribble(&mut d, &mut reference, &mut rng, 1500);
@@ -328,7 +344,9 @@ fn buffers_return_the_last_written_data() {
                         trim_random(&mut d, &mut reference, &mut rng, page);
                     }
                     _ => {
-                        d.submit(&Request::flush()).unwrap();
+                        d.dispatch(Submission::new(&Request::flush()))
+                            .map(Dispatched::completion)
+                            .unwrap();
                     }
                 }
             }
@@ -341,7 +359,9 @@ fn buffers_return_the_last_written_data() {
             d.sync().unwrap();
             let mut b = vec![0u8; cap as usize];
             drop_buffer(&mut d);
-            d.submit_io(&Request::read(0, cap), Io::Read(&mut b)).unwrap();
+            d.dispatch(Submission::new(&Request::read(0, cap)).io(Io::Read(&mut b)))
+                .map(Dispatched::completion)
+                .unwrap();
             assert!(b == reference, "{kind}/{ftl}: flash contents differ after write-back");
             std::fs::remove_file(&path).unwrap();
         }
@@ -442,8 +462,12 @@ fn an_interrupted_erase_is_finished_at_mount() {
     {
         let media = FileMedia::create(&path, &r).unwrap();
         let mut d = Device::with_media(&r, Box::new(media), None).unwrap();
-        d.submit_io(&Request::write(0, page), Io::Write(&vec![0x11; page as usize])).unwrap();
-        d.submit(&Request::trim(0, page)).unwrap();
+        d.dispatch(
+            Submission::new(&Request::write(0, page)).io(Io::Write(&vec![0x11; page as usize])),
+        )
+        .map(Dispatched::completion)
+        .unwrap();
+        d.dispatch(Submission::new(&Request::trim(0, page))).map(Dispatched::completion).unwrap();
     }
     // Block 0's header as the erase writes it: count 1, flags 0 (both copies).
     let mut copy = [0u8; 16];
@@ -459,7 +483,9 @@ fn an_interrupted_erase_is_finished_at_mount() {
         d.check();
         assert_eq!(d.ftl().erase_counts()[0], 1);
         let mut buf = vec![0xFFu8; page as usize];
-        d.submit_io(&Request::read(0, page), Io::Read(&mut buf)).unwrap();
+        d.dispatch(Submission::new(&Request::read(0, page)).io(Io::Read(&mut buf)))
+            .map(Dispatched::completion)
+            .unwrap();
         assert!(buf.iter().all(|&b| b == 0), "{mount:?}: the trimmed page came back");
     }
 }

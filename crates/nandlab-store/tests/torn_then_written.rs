@@ -7,7 +7,7 @@
 
 use std::os::unix::fs::FileExt;
 
-use nandlab_core::{Config, Device, Io, Request, Resolved};
+use nandlab_core::{Config, Device, Dispatched, Io, Request, Resolved, Submission};
 use nandlab_store::{FileMedia, Mount};
 
 const PAGE: u64 = 4096;
@@ -76,7 +76,11 @@ fn torn_then_written(extra: &[&str], mount: Mount) {
         loop {
             i += 1;
             let lpn = (i * 7) % lpns;
-            d.submit_io(&Request::write(lpn * PAGE, PAGE), Io::Write(&page_of(lpn, i))).unwrap();
+            d.dispatch(
+                Submission::new(&Request::write(lpn * PAGE, PAGE)).io(Io::Write(&page_of(lpn, i))),
+            )
+            .map(Dispatched::completion)
+            .unwrap();
             expected[lpn as usize] = i;
             if i == 40 {
                 d.checkpoint().unwrap();
@@ -108,8 +112,12 @@ fn torn_then_written(extra: &[&str], mount: Mount) {
         let mut d = Device::recover(&r, Box::new(media), 1_000_000_000_000).unwrap();
         for k in 0..2 * PPB {
             let lpn = (k * 3) % lpns;
-            d.submit_io(&Request::write(lpn * PAGE, PAGE), Io::Write(&page_of(lpn, version + k)))
-                .unwrap();
+            d.dispatch(
+                Submission::new(&Request::write(lpn * PAGE, PAGE))
+                    .io(Io::Write(&page_of(lpn, version + k))),
+            )
+            .map(Dispatched::completion)
+            .unwrap();
             expected[lpn as usize] = version + k;
         }
         d.sync().unwrap();
@@ -135,7 +143,9 @@ fn torn_then_written(extra: &[&str], mount: Mount) {
         let mut buf = vec![0u8; PAGE as usize];
         for (lpn, &v) in expected.iter().enumerate() {
             let lpn = lpn as u64;
-            d.submit_io(&Request::read(lpn * PAGE, PAGE), Io::Read(&mut buf)).unwrap();
+            d.dispatch(Submission::new(&Request::read(lpn * PAGE, PAGE)).io(Io::Read(&mut buf)))
+                .map(Dispatched::completion)
+                .unwrap();
             if v >= version {
                 assert!(buf == page_of(lpn, v), "LPN {lpn} ({mount:?} then {mount2:?})");
             }

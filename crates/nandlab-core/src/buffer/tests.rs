@@ -8,7 +8,7 @@ use super::fab::Fab;
 use super::list::DenseMap;
 use super::{BufferPolicy, Victim};
 use crate::rng::Prng;
-use crate::{Config, Device, Request};
+use crate::{Config, Device, Dispatched, Request, Submission};
 
 const PAGE: u64 = 4096;
 
@@ -26,15 +26,19 @@ fn device(kind: &str, pages: u64, extra: &[&str]) -> Device {
 }
 
 fn write(d: &mut Device, lpn: u64) {
-    d.submit(&Request::write(lpn * PAGE, PAGE)).unwrap();
+    d.dispatch(Submission::new(&Request::write(lpn * PAGE, PAGE)))
+        .map(Dispatched::completion)
+        .unwrap();
 }
 
 fn read(d: &mut Device, lpn: u64) {
-    d.submit(&Request::read(lpn * PAGE, PAGE)).unwrap();
+    d.dispatch(Submission::new(&Request::read(lpn * PAGE, PAGE)))
+        .map(Dispatched::completion)
+        .unwrap();
 }
 
 fn flush(d: &mut Device) {
-    d.submit(&Request::flush()).unwrap();
+    d.dispatch(Submission::new(&Request::flush())).map(Dispatched::completion).unwrap();
 }
 
 /// Buffered pages among `lpns`.
@@ -200,7 +204,9 @@ fn trim_drops_a_buffered_page_and_flush_writes_dirty_pages_in_order() {
     for l in [7, 3, 5, 1] {
         write(&mut d, l);
     }
-    d.submit(&Request::trim(5 * PAGE, PAGE)).unwrap();
+    d.dispatch(Submission::new(&Request::trim(5 * PAGE, PAGE)))
+        .map(Dispatched::completion)
+        .unwrap();
     assert_eq!(buffered(&d, 0..8), [1, 3, 7]);
     flush(&mut d);
     // Page FTL on fresh flash: the write-back order is the physical order.

@@ -19,11 +19,11 @@ use crate::request::RequestKind;
 /// Who takes a request's completion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Track {
-    /// The closed loop (`dispatch`): its completion time goes to `known` for `wait_one`.
+    /// The closed loop (`Wait::InFlight`): its completion time goes to `known` for `wait_one`.
     Closed,
-    /// The caller waits for it (`submit`, the device's own work): `completion_of`.
+    /// The caller waits for it (`Wait::Now`, the device's own work): `completion_of`.
     Wait,
-    /// Nobody (an open-loop arrival, `dispatch_open`): only time passes it.
+    /// Nobody (an open-loop arrival, `Wait::Never`): only time passes it.
     Open,
 }
 
@@ -118,16 +118,16 @@ impl InFlight {
 }
 
 impl Device {
-    /// Host requests dispatched with `dispatch` and not yet taken by `wait_one`, plus those
+    /// Host requests dispatched with `Wait::InFlight` and not yet taken by `wait_one`, plus those
     /// whose operations are still queued.
     #[must_use]
     pub fn in_flight(&self) -> usize {
         self.inflight.known.len() + self.inflight.queued_host as usize
     }
 
-    /// Waits for the next completion of a request dispatched with `dispatch` (timing queued
-    /// operations as needed) and returns its time; `None` with nothing in flight. What the
-    /// closed loop calls when its queue is full.
+    /// The one wait: for the next completion of a request dispatched with `Wait::InFlight`
+    /// (timing queued operations as needed); returns its time, `None` with nothing in flight.
+    /// What the closed loop calls when its queue is full.
     pub fn wait_one(&mut self) -> Option<u64> {
         loop {
             let top = self.inflight.known.peek().map(|Reverse(t)| *t);
@@ -155,7 +155,7 @@ impl Device {
     /// queued before it, background cleaning runs while the device is idle before it, and
     /// completions known by then are taken.
     #[inline]
-    pub fn advance_to(&mut self, t_ns: u64) {
+    pub(super) fn advance_to(&mut self, t_ns: u64) {
         // The common case, one request at a time on a device with nothing queued: only the
         // engine's clock moves.
         if !self.background && self.inflight.known.is_empty() {
@@ -193,7 +193,7 @@ impl Device {
 
     /// Waits for every host request in flight (and the device's own work) to complete;
     /// background cleaning left queued stays queued.
-    pub fn drain_host(&mut self) {
+    pub(crate) fn drain_host(&mut self) {
         while !self.inflight.queued.is_empty() {
             if self.ftl.flash().engine().next_event_ns().is_none() {
                 break;
@@ -214,7 +214,7 @@ impl Device {
         self.last_complete_ns = self.last_complete_ns.max(horizon);
     }
 
-    /// The completion of queued request `tag` (dispatched by `submit`, or the device's own
+    /// The completion of queued request `tag` (dispatched with `Wait::Now`, or the device's own
     /// work): the engine runs until its operations are timed.
     pub(super) fn completion_of(&mut self, tag: u64) -> Completion {
         if self.real_time {

@@ -11,11 +11,12 @@
 //! serialized timing of earlier versions: a request starts when it arrives or the flash
 //! finishes what came before, and takes the sum of its operations' times.
 //!
-//! `submit` dispatches and returns the completion (waiting for queued operations if the
-//! scheduler queued any). `dispatch` is the asynchronous form the run loop uses for queue
-//! depths above one and open-loop arrivals: completions are then collected with `wait_one`,
-//! `advance_to` and `drain` (`inflight`). Between requests, on an idle device, background
-//! cleaning runs when `ftl.gc_mode = "background"`.
+//! A request enters in one way, `dispatch` of a `Submission` that says its payload, its
+//! further pieces and who takes its completion (`Wait`): the caller at once (`Wait::Now`, the
+//! completion returned, queued operations timed first), the closed loop of queue depths above
+//! one (`Wait::InFlight`, collected with `wait_one`), or nobody (`Wait::Never`, open-loop
+//! arrivals that time passes: `advance_to`, `drain`; see `inflight`). Between requests, on an
+//! idle device, background cleaning runs when `ftl.gc_mode = "background"`.
 //!
 //! An optional RAM buffer (`buffer/`, `[buffer]` in the config) sits between the page split
 //! and the FTL: every whole-page read, write and trim goes through it.
@@ -53,6 +54,78 @@ pub enum Dispatched {
     /// Some operations wait in the scheduler's queues: the request completes later (`wait_one`,
     /// `advance_to`, `drain` account for it).
     Queued,
+}
+
+impl Dispatched {
+    /// The completion of a request dispatched with `Wait::Now`, which is always timed.
+    ///
+    /// # Panics
+    /// For a request left in flight (`Wait::InFlight`, `Wait::Never`) whose operations wait in
+    /// the queues: its completion comes later (a bug of the caller).
+    #[must_use]
+    pub fn completion(self) -> Completion {
+        match self {
+            Self::Timed(c) => c,
+            Self::Queued => unreachable!("only Wait::Now guarantees a completion at dispatch"),
+        }
+    }
+}
+
+/// Who takes a dispatched request's completion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// The caller, at once: `dispatch` returns `Dispatched::Timed` (the engine runs up to the
+    /// request's end when its operations were queued). Requests one at a time; the served
+    /// drive (whose replies wait for their predicted completion).
+    Now,
+    /// The closed loop: in flight until `wait_one` takes its completion (queue depths above
+    /// one).
+    InFlight,
+    /// Nobody: an open-loop arrival that time passes (`advance_to`, `drain`).
+    Never,
+}
+
+/// One host request for `Device::dispatch`: the request, its payload, the further byte ranges
+/// it is made of, and who takes its completion. `Submission::new(&req)` is a request without
+/// payload whose caller waits; the builder methods say the rest.
+#[derive(Debug)]
+pub struct Submission<'a> {
+    request: Request,
+    io: Io<'a>,
+    more: &'a [(u64, u64)],
+    wait: Wait,
+}
+
+impl<'a> Submission<'a> {
+    /// `request`, without payload (simulation only), its completion taken at once.
+    #[must_use]
+    pub fn new(request: &Request) -> Self {
+        Self { request: *request, io: Io::None, more: &[], wait: Wait::Now }
+    }
+
+    /// Moves the payload to or from the media (its length must be the request's).
+    #[must_use]
+    pub fn io(mut self, io: Io<'a>) -> Self {
+        self.io = io;
+        self
+    }
+
+    /// More byte ranges of the same host request, all of its kind, arriving together: a trace
+    /// request that address fitting split (`WorkItem::Continue`). The request counts as **one**
+    /// host request with one latency, to the end of its last piece, while its bytes and pages
+    /// are those of all pieces. No payload.
+    #[must_use]
+    pub fn pieces(mut self, more: &'a [(u64, u64)]) -> Self {
+        self.more = more;
+        self
+    }
+
+    /// Who takes the completion (default `Wait::Now`).
+    #[must_use]
+    pub fn wait(mut self, wait: Wait) -> Self {
+        self.wait = wait;
+        self
+    }
 }
 
 /// What happened to one request.
@@ -309,7 +382,7 @@ impl Device {
     }
 
     /// Drives the device in real time (a served drive): requests arrive as the host sends
-    /// them, so the engine must never run ahead of the arrivals. `submit` then does not wait
+    /// them, so the engine must never run ahead of the arrivals. `Wait::Now` then does not wait
     /// for a request whose operations are queued: its completion is *predicted* by timing the
     /// queued operations on a copy of the engine as if nothing else arrived (exact under FIFO
     /// scheduling on dies that do not share a bus; a later request's transfer may take a
@@ -319,7 +392,7 @@ impl Device {
         self.real_time = on;
     }
 
-    /// Who takes the completion of a request someone waits for (`submit`, the device's own
+    /// Who takes the completion of a request someone waits for (`Wait::Now`, the device's own
     /// work): in real time, nobody — its completion is predicted (`set_real_time`).
     fn wait_track(&self) -> Track {
         if self.real_time {
@@ -450,68 +523,32 @@ impl Device {
         }
     }
 
-    /// Serves one request without payload (simulation only) and returns its completion; see
-    /// the module doc for timing.
-    pub fn submit(&mut self, req: &Request) -> Result<Completion, RequestError> {
-        self.submit_io(req, Io::None)
-    }
-
-    /// Serves one request, moving its payload to or from the media, and returns its
-    /// completion (operations the scheduler queued are timed first: the device's engine runs
-    /// up to the request's end).
-    pub fn submit_io(&mut self, req: &Request, io: Io<'_>) -> Result<Completion, RequestError> {
-        match self.dispatch_io(req, io, self.wait_track())? {
-            (Dispatched::Timed(c), _) => Ok(c),
-            (Dispatched::Queued, tag) => Ok(self.completion_of(tag)),
+    /// The one way a host request enters the device: serves `s` (see `Submission`; the
+    /// module doc for timing). With `Wait::Now` the result is `Dispatched::Timed` with the
+    /// request's completion (operations the scheduler queued are timed first: the device's
+    /// engine runs up to the request's end); otherwise the request may stay in flight
+    /// (`wait_one`, `advance_to`, `drain`).
+    #[inline]
+    pub fn dispatch(&mut self, s: Submission<'_>) -> Result<Dispatched, RequestError> {
+        let track = match s.wait {
+            Wait::Now => self.wait_track(),
+            Wait::InFlight => Track::Closed,
+            Wait::Never => Track::Open,
+        };
+        match (self.dispatch_inner(&s.request, s.io, s.more, track)?, s.wait) {
+            ((Dispatched::Queued, tag), Wait::Now) => {
+                Ok(Dispatched::Timed(self.completion_of(tag)))
+            }
+            ((d, _), _) => Ok(d),
         }
-    }
-
-    /// Dispatches one request (no payload) of a closed loop and leaves it in flight: its
-    /// completion is taken with `wait_one` (the run loop's form for queue depths above one).
-    pub fn dispatch(&mut self, req: &Request) -> Result<Dispatched, RequestError> {
-        self.dispatch_io(req, Io::None, Track::Closed).map(|(d, _)| d)
-    }
-
-    /// Dispatches one open-loop request (no payload; `more` pieces as `submit_split` takes
-    /// them): nobody waits for its completion, time passes it (`advance_to`, `drain`).
-    pub fn dispatch_open(
-        &mut self,
-        req: &Request,
-        more: &[(u64, u64)],
-    ) -> Result<Dispatched, RequestError> {
-        self.dispatch_split_inner(req, more, Track::Open).map(|(d, _)| d)
-    }
-
-    /// Serves one host request made of several byte ranges (no payload): `req`'s own range,
-    /// then each of `more`, all of `req`'s kind, arriving together. This is how a trace request
-    /// that address fitting split into pieces is replayed (`WorkItem::Continue`): it counts as
-    /// **one** host request with one latency, to the end of its last piece, while its bytes and
-    /// pages are those of all pieces.
-    pub fn submit_split(
-        &mut self,
-        req: &Request,
-        more: &[(u64, u64)],
-    ) -> Result<Completion, RequestError> {
-        match self.dispatch_split_inner(req, more, self.wait_track())? {
-            (Dispatched::Timed(c), _) => Ok(c),
-            (Dispatched::Queued, tag) => Ok(self.completion_of(tag)),
-        }
-    }
-
-    /// `submit_split`, left in flight as `dispatch` leaves a request.
-    pub fn dispatch_split(
-        &mut self,
-        req: &Request,
-        more: &[(u64, u64)],
-    ) -> Result<Dispatched, RequestError> {
-        self.dispatch_split_inner(req, more, Track::Closed).map(|(d, _)| d)
     }
 
     #[inline(always)]
-    fn dispatch_io(
+    fn dispatch_inner(
         &mut self,
         req: &Request,
         io: Io<'_>,
+        more: &[(u64, u64)],
         track: Track,
     ) -> Result<(Dispatched, u64), RequestError> {
         self.check_range(req)?;
@@ -525,29 +562,18 @@ impl Device {
             (Io::None, _) | (Io::Write(_), RequestKind::Write) | (Io::Read(_), RequestKind::Read)
         );
         assert!(kind_matches, "payload direction does not match the request kind");
+        assert!(more.is_empty() || matches!(io, Io::None), "pieces of a request carry no payload");
         if got != req.length_bytes {
             return Err(RequestError::PayloadLength {
                 expected_bytes: req.length_bytes,
                 got_bytes: got,
             });
         }
-        let (started, tag) = self.begin(req)?;
-        let served = self.serve_range(req, io, started.arrival_ns);
-        self.complete(req.kind, started, tag, served, track)
-    }
-
-    fn dispatch_split_inner(
-        &mut self,
-        req: &Request,
-        more: &[(u64, u64)],
-        track: Track,
-    ) -> Result<(Dispatched, u64), RequestError> {
-        self.check_range(req)?;
         for &(offset_bytes, length_bytes) in more {
             self.check_range(&Request { offset_bytes, length_bytes, ..*req })?;
         }
         let (started, tag) = self.begin(req)?;
-        let mut served = self.serve_range(req, Io::None, started.arrival_ns);
+        let mut served = self.serve_range(req, io, started.arrival_ns);
         for &(offset_bytes, length_bytes) in more {
             if served.is_err() {
                 break;

@@ -7,7 +7,7 @@
 //! `sim::run` over synthetic workloads.
 
 use crate::config::Config;
-use crate::device::Device;
+use crate::device::{Device, Dispatched, Submission};
 use crate::metrics::Metrics;
 use crate::request::Request;
 use crate::sim::{self, RunOptions};
@@ -52,9 +52,15 @@ const PAGE: u64 = 4096;
 #[test]
 fn an_isolated_read_and_a_write_take_their_closed_forms() {
     let mut d = device(&["device.blocks=64"]);
-    let w = d.submit(&Request::write(0, PAGE).at(0)).unwrap();
+    let w = d
+        .dispatch(Submission::new(&Request::write(0, PAGE).at(0)))
+        .map(Dispatched::completion)
+        .unwrap();
     assert_eq!(w.latency_ns(), C + X + P);
-    let r = d.submit(&Request::read(0, PAGE).at(10_000_000)).unwrap();
+    let r = d
+        .dispatch(Submission::new(&Request::read(0, PAGE).at(10_000_000)))
+        .map(Dispatched::completion)
+        .unwrap();
     assert_eq!(r.latency_ns(), C + R + X);
     assert_eq!((r.start_ns, r.complete_ns), (10_000_000, 10_000_000 + C + R + X));
 }
@@ -65,14 +71,20 @@ fn k_pages_of_one_write_go_to_k_idle_gangs_at_once() {
     for k in [1u64, 2, 4] {
         let gangs = format!("device.gangs={k}");
         let mut d = device(&[gangs.as_str(), "device.blocks=64"]);
-        let w = d.submit(&Request::write(0, k * PAGE).at(0)).unwrap();
+        let w = d
+            .dispatch(Submission::new(&Request::write(0, k * PAGE).at(0)))
+            .map(Dispatched::completion)
+            .unwrap();
         assert_eq!(w.latency_ns(), C + X + P, "{k} gangs");
         let m = d.metrics();
         assert_eq!(m.parallel.unit_busy_ns, vec![C + X + P; k as usize]);
     }
     // The same pages on one bus of K chips: their commands and data go in turn.
     let mut d = device(&["device.chips_per_channel=4", "device.blocks=64"]);
-    let w = d.submit(&Request::write(0, 4 * PAGE).at(0)).unwrap();
+    let w = d
+        .dispatch(Submission::new(&Request::write(0, 4 * PAGE).at(0)))
+        .map(Dispatched::completion)
+        .unwrap();
     assert_eq!(w.latency_ns(), 4 * (C + X) + P);
 }
 
@@ -81,20 +93,32 @@ fn a_gang_stripes_its_effective_page_over_its_channels() {
     // 4 channels in a gang: the effective page is 16 KiB, written in one operation.
     let mut d = device(&["device.channels_per_gang=4", "device.blocks=256"]);
     assert_eq!(d.geometry().page_size_bytes, 4 * PAGE);
-    let w = d.submit(&Request::write(0, 4 * PAGE).at(0)).unwrap();
+    let w = d
+        .dispatch(Submission::new(&Request::write(0, 4 * PAGE).at(0)))
+        .map(Dispatched::completion)
+        .unwrap();
     assert_eq!(w.latency_ns(), C + X + P);
     // A partial effective page is a read-modify-write: the read, then the program.
-    let w = d.submit(&Request::write(0, PAGE).at(10_000_000)).unwrap();
+    let w = d
+        .dispatch(Submission::new(&Request::write(0, PAGE).at(10_000_000)))
+        .map(Dispatched::completion)
+        .unwrap();
     assert_eq!(w.latency_ns(), (C + R + X) + (C + X + P));
 }
 
 #[test]
 fn a_two_page_write_on_two_planes_is_one_multi_plane_program() {
     let mut d = device(&["device.planes_per_die=2", "device.blocks=64"]);
-    let w = d.submit(&Request::write(0, 2 * PAGE).at(0)).unwrap();
+    let w = d
+        .dispatch(Submission::new(&Request::write(0, 2 * PAGE).at(0)))
+        .map(Dispatched::completion)
+        .unwrap();
     assert_eq!(w.latency_ns(), C + 2 * X + P);
     // Read back both: one array time, both pages out.
-    let r = d.submit(&Request::read(0, 2 * PAGE).at(10_000_000)).unwrap();
+    let r = d
+        .dispatch(Submission::new(&Request::read(0, 2 * PAGE).at(10_000_000)))
+        .map(Dispatched::completion)
+        .unwrap();
     assert_eq!(r.latency_ns(), C + R + 2 * X);
 }
 
@@ -103,11 +127,21 @@ fn a_read_on_another_chip_passes_a_write_queued_behind_cleaning() {
     // Two chips on one bus. A write at t=0 programs chip 0; a read of a page on chip 1 issued
     // meanwhile is served at once.
     let mut d = device(&["device.chips_per_channel=2", "device.blocks=64"]);
-    d.submit(&Request::write(0, PAGE).at(0)).unwrap(); // page 0 → chip 0
-    d.submit(&Request::write(PAGE, PAGE).at(0)).unwrap(); // page 1 → chip 1
+    d.dispatch(Submission::new(&Request::write(0, PAGE).at(0)))
+        .map(Dispatched::completion)
+        .unwrap(); // page 0 → chip 0
+    d.dispatch(Submission::new(&Request::write(PAGE, PAGE).at(0)))
+        .map(Dispatched::completion)
+        .unwrap(); // page 1 → chip 1
     let t = 10_000_000;
-    let w = d.submit(&Request::write(0, PAGE).at(t)).unwrap(); // chip 0 again (idle: first)
-    let r = d.submit(&Request::read(PAGE, PAGE).at(t + 1)).unwrap();
+    let w = d
+        .dispatch(Submission::new(&Request::write(0, PAGE).at(t)))
+        .map(Dispatched::completion)
+        .unwrap(); // chip 0 again (idle: first)
+    let r = d
+        .dispatch(Submission::new(&Request::read(PAGE, PAGE).at(t + 1)))
+        .map(Dispatched::completion)
+        .unwrap();
     assert!(r.complete_ns < w.complete_ns, "{r:?} vs {w:?}");
 }
 
@@ -118,11 +152,21 @@ fn a_buffer_hit_does_not_wait_for_the_flash() {
     // program, 211 µs); a hit on the second page arriving 1 µs later completes after its RAM
     // time alone.
     let mut d = device(&["device.blocks=64", "buffer.kind=lru", "buffer.size_bytes=8192"]);
-    d.submit(&Request::write(0, PAGE).at(0)).unwrap();
-    d.submit(&Request::write(PAGE, PAGE).at(1_000)).unwrap();
-    let evict = d.submit(&Request::write(2 * PAGE, PAGE).at(2_000)).unwrap();
+    d.dispatch(Submission::new(&Request::write(0, PAGE).at(0)))
+        .map(Dispatched::completion)
+        .unwrap();
+    d.dispatch(Submission::new(&Request::write(PAGE, PAGE).at(1_000)))
+        .map(Dispatched::completion)
+        .unwrap();
+    let evict = d
+        .dispatch(Submission::new(&Request::write(2 * PAGE, PAGE).at(2_000)))
+        .map(Dispatched::completion)
+        .unwrap();
     assert_eq!(evict.effects.flash_program_pages, 1);
-    let hit = d.submit(&Request::write(PAGE, PAGE).at(3_000)).unwrap();
+    let hit = d
+        .dispatch(Submission::new(&Request::write(PAGE, PAGE).at(3_000)))
+        .map(Dispatched::completion)
+        .unwrap();
     assert_eq!(hit.effects.flash_program_pages, 0);
     assert_eq!(hit.latency_ns(), 100, "RAM time only");
     assert!(hit.complete_ns < evict.complete_ns);

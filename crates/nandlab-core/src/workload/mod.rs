@@ -81,7 +81,7 @@ pub enum WorkItem {
     Request(Request),
     /// Another byte range of the host request just before it (a `Request` or `Continue`),
     /// same kind and arrival: a trace request that address fitting split at a chunk boundary.
-    /// The pieces are served as one host request (`Device::submit_split`): one request count
+    /// The pieces are served as one host request (`Submission::pieces`): one request count
     /// and one latency.
     Continue(Request),
     /// Everything before this is warm-up and excluded from the metrics.
