@@ -61,7 +61,7 @@ const SECTIONS: &[&str] =
 /// Every policy family's declarations: what `Tables::settle` records and refuses.
 fn families() -> Vec<Family> {
     vec![
-        crate::ftl::kinds::family(),
+        crate::ftl_kinds::family(),
         crate::gc::family(),
         crate::placement::family(),
         RecyclingSpec::family(),
@@ -567,7 +567,7 @@ impl Config {
         let mut tables = c.take_tables();
         // Block-mapped FTLs map whole logical blocks (SAST: whole groups): a logical size
         // derived from the utilization is rounded down to that granule.
-        let kind = crate::ftl::kinds::of(&c.ftl)?;
+        let kind = crate::ftl_kinds::of(&c.ftl)?;
         one_of(&c.ftl.gc_mode, "ftl.gc_mode", crate::ftl::spec::GC_MODES)?;
         let granule_blocks = (kind.granule_blocks)(&tables);
         let hardware = resolve_hardware(&mut c.device, preset.hardware)?;

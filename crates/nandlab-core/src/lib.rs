@@ -17,6 +17,7 @@ pub mod error;
 pub mod fastdiv;
 pub mod flash;
 pub mod ftl;
+pub mod ftl_kinds;
 pub mod gc;
 pub mod memory;
 pub mod metrics;

@@ -245,7 +245,7 @@ fn the_cases_cover_every_policy_name() {
     let has = |key: &str, value: &str, default: bool| {
         default || all.iter().any(|s| *s == format!("{key}={value}"))
     };
-    for v in &nandlab_core::ftl::kinds::names() {
+    for v in &nandlab_core::ftl_kinds::names() {
         assert!(has("ftl.kind", v, *v == "page"), "ftl.kind={v}");
     }
     for v in &nandlab_core::gc::names() {

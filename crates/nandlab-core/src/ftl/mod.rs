@@ -5,7 +5,6 @@
 
 pub mod block_table;
 pub mod hybrid;
-pub mod kinds;
 mod page;
 pub mod policy;
 pub mod ram_region;

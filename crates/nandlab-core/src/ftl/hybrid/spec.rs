@@ -16,7 +16,7 @@ pub const LOG_BLOCKS_DEFAULT: u32 = 8;
 pub(crate) const SAST_GROUP_DATA_BLOCKS: u32 = 4;
 const SAST_GROUP_LOG_BLOCKS: u32 = 2;
 
-/// Which hybrid mechanism (its kind's entry in `ftl::kinds` picks it).
+/// Which hybrid mechanism (its kind's entry in `ftl_kinds` picks it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HybridKind {
     Bast,

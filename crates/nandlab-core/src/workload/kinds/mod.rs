@@ -24,9 +24,13 @@ pub struct WorkloadKindEntry {
     pub default_passes: (f64, f64),
     /// Resolves the kind's parameters (and its checks of the shared `[workload]` keys) on a
     /// device of `g` into its plan.
-    pub resolve:
-        fn(&mut WorkloadConfig, &mut Params<'_>, &Geometry) -> Result<Arc<dyn Plan>, ConfigError>,
+    pub resolve: ResolvePlan,
 }
+
+/// How a workload kind resolves its parameters (and its checks of the shared `[workload]`
+/// keys) on a device of the given geometry into its plan.
+pub type ResolvePlan =
+    fn(&mut WorkloadConfig, &mut Params<'_>, &Geometry) -> Result<Arc<dyn Plan>, ConfigError>;
 
 impl Named for WorkloadKindEntry {
     fn name(&self) -> &'static str {

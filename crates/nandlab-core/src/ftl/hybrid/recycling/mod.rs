@@ -144,8 +144,12 @@ pub struct RecyclingEntry {
     pub migrates: bool,
     pub params: &'static [Param],
     /// Resolves the parameters on a device of `pages_per_block`.
-    pub resolve: fn(&mut Params<'_>, u32) -> Result<Arc<dyn ResolvedRecycling>, ConfigError>,
+    pub resolve: ResolveRecycling,
 }
+
+/// How a recycling policy resolves its parameters on a device of `pages_per_block`.
+pub type ResolveRecycling =
+    fn(&mut Params<'_>, u32) -> Result<Arc<dyn ResolvedRecycling>, ConfigError>;
 
 impl Named for RecyclingEntry {
     fn name(&self) -> &'static str {
