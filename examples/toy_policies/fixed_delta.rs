@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use super::spec::{ResolvedLeveler, WearEntry};
-use super::{LazyWearLeveling, WearLeveler, WearSetup};
+use super::lazy::LazyWearLeveling;
+use super::{WearLeveler, WearSetup};
 use crate::spec::{check, Param};
 
 pub(super) const ENTRY: WearEntry = WearEntry {

@@ -5,7 +5,7 @@
 //! they do not apply, and their runs agree exactly with the policies they reduce to.
 //! Method: run small devices through `Device` and compare exact counters.
 
-use nandlab_core::sim::{run, RunOptions};
+use nandlab_core::{RunOptions, run};
 use nandlab_core::{Config, Device, Metrics, Workload};
 
 fn metrics(overrides: &[&str]) -> Metrics {

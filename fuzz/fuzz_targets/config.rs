@@ -10,7 +10,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use nandlab_core::memory::estimate;
+use nandlab_core::estimate_memory;
 use nandlab_core::{apply_overrides, Config};
 use nandlab_run::memory::{check_against, MemoryLimit};
 
@@ -36,7 +36,7 @@ fuzz_target!(|data: &[u8]| {
         let mut value: toml::Value = match toml::from_str(file) {
             Ok(v) => v,
             Err(e) => {
-                let message = nandlab_core::config::toml_error_message(file, &e);
+                let message = nandlab_core::toml_error_message(file, &e);
                 assert!(!message.is_empty());
                 assert!(Config::from_toml(file, "fuzz.toml").is_err());
                 return;
@@ -69,7 +69,7 @@ fuzz_target!(|data: &[u8]| {
     let limit = MemoryLimit { bytes: 2 << 30, source: "fuzz".into() };
     for served in [false, true] {
         r.served = served;
-        let e = estimate(&r, served);
+        let e = estimate_memory(&r, served);
         let _ = e.total_bytes();
         let _ = e.describe();
         let _ = check_against(&r, served, &limit);

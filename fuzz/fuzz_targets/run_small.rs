@@ -70,8 +70,11 @@ impl Small {
         let ftl = pick(&["page", "page", "bast", "sast", "fast"], self.ftl);
         set("ftl.kind", format!("\"{ftl}\""));
         if ftl == "page" {
-            set("ftl.cleaning", format!("\"{}\"", pick(&nandlab_core::gc::names(), self.cleaning)));
-            let placement = pick(&nandlab_core::placement::names(), self.placement);
+            set(
+                "ftl.cleaning",
+                format!("\"{}\"", pick(&nandlab_core::names::cleaning(), self.cleaning)),
+            );
+            let placement = pick(&nandlab_core::names::placements(), self.placement);
             set("ftl.placement", format!("\"{placement}\""));
             match placement {
                 "dac" | "oracle" => set("ftl.regions", (1 + self.regions % 4).to_string()),
@@ -106,16 +109,16 @@ impl Small {
                 set("ftl.group_log_blocks", "1".into());
             }
             if ftl == "bast" {
-                let r = pick(&nandlab_core::ftl::hybrid::recycling::names(), self.recycling);
+                let r = pick(&nandlab_core::names::recycling(), self.recycling);
                 set("ftl.recycling", format!("\"{r}\""));
             }
         }
-        let buffer = pick(&nandlab_core::buffer::kinds(), self.buffer);
+        let buffer = pick(&nandlab_core::names::buffers(), self.buffer);
         set("buffer.kind", format!("\"{buffer}\""));
         if buffer != "none" {
             set("buffer.size_bytes", (u64::from(1 + self.buffer_pages % 16) * page).to_string());
         }
-        let wear = pick(&nandlab_core::wear::kinds(), self.wear);
+        let wear = pick(&nandlab_core::names::wear_levelers(), self.wear);
         set("wear.kind", format!("\"{wear}\""));
         match wear {
             "lazy" => {
@@ -178,7 +181,7 @@ impl Small {
         if kind == "media-player" {
             set(
                 "workload.media",
-                format!("\"{}\"", pick(nandlab_core::config::MEDIA_NAMES, self.fs_knob)),
+                format!("\"{}\"", pick(nandlab_core::names::media_files, self.fs_knob)),
             );
             set("workload.fs.file_bytes_min", "4096".into());
             set("workload.fs.file_bytes_max", pick(&["8192", "65536"], self.fs_knob >> 2).into());

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use nandlab_core::memory::human_bytes;
+use nandlab_core::human_bytes;
 use nandlab_run::analyze::{analyze_trace_with_progress, AnalyzeReport};
 use nandlab_trace::analyze::{AnalyzeOptions, Log2Histogram};
 

@@ -104,7 +104,7 @@ fn bench_analyze() -> Result<(), String> {
         std::env::temp_dir().join(format!("nandlab-bench-analyze-{}.csv", std::process::id()));
     let write = || -> std::io::Result<()> {
         let mut f = std::io::BufWriter::new(std::fs::File::create(&path)?);
-        let mut rng = nandlab_core::rng::Prng::new(19);
+        let mut rng = nandlab_core::Prng::new(19);
         let mut t: u64 = 128_166_385_295_514_663;
         let mut next_seq: u64 = 0;
         for _ in 0..REQUESTS {
@@ -352,12 +352,12 @@ fn bench_buffer() -> Result<(), String> {
 
 /// An FTL that does nothing: the buffer micro-benchmark measures the buffer alone.
 struct NullFtl {
-    flash: nandlab_core::flash::Flash,
+    flash: nandlab_core::parts::Flash,
     geometry: nandlab_core::Geometry,
     erase_counts: Vec<u32>,
 }
 
-impl nandlab_core::ftl::Ftl for NullFtl {
+impl nandlab_core::parts::Ftl for NullFtl {
     fn name(&self) -> &'static str {
         "null"
     }
@@ -375,14 +375,14 @@ impl nandlab_core::ftl::Ftl for NullFtl {
     fn locate(&self, _: u32) -> Option<(u32, u8)> {
         None
     }
-    fn flash(&self) -> &nandlab_core::flash::Flash {
+    fn flash(&self) -> &nandlab_core::parts::Flash {
         &self.flash
     }
-    fn flash_mut(&mut self) -> &mut nandlab_core::flash::Flash {
+    fn flash_mut(&mut self) -> &mut nandlab_core::parts::Flash {
         &mut self.flash
     }
-    fn counters(&self) -> nandlab_core::ftl::FtlCounters {
-        nandlab_core::ftl::FtlCounters::default()
+    fn counters(&self) -> nandlab_core::parts::FtlCounters {
+        nandlab_core::parts::FtlCounters::default()
     }
     fn erase_counts(&self) -> &[u32] {
         &self.erase_counts
@@ -398,7 +398,7 @@ impl nandlab_core::ftl::Ftl for NullFtl {
 /// operations go to a hot set of 8,192 pages (half the buffer), the rest uniformly anywhere,
 /// so there are both hits and evictions.
 pub fn bench_buffers(ops: u64) -> Result<(), String> {
-    use nandlab_core::buffer::{by_name, BufferShape};
+    use nandlab_core::parts::{buffer_by_name, BufferShape};
     outln!(
         "\nBuffer operations (FTL stubbed out): 32 MiB buffer of 2 KiB pages, 1 GiB logical, \
          {ops} ops, 70 % writes, 80 % to 8192 hot pages; best of 3.\n"
@@ -415,9 +415,9 @@ pub fn bench_buffers(ops: u64) -> Result<(), String> {
         let mut best_secs = f64::INFINITY;
         let mut counters = None;
         for _ in 0..3 {
-            let media = Box::new(nandlab_core::flash::CountingMedia::new(g));
+            let media = Box::new(nandlab_core::media::CountingMedia::new(g));
             let mut ftl = NullFtl {
-                flash: nandlab_core::flash::Flash::new(media, r.timing),
+                flash: nandlab_core::parts::Flash::new(media, r.timing),
                 geometry: g,
                 erase_counts: Vec::new(),
             };
@@ -428,8 +428,8 @@ pub fn bench_buffers(ops: u64) -> Result<(), String> {
                 page_size_bytes: g.page_size_bytes,
                 ram_page_ns: 0,
             };
-            let mut b = by_name(kind, shape).ok_or("unknown policy")?;
-            let mut rng = nandlab_core::rng::Prng::new(1);
+            let mut b = buffer_by_name(kind, shape).ok_or("unknown policy")?;
+            let mut rng = nandlab_core::Prng::new(1);
             let start = std::time::Instant::now();
             for _ in 0..ops {
                 let x = rng.below(100);
@@ -473,7 +473,7 @@ pub fn bench_buffer_overhead(
     for rep in 0..reps {
         for (k, kind) in KINDS.iter().enumerate() {
             let mut o = base.to_vec();
-            if *kind != nandlab_core::buffer::NO_BUFFER {
+            if *kind != nandlab_core::names::NO_BUFFER {
                 o.push(format!("buffer.kind={kind}"));
                 o.push(format!("buffer.size_bytes={size_bytes}"));
             }

@@ -31,7 +31,7 @@ mod table;
 use std::io::IsTerminal;
 
 use clap::{CommandFactory, FromArgMatches};
-use nandlab_core::presets::PRESETS;
+use nandlab_core::PRESETS;
 use nandlab_run::{load_config, prepare};
 
 use args::{BenchSection, ConfigArgs};
@@ -152,7 +152,7 @@ fn execute(command: Command) -> Result<Option<Handoff>, String> {
         Command::Version => outln!("{}", nandlab_version::VERSION_STRING),
         Command::Presets => presets(),
         Command::PrintConfig(args) if args.keys => {
-            nandlab_core::config::keys().iter().try_for_each(|k| outln!("{k}"))
+            nandlab_core::config_keys().iter().try_for_each(|k| outln!("{k}"))
         }
         Command::PrintConfig(args) => print_config(&args.config),
         Command::Demo(args) => demo::demo(args.quick),
@@ -211,10 +211,10 @@ fn print_config(args: &ConfigArgs) -> Result<(), String> {
     let text = toml::to_string(&prepared.resolved.config).map_err(|e| e.to_string())?;
     outp!("{text}")?;
     let g = prepared.resolved.geometry;
-    let memory = nandlab_core::memory::estimate(&prepared.resolved, false);
+    let memory = nandlab_core::estimate_memory(&prepared.resolved, false);
     outln!(
         "# estimated memory: {} ({})",
-        nandlab_core::memory::human_bytes(memory.total_bytes()),
+        nandlab_core::human_bytes(memory.total_bytes()),
         memory.describe()
     )?;
     outln!(

@@ -170,7 +170,7 @@ fn policy_rows(m: &Metrics, rows: &mut Vec<(&'static str, String)>) {
             ),
         ));
     }
-    if m.buffer_kind != nandlab_core::buffer::NO_BUFFER {
+    if m.buffer_kind != nandlab_core::names::NO_BUFFER {
         let b = &m.buffer;
         rows.push(("buffer", format!("{} ({} pages)", m.buffer_kind, m.buffer_pages)));
         rows.push(("buffer hits read / write", format!("{} / {}", b.read_hits, b.write_hits)));
@@ -181,7 +181,7 @@ fn policy_rows(m: &Metrics, rows: &mut Vec<(&'static str, String)>) {
     }
     if let Some(r) = &m.ram_region {
         let c = &r.counters;
-        let buffered = m.buffer_kind != nandlab_core::buffer::NO_BUFFER;
+        let buffered = m.buffer_kind != nandlab_core::names::NO_BUFFER;
         let what = if buffered { "RAM region (FTL)" } else { "RAM region" };
         rows.push((
             what,

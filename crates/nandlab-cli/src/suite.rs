@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::builder::PossibleValuesParser;
 use clap::Args;
-use nandlab_core::memory::human_bytes;
+use nandlab_core::human_bytes;
 use nandlab_run::suite::{suite_params, write_suite};
 use nandlab_trace::suites::SUITE_NAMES;
 

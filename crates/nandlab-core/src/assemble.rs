@@ -11,7 +11,7 @@ use crate::engine::Engine;
 use crate::error::{ConfigError, RecoveryError};
 use crate::flash::{CountingMedia, Flash, Media};
 use crate::ftl::hybrid::{recover_from_spec, HybridFtl, HybridSpec};
-use crate::ftl::policy::{Placement, PlacementSpec, VictimPolicy};
+use crate::ftl::policy::PlacementSpec;
 use crate::ftl::{Ftl, FtlRecovery, FtlSpec, PageFtl, PageSpec};
 
 impl Device {
@@ -31,22 +31,8 @@ impl Device {
     ) -> Result<Self, ConfigError> {
         let flash = flash(resolved, media, 0);
         let ftl: Box<dyn Ftl> = match &resolved.ftl {
-            FtlSpec::Page(spec) => {
-                let placement = spec.placement.build(
-                    &resolved.geometry,
-                    resolved.ram_region_pages(),
-                    future,
-                )?;
-                let victim = spec.cleaning.build(resolved.config.run.seed);
-                let mut ftl = PageFtl::new(flash, victim, placement, spec.gc_free_blocks_min);
-                configure_page_ftl(&mut ftl, resolved);
-                Box::new(ftl)
-            }
-            FtlSpec::Hybrid(spec) => {
-                let mut ftl = hybrid_ftl(spec, flash, resolved);
-                attach_hybrid_wear(&mut ftl, resolved, 0);
-                Box::new(ftl)
-            }
+            FtlSpec::Page(spec) => Box::new(build_page(spec, flash, resolved, future)?),
+            FtlSpec::Hybrid(spec) => Box::new(build_hybrid(spec, flash, resolved)),
         };
         let mut device = Self::with_ftl(zoned(ftl, resolved));
         device.set_buffer(build_buffer(resolved));
@@ -67,18 +53,11 @@ impl Device {
         let flash = flash(resolved, media, now_ns);
         let (ftl, recovery): (Box<dyn Ftl>, FtlRecovery) = match &resolved.ftl {
             FtlSpec::Page(spec) => {
-                let placement =
-                    spec.placement.build(&resolved.geometry, resolved.ram_region_pages(), None)?;
-                let victim = spec.cleaning.build(resolved.config.run.seed);
-                let (mut ftl, mut recovery) =
-                    PageFtl::recover(flash, victim, placement, spec.gc_free_blocks_min, now_ns)?;
-                configure_page_ftl(&mut ftl, resolved);
-                let battery_failed = resolved.config.serve.ram_region_battery == "failed";
-                ftl.restore_nvram(battery_failed, now_ns, &mut recovery)?;
+                let (ftl, recovery) = rebuild_page(spec, flash, resolved, now_ns)?;
                 (Box::new(ftl), recovery)
             }
             FtlSpec::Hybrid(spec) => {
-                let (ftl, recovery) = recover_hybrid_spec(spec, flash, resolved)?;
+                let (ftl, recovery) = rebuild_hybrid(spec, flash, resolved)?;
                 (Box::new(ftl), recovery)
             }
         };
@@ -89,13 +68,82 @@ impl Device {
     }
 }
 
+// ---- one FTL, built in one step (tools and tests that drive an FTL below the device) ----
+
+/// The page FTL of `r` over `media`, exactly as `Device::with_media` builds it (without the
+/// device's buffer and mapping zones). An error for the hybrid kinds.
+pub fn page_ftl(
+    r: &Resolved,
+    media: Box<dyn Media>,
+    future: Option<Vec<u32>>,
+) -> Result<PageFtl, ConfigError> {
+    build_page(page_spec(r)?, flash(r, media, 0), r, future)
+}
+
+/// The page FTL of `r` rebuilt from `media` at simulated time `now_ns`, exactly as
+/// `Device::recover` rebuilds it (the RAM region restored from NVRAM unless
+/// `serve.ram_region_battery = "failed"`).
+pub fn recover_page_ftl(
+    r: &Resolved,
+    media: Box<dyn Media>,
+    now_ns: u64,
+) -> Result<(PageFtl, FtlRecovery), RecoveryError> {
+    rebuild_page(page_spec(r)?, flash(r, media, now_ns), r, now_ns)
+}
+
+/// The hybrid FTL of `r` over `media`, exactly as `Device::with_media` builds it. An error for
+/// the page FTL.
+pub fn hybrid_ftl(r: &Resolved, media: Box<dyn Media>) -> Result<HybridFtl, ConfigError> {
+    Ok(build_hybrid(hybrid_spec(r)?, flash(r, media, 0), r))
+}
+
+/// The hybrid FTL of `r` rebuilt from `media` at simulated time `now_ns`, exactly as
+/// `Device::recover` rebuilds it (wear leveler attached with the recovered erase counts).
+pub fn recover_hybrid_ftl(
+    r: &Resolved,
+    media: Box<dyn Media>,
+    now_ns: u64,
+) -> Result<(HybridFtl, FtlRecovery), RecoveryError> {
+    rebuild_hybrid(hybrid_spec(r)?, flash(r, media, now_ns), r)
+}
+
+// ---- the composition ----------------------------------------------------------------------
+
 /// The flash of `r`'s device over `media`: its sim-engine on the configured hardware with the
 /// configured scheduler, its clock at `now_ns`.
-#[must_use]
-pub fn flash(r: &Resolved, media: Box<dyn Media>, now_ns: u64) -> Flash {
+fn flash(r: &Resolved, media: Box<dyn Media>, now_ns: u64) -> Flash {
     let mut engine = Engine::new(r.hardware, &r.timing, r.scheduler.as_ref());
     engine.start_at(now_ns);
     Flash::with_engine(media, r.timing, engine)
+}
+
+fn build_page(
+    spec: &PageSpec,
+    flash: Flash,
+    r: &Resolved,
+    future: Option<Vec<u32>>,
+) -> Result<PageFtl, ConfigError> {
+    let placement = spec.placement.build(&r.geometry, r.ram_region_pages(), future)?;
+    let victim = spec.cleaning.build(r.config.run.seed);
+    let mut ftl = PageFtl::new(flash, victim, placement, spec.gc_free_blocks_min);
+    configure_page_ftl(&mut ftl, r);
+    Ok(ftl)
+}
+
+fn rebuild_page(
+    spec: &PageSpec,
+    flash: Flash,
+    r: &Resolved,
+    now_ns: u64,
+) -> Result<(PageFtl, FtlRecovery), RecoveryError> {
+    let placement = spec.placement.build(&r.geometry, r.ram_region_pages(), None)?;
+    let victim = spec.cleaning.build(r.config.run.seed);
+    let (mut ftl, mut recovery) =
+        PageFtl::recover(flash, victim, placement, spec.gc_free_blocks_min, now_ns)?;
+    configure_page_ftl(&mut ftl, r);
+    let battery_failed = r.config.serve.ram_region_battery == "failed";
+    ftl.restore_nvram(battery_failed, now_ns, &mut recovery)?;
+    Ok((ftl, recovery))
 }
 
 /// The FTL behind its partly resident mapping table when `ftl.mapping_zone_bytes` asks for
@@ -114,8 +162,8 @@ fn background(r: &Resolved) -> u32 {
 
 /// The page FTL's RAM region and wear-aware allocation (from its placement), allocation,
 /// background cleaning, endurance and wear leveler (units: physical blocks): what a `PageFtl`
-/// gets after `PageFtl::new` or `PageFtl::recover`. Public for callers that build one by hand.
-pub fn configure_page_ftl(ftl: &mut PageFtl, r: &Resolved) {
+/// gets after `PageFtl::new` or `PageFtl::recover`.
+fn configure_page_ftl(ftl: &mut PageFtl, r: &Resolved) {
     ftl.set_allocator(r.allocation.build(&r.hardware));
     ftl.set_background_cleaning(background(r));
     let ram_pages = r.ram_region_pages();
@@ -129,11 +177,27 @@ pub fn configure_page_ftl(ftl: &mut PageFtl, r: &Resolved) {
     ftl.set_wear_leveler(r.wear.build(blocks, blocks, erases, r.config.run.seed));
 }
 
-/// A hybrid FTL keeps one more block spare on a served drive (see `Resolved::served`).
-fn hybrid_ftl(spec: &HybridSpec, flash: Flash, r: &Resolved) -> HybridFtl {
+/// The hybrid FTL of `spec`, wear leveler attached. A hybrid FTL keeps one more block spare on
+/// a served drive (see `Resolved::served`).
+fn build_hybrid(spec: &HybridSpec, flash: Flash, r: &Resolved) -> HybridFtl {
     let mut ftl = HybridFtl::from_spec(spec, flash, r.wear.endurance_cycles, u32::from(r.served));
     ftl.set_allocator(r.allocation.build(&r.hardware));
+    attach_hybrid_wear(&mut ftl, r, 0);
     ftl
+}
+
+fn rebuild_hybrid(
+    spec: &HybridSpec,
+    flash: Flash,
+    r: &Resolved,
+) -> Result<(HybridFtl, FtlRecovery), RecoveryError> {
+    let (mut ftl, recovery) =
+        recover_from_spec(spec, &r.geometry, flash, r.wear.endurance_cycles, u32::from(r.served))?;
+    ftl.set_allocator(r.allocation.build(&r.hardware));
+    // The leveler's erase average starts from the recovered erase counts.
+    let erases = erase_sum(ftl.erase_counts());
+    attach_hybrid_wear(&mut ftl, r, erases);
+    Ok((ftl, recovery))
 }
 
 /// The hybrid FTL's wear leveler (units: logical blocks), `erases` erases already done.
@@ -150,57 +214,10 @@ fn build_buffer(r: &Resolved) -> Option<Box<dyn crate::buffer::Buffer>> {
     r.buffer.as_ref().map(|b| b.build(&r.geometry, r.timing.ram_page_ns))
 }
 
-/// The page FTL's victim policy for `r`, for callers that build a `PageFtl` by hand (tests,
-/// tools). An error for the hybrid kinds, which have none.
-pub fn victim_policy(r: &Resolved) -> Result<Box<dyn VictimPolicy>, ConfigError> {
-    let spec = page_spec(r)?;
-    Ok(spec.cleaning.build(r.config.run.seed))
-}
-
-/// The page FTL's placement for `r` (`future` as `Device::new` takes it), for callers that
-/// build a `PageFtl` by hand.
-pub fn placement(
-    r: &Resolved,
-    future: Option<Vec<u32>>,
-) -> Result<Box<dyn Placement>, ConfigError> {
-    page_spec(r)?.placement.build(&r.geometry, r.ram_region_pages(), future)
-}
-
 fn page_spec(r: &Resolved) -> Result<&PageSpec, ConfigError> {
-    r.ftl.page().ok_or_else(|| {
-        ConfigError::new("ftl.kind", "only the page FTL has a cleaning policy and a placement")
-    })
-}
-
-/// The hybrid FTL of `r` over `flash`, wear leveler attached, for callers that drive a
-/// `HybridFtl` by hand. An error for the page FTL.
-pub fn hybrid(r: &Resolved, flash: Flash) -> Result<HybridFtl, ConfigError> {
-    let mut ftl = hybrid_ftl(hybrid_spec(r)?, flash, r);
-    attach_hybrid_wear(&mut ftl, r, 0);
-    Ok(ftl)
-}
-
-/// The hybrid FTL of `r` rebuilt from `flash` (as `Device::recover` does), wear leveler
-/// attached with the recovered erase counts.
-pub fn recover_hybrid(
-    r: &Resolved,
-    flash: Flash,
-) -> Result<(HybridFtl, FtlRecovery), RecoveryError> {
-    recover_hybrid_spec(hybrid_spec(r)?, flash, r)
-}
-
-fn recover_hybrid_spec(
-    spec: &HybridSpec,
-    flash: Flash,
-    r: &Resolved,
-) -> Result<(HybridFtl, FtlRecovery), RecoveryError> {
-    let (mut ftl, recovery) =
-        recover_from_spec(spec, &r.geometry, flash, r.wear.endurance_cycles, u32::from(r.served))?;
-    ftl.set_allocator(r.allocation.build(&r.hardware));
-    // The leveler's erase average starts from the recovered erase counts.
-    let erases = erase_sum(ftl.erase_counts());
-    attach_hybrid_wear(&mut ftl, r, erases);
-    Ok((ftl, recovery))
+    r.ftl
+        .page()
+        .ok_or_else(|| ConfigError::new("ftl.kind", "the hybrid kinds are not the page FTL"))
 }
 
 fn hybrid_spec(r: &Resolved) -> Result<&HybridSpec, ConfigError> {

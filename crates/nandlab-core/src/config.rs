@@ -25,15 +25,10 @@ use crate::workload::WorkloadSpec;
 
 // Each family's raw table lives in the family's module; these re-exports keep the paths the
 // other crates and the docs use.
-pub use crate::buffer::{BufferConfig, BUFFER_SIZE_BYTES_DEFAULT};
-pub use crate::ftl::hybrid::LOG_BLOCKS_DEFAULT;
+pub use crate::buffer::BufferConfig;
 pub use crate::ftl::FtlConfig;
-pub use crate::placement::deb::{DEB_INTERVALS_S, EBR_SIZE_BYTES_DEFAULT};
 pub use crate::wear::WearConfig;
-pub use crate::workload::{
-    FsConfig, FsParams, MediaDefaults, PhaseConfig, WorkloadConfig, MAX_WORKLOAD_SPAN_S,
-    MEDIA_NAMES,
-};
+pub use crate::workload::WorkloadConfig;
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 // No `deny_unknown_fields` (it cannot go with `flatten`): `from_value` refuses a table that is

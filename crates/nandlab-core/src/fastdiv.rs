@@ -20,12 +20,6 @@ impl Divisor {
 
     #[inline(always)]
     #[must_use]
-    pub fn get(self) -> u64 {
-        self.d
-    }
-
-    #[inline(always)]
-    #[must_use]
     pub fn quotient(self, x: u64) -> u64 {
         if self.shift == u32::MAX {
             x / self.d

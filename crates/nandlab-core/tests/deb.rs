@@ -6,7 +6,7 @@
 //! arrival second); `Ftl::locate` names each page's region (the EBR / RAM region is the index above
 //! the flash regions: 4 here). Plus a random run with the invariant checker on.
 
-use nandlab_core::{sim, Config, Device, Dispatched, Request, Resolved, Submission, Workload};
+use nandlab_core::{Config, Device, Dispatched, Request, Resolved, Submission, Workload};
 
 const S: u64 = 1_000_000_000;
 const PAGE: u64 = 4096;
@@ -187,8 +187,9 @@ fn end_of_run_write_back_is_counted_apart_and_reads_come_from_ram() {
     ]);
     let mut d = Device::new(&r, None).unwrap();
     let items = Workload::new(&r.workload).unwrap().map(Ok::<_, std::convert::Infallible>);
-    let options = sim::RunOptions { check_every_requests: 7, ..sim::RunOptions::of(&r) };
-    let m = sim::run(&mut d, items, options, &mut |_| {}).unwrap();
+    let options =
+        nandlab_core::RunOptions { check_every_requests: 7, ..nandlab_core::RunOptions::of(&r) };
+    let m = nandlab_core::run(&mut d, items, options, &mut |_| {}).unwrap();
     let ram = m.ram_region.unwrap();
     assert_eq!(ram.used_pages, 0, "the end of the run empties the EBR");
     assert!(ram.counters.final_write_back_pages > 0);
@@ -280,8 +281,11 @@ fn deb_keeps_its_invariants_and_beats_dac_on_a_skewed_workload() {
         let r = Config::from_overrides(&o).unwrap().resolve().unwrap();
         let mut d = Device::new(&r, None).unwrap();
         let items = Workload::new(&r.workload).unwrap().map(Ok::<_, std::convert::Infallible>);
-        let options = sim::RunOptions { check_every_requests: 997, ..sim::RunOptions::of(&r) };
-        let m = sim::run(&mut d, items, options, &mut |_| {}).unwrap();
+        let options = nandlab_core::RunOptions {
+            check_every_requests: 997,
+            ..nandlab_core::RunOptions::of(&r)
+        };
+        let m = nandlab_core::run(&mut d, items, options, &mut |_| {}).unwrap();
         d.check();
         m
     };
@@ -314,7 +318,7 @@ fn wear_aware_allocation_evens_wear() {
         let r = Config::from_overrides(&o).unwrap().resolve().unwrap();
         let mut d = Device::new(&r, None).unwrap();
         let items = Workload::new(&r.workload).unwrap().map(Ok::<_, std::convert::Infallible>);
-        sim::run(&mut d, items, sim::RunOptions::of(&r), &mut |_| {}).unwrap()
+        nandlab_core::run(&mut d, items, nandlab_core::RunOptions::of(&r), &mut |_| {}).unwrap()
     };
     let (on, off) = (run("deb.wear_aware=true"), run("deb.wear_aware=false"));
     assert!(

@@ -19,8 +19,8 @@ use std::io::ErrorKind;
 use std::sync::{Arc, Mutex};
 
 use common::tracked::{origin_of, payload, Image, Op, Track, Tracked};
-use nandlab_core::flash::{CountingMedia, Fault, FaultKind, FaultyMedia, Injected};
-use nandlab_core::rng::Prng;
+use nandlab_core::media::{CountingMedia, Fault, FaultKind, FaultyMedia, Injected};
+use nandlab_core::Prng;
 use nandlab_core::{Config, Device, Dispatched, Io, Request, RequestError, Resolved, Submission};
 
 const PAGE: u64 = 512;

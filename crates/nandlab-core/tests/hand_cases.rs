@@ -229,8 +229,8 @@ fn requests_past_the_end_are_rejected() {
 /// them from the flash's OOB, and compare with the live tables page by page.
 #[test]
 fn tables_rebuilt_from_flash_match_the_live_ones() {
-    use nandlab_core::flash::{CountingMedia, Flash};
-    use nandlab_core::ftl::{Ftl, PageFtl};
+    use nandlab_core::media::CountingMedia;
+    use nandlab_core::parts::{page_ftl, recover_page_ftl, Ftl};
 
     let r = Config::from_overrides(&[
         "device.blocks=40",
@@ -243,12 +243,7 @@ fn tables_rebuilt_from_flash_match_the_live_ones() {
     .unwrap()
     .resolve()
     .unwrap();
-    let mut ftl = PageFtl::new(
-        Flash::new(Box::new(CountingMedia::new(r.geometry)), r.timing),
-        nandlab_core::assemble::victim_policy(&r).unwrap(),
-        nandlab_core::assemble::placement(&r, None).unwrap(),
-        r.gc_free_blocks_min,
-    );
+    let mut ftl = page_ftl(&r, Box::new(CountingMedia::new(r.geometry)), None).unwrap();
     let lp = r.geometry.logical_pages as u32;
     let mut x: u32 = 12345;
     for i in 0..5000u64 {
@@ -261,15 +256,7 @@ fn tables_rebuilt_from_flash_match_the_live_ones() {
     let live: Vec<_> = (0..lp).map(|l| ftl.locate(l)).collect();
     let erases: Vec<u32> = ftl.erase_counts().to_vec();
     let free = ftl.free_blocks();
-    let mut recovered = PageFtl::recover(
-        ftl.into_flash(),
-        nandlab_core::assemble::victim_policy(&r).unwrap(),
-        nandlab_core::assemble::placement(&r, None).unwrap(),
-        r.gc_free_blocks_min,
-        5_000_000,
-    )
-    .unwrap()
-    .0;
+    let mut recovered = recover_page_ftl(&r, ftl.into_media(), 5_000_000).unwrap().0;
     recovered.check();
     let rebuilt: Vec<_> = (0..lp).map(|l| recovered.locate(l)).collect();
     assert_eq!(rebuilt, live);

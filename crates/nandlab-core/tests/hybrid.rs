@@ -6,17 +6,20 @@
 //!   than BAST's one-log-per-block association.
 //! - Bad configurations are rejected at construction with the key at fault.
 //!
-//! Method: synthetic workloads through `Device` and `sim::run`; exact counts where the
+//! Method: synthetic workloads through `Device` and `nandlab_core::run`; exact counts where the
 //! workload makes them exact.
 
-use nandlab_core::{sim, Config, Device, Metrics, Synthetic};
+use nandlab_core::{Config, Device, Metrics, Synthetic};
 
 fn run(overrides: &[&str]) -> Metrics {
     let r = Config::from_overrides(overrides).unwrap().resolve().unwrap();
     let mut device = Device::new(&r, None).unwrap();
     let items = Synthetic::new(&r.workload).map(Ok::<_, std::convert::Infallible>);
-    let options = sim::RunOptions { check_every_requests: 50_000, ..sim::RunOptions::default() };
-    let m = sim::run(&mut device, items, options, &mut |_| {}).unwrap();
+    let options = nandlab_core::RunOptions {
+        check_every_requests: 50_000,
+        ..nandlab_core::RunOptions::default()
+    };
+    let m = nandlab_core::run(&mut device, items, options, &mut |_| {}).unwrap();
     device.check();
     m
 }

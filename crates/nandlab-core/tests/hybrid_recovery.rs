@@ -17,11 +17,11 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use common::tracked::{Image, Last, Op, SavedCheckpoint, Track, Tracked};
-use nandlab_core::assemble::recover_hybrid as recover_from_config;
-use nandlab_core::config::Resolved;
-use nandlab_core::flash::{CountingMedia, Oob, GARBAGE_LPN, NONE};
-use nandlab_core::ftl::{Ftl, FtlRecovery, HybridFtl, RecycleKind};
-use nandlab_core::rng::Prng;
+use nandlab_core::media::{CountingMedia, Oob, GARBAGE_LPN, NONE};
+use nandlab_core::parts::{hybrid_ftl, recover_hybrid_ftl, Ftl, HybridFtl, RecycleKind};
+use nandlab_core::FtlRecovery;
+use nandlab_core::Prng;
+use nandlab_core::Resolved;
 use nandlab_core::{Config, RecoveryError};
 
 // ---- configurations and workloads ---------------------------------------------------------
@@ -82,11 +82,7 @@ const CONFIGS: &[(&str, &[&str])] = &[
 fn fresh(r: &Resolved) -> (HybridFtl, Arc<Mutex<Track>>) {
     let pages = r.geometry.physical_pages() as usize;
     let (media, track) = Tracked::new(CountingMedia::new(r.geometry), vec![0; pages]);
-    (
-        nandlab_core::assemble::hybrid(r, nandlab_core::assemble::flash(r, Box::new(media), 0))
-            .unwrap(),
-        track,
-    )
+    (hybrid_ftl(r, Box::new(media)).unwrap(), track)
 }
 
 /// Skewed random host work: most writes to two hot logical blocks, some whole-block
@@ -183,7 +179,7 @@ fn try_recover_and_use(
     what: &str,
 ) -> Result<Outcome, RecoveryError> {
     let (media, track) = image.media();
-    let (mut ftl, report) = recover_from_config(r, nandlab_core::assemble::flash(r, media, 0))?;
+    let (mut ftl, report) = recover_hybrid_ftl(r, media, 0)?;
     let full_repairs = ftl.counters().recycles[RecycleKind::FullMerge as usize].count;
     let ops = track.lock().unwrap().ops.clone();
     ftl.check();
@@ -479,7 +475,7 @@ fn hand_recover(
         }
     }
     let (media, track) = image.media();
-    let (ftl, report) = recover_from_config(r, nandlab_core::assemble::flash(r, media, 0)).unwrap();
+    let (ftl, report) = recover_hybrid_ftl(r, media, 0).unwrap();
     ftl.check();
     verify(&ftl, &track, &last, "hand layout");
     (ftl, report, track)
@@ -495,8 +491,8 @@ fn block_oob(ftl: &HybridFtl, block: u32) -> Vec<(u32, u64)> {
 fn cleaner(ftl: &HybridFtl) -> (u64, u64) {
     let c = &ftl.flash().counters;
     (
-        c.copies[nandlab_core::flash::Source::Cleaner as usize],
-        c.erases[nandlab_core::flash::Source::Cleaner as usize],
+        c.copies[nandlab_core::media::Source::Cleaner as usize],
+        c.erases[nandlab_core::media::Source::Cleaner as usize],
     )
 }
 
@@ -774,6 +770,6 @@ fn checkpoint_roll_forward_must_read_past_an_erased_first_page() {
     let cp = track.lock().unwrap().checkpoints[0].clone();
     recover_and_use(&r, &image.checkpoint_view(&cp, false), &last, 1, 50, "every page read");
     let (media, _) = image.checkpoint_view(&cp, true).media();
-    let (lossy, _) = recover_from_config(&r, nandlab_core::assemble::flash(&r, media, 0)).unwrap();
+    let (lossy, _) = recover_hybrid_ftl(&r, media, 0).unwrap();
     assert!([5, 6, 8].iter().all(|&l| lossy.locate(l).is_none()));
 }

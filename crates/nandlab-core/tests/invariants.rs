@@ -2,8 +2,8 @@
 //! valid pages, valid counts match, indexes stay sorted, and erase counts agree with the media.
 //! Method: small devices, mixed reads/writes/trims, the full checker every 97 requests.
 
-use nandlab_core::placement::next_write_distances;
-use nandlab_core::{sim, Config, Device, Request, RequestKind, Synthetic, WorkItem};
+use nandlab_core::next_write_distances;
+use nandlab_core::{Config, Device, Request, RequestKind, Synthetic, WorkItem};
 
 fn run(overrides: &[&str]) -> nandlab_core::Metrics {
     let mut o: Vec<String> = vec![
@@ -43,8 +43,9 @@ fn run(overrides: &[&str]) -> nandlab_core::Metrics {
         }
         v
     });
-    let opts = sim::RunOptions { check_every_requests: 97, ..Default::default() };
-    sim::run(&mut d, items.map(Ok::<_, std::convert::Infallible>), opts, &mut |_| {}).unwrap()
+    let opts = nandlab_core::RunOptions { check_every_requests: 97, ..Default::default() };
+    nandlab_core::run(&mut d, items.map(Ok::<_, std::convert::Infallible>), opts, &mut |_| {})
+        .unwrap()
 }
 
 #[test]

@@ -24,10 +24,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
 use common::tracked::{origin_of, payload, Image, Last, NvramCell, Op, SavedCheckpoint, Track};
-use nandlab_core::config::Resolved;
-use nandlab_core::flash::{Oob, NONE};
-use nandlab_core::ftl::{Ftl, FtlRecovery, PageFtl};
-use nandlab_core::rng::Prng;
+use nandlab_core::media::{Oob, NONE};
+use nandlab_core::parts::{page_ftl, recover_page_ftl, Ftl, PageFtl};
+use nandlab_core::FtlRecovery;
+use nandlab_core::Prng;
+use nandlab_core::Resolved;
 use nandlab_core::{Config, RecoveryError};
 
 // ---- configurations ---------------------------------------------------------------------
@@ -151,29 +152,23 @@ const CONFIGS: &[(&str, &[&str])] = &[
 fn fresh(r: &Resolved) -> (PageFtl, Arc<Mutex<Track>>) {
     let image = Image::with_nvram(r.geometry, r.ram_region_pages());
     let (media, track) = image.media();
-    let flash = nandlab_core::assemble::flash(r, media, 0);
-    let victim = nandlab_core::assemble::victim_policy(r).unwrap();
-    let placement = nandlab_core::assemble::placement(r, None).unwrap();
-    let mut ftl = PageFtl::new(flash, victim, placement, r.gc_free_blocks_min);
-    nandlab_core::assemble::configure_page_ftl(&mut ftl, r);
-    (ftl, track)
+    (page_ftl(r, media, None).unwrap(), track)
 }
 
-/// Recovers from `image` the way `Device::recover` does.
+/// Recovers from `image` the way `Device::recover` does (`battery_failed`:
+/// `serve.ram_region_battery = "failed"`).
 fn recover(
     r: &Resolved,
     image: &Image,
     now_ns: u64,
     battery_failed: bool,
 ) -> Result<(PageFtl, FtlRecovery, Arc<Mutex<Track>>), RecoveryError> {
+    let mut r = r.clone();
+    if battery_failed {
+        r.config.serve.ram_region_battery = "failed".into();
+    }
     let (media, track) = image.media();
-    let flash = nandlab_core::assemble::flash(r, media, 0);
-    let victim = nandlab_core::assemble::victim_policy(r)?;
-    let placement = nandlab_core::assemble::placement(r, None)?;
-    let (mut ftl, mut report) =
-        PageFtl::recover(flash, victim, placement, r.gc_free_blocks_min, now_ns)?;
-    nandlab_core::assemble::configure_page_ftl(&mut ftl, r);
-    ftl.restore_nvram(battery_failed, now_ns, &mut report)?;
+    let (ftl, report) = recover_page_ftl(&r, media, now_ns)?;
     Ok((ftl, report, track))
 }
 
@@ -651,7 +646,7 @@ fn cleaning_cut_before_its_erase() {
             [
                 Op::Program {
                     ppn: 3,
-                    oob: Oob { lpn: nandlab_core::flash::GARBAGE_LPN, seq: 31, .. },
+                    oob: Oob { lpn: nandlab_core::media::GARBAGE_LPN, seq: 31, .. },
                     ..
                 },
                 Op::Erase { block: 0 }
@@ -699,7 +694,7 @@ fn two_partly_programmed_blocks_in_a_region() {
     assert_eq!(report, expect);
     assert_eq!(
         ftl.flash().media().oob(3),
-        Some(Oob { lpn: nandlab_core::flash::GARBAGE_LPN, seq: 6, region: 0 })
+        Some(Oob { lpn: nandlab_core::media::GARBAGE_LPN, seq: 6, region: 0 })
     );
     assert_eq!(ftl.free_blocks(), 6);
     ftl.write_page(5, 0, Some(&payload(7, PAGE as usize)));

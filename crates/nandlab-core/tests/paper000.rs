@@ -4,7 +4,7 @@
 //! Method: 1024 blocks × 32 pages, 2 warm-up and 6 measured passes, seed 1 (the `nandlab
 //! demo` setting at a quarter of its size).
 
-use nandlab_core::{sim, Config, Device, Metrics, Synthetic};
+use nandlab_core::{Config, Device, Metrics, Synthetic};
 
 fn run(cleaning: &str, regions: u32) -> Metrics {
     let o: Vec<String> = vec![
@@ -21,7 +21,7 @@ fn run(cleaning: &str, regions: u32) -> Metrics {
     let r = Config::from_overrides(&o).unwrap().resolve().unwrap();
     let mut d = Device::new(&r, None).unwrap();
     let items = Synthetic::new(&r.workload).map(Ok::<_, std::convert::Infallible>);
-    sim::run(&mut d, items, sim::RunOptions::default(), &mut |_| {}).unwrap()
+    nandlab_core::run(&mut d, items, nandlab_core::RunOptions::default(), &mut |_| {}).unwrap()
 }
 
 #[test]

@@ -4,10 +4,10 @@
 //! count the repetitions; K = 0 is a config error.
 //! Method: generate small workloads with `Repeated`, cut the items at the marker and into
 //! repetitions by the K = 1 measured length, and compare exactly; run two of them through
-//! `sim::run` and compare host counters.
+//! `nandlab_core::run` and compare host counters.
 
-use nandlab_core::workload::Repeated;
-use nandlab_core::{sim, Config, Device, Request, Resolved, WorkItem};
+use nandlab_core::Repeated;
+use nandlab_core::{Config, Device, Request, Resolved, WorkItem};
 
 fn resolve(overrides: &[&str]) -> Resolved {
     let mut o = vec!["device.blocks=64", "device.pages_per_block=16"];
@@ -70,7 +70,8 @@ fn uniform_three_times_is_three_identical_measured_parts_and_one_prefill() {
         let r = resolve(&o);
         let mut d = Device::new(&r, None).unwrap();
         let items = Repeated::new(&r.workload).unwrap().map(Ok::<_, std::convert::Infallible>);
-        let m = sim::run(&mut d, items, sim::RunOptions::of(&r), &mut |_| {}).unwrap();
+        let m = nandlab_core::run(&mut d, items, nandlab_core::RunOptions::of(&r), &mut |_| {})
+            .unwrap();
         (m.host_write_pages, d.host_write_bytes() / 4096)
     };
     assert_eq!(run("workload.repeat=1"), (2 * lp, lp + lp + 2 * lp));
@@ -87,7 +88,7 @@ fn estimates_count_every_repetition() {
         let actual = w.filter(|i| matches!(i, WorkItem::Request(_))).count() as u64;
         // Single-page writes, no reads: the synthetic estimate is exact.
         assert_eq!(estimated, actual, "repeat {k}");
-        assert_eq!(nandlab_core::workload::estimated_requests(&r.workload).unwrap(), actual);
+        assert_eq!(nandlab_core::estimated_requests(&r.workload).unwrap(), actual);
     }
 }
 
@@ -123,7 +124,8 @@ fn poisson_arrivals_keep_increasing_across_repetitions() {
     let r = resolve(&o);
     let mut d = Device::new(&r, None).unwrap();
     let items = Repeated::new(&r.workload).unwrap().map(Ok::<_, std::convert::Infallible>);
-    let m = sim::run(&mut d, items, sim::RunOptions::of(&r), &mut |_| {}).unwrap();
+    let m =
+        nandlab_core::run(&mut d, items, nandlab_core::RunOptions::of(&r), &mut |_| {}).unwrap();
     assert_eq!(m.host_write_pages, 3 * n as u64);
 }
 

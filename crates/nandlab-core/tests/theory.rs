@@ -5,7 +5,7 @@
 //! 64-page mean-field values (2.605 at u = 0.80, 4.840 at u = 0.90) within 1.5 %; Cost-benefit
 //! and CAT must not beat Greedy on this workload (no locality to exploit).
 
-use nandlab_core::{sim, Config, Device, Synthetic};
+use nandlab_core::{Config, Device, Synthetic};
 
 fn wa(overrides: &[&str]) -> f64 {
     let mut o: Vec<String> = vec![
@@ -19,7 +19,8 @@ fn wa(overrides: &[&str]) -> f64 {
     let r = Config::from_overrides(&o).unwrap().resolve().unwrap();
     let mut d = Device::new(&r, None).unwrap();
     let items = Synthetic::new(&r.workload).map(Ok::<_, std::convert::Infallible>);
-    let m = sim::run(&mut d, items, sim::RunOptions::default(), &mut |_| {}).unwrap();
+    let m =
+        nandlab_core::run(&mut d, items, nandlab_core::RunOptions::default(), &mut |_| {}).unwrap();
     m.write_amplification
 }
 
@@ -86,7 +87,8 @@ fn greedy_on_a_parallel_device_matches_mean_field() {
         let r = Config::from_overrides(&o).unwrap().resolve().unwrap();
         let mut d = Device::new(&r, None).unwrap();
         let items = Synthetic::new(&r.workload).map(Ok::<_, std::convert::Infallible>);
-        let m = sim::run(&mut d, items, sim::RunOptions::of(&r), &mut |_| {}).unwrap();
+        let m = nandlab_core::run(&mut d, items, nandlab_core::RunOptions::of(&r), &mut |_| {})
+            .unwrap();
         let got = m.write_amplification;
         let err = (got / expected - 1.0).abs();
         eprintln!(

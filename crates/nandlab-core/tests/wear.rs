@@ -6,7 +6,7 @@
 //! O(n) invariant checker run often; exact lifetime bookkeeping checked against the counters.
 
 use nandlab_core::RequestError;
-use nandlab_core::{sim, Config, Device, Dispatched, Metrics, Resolved, Submission, Workload};
+use nandlab_core::{Config, Device, Dispatched, Metrics, Resolved, Submission, Workload};
 
 fn resolve(overrides: &[&str]) -> Resolved {
     let mut o = vec![
@@ -26,8 +26,9 @@ fn run(overrides: &[&str]) -> (Metrics, Device) {
     let r = resolve(overrides);
     let mut d = Device::new(&r, None).unwrap();
     let items = Workload::new(&r.workload).unwrap().map(Ok::<_, std::convert::Infallible>);
-    let options = sim::RunOptions { check_every_requests: 1009, ..sim::RunOptions::of(&r) };
-    let m = sim::run(&mut d, items, options, &mut |_| {}).unwrap();
+    let options =
+        nandlab_core::RunOptions { check_every_requests: 1009, ..nandlab_core::RunOptions::of(&r) };
+    let m = nandlab_core::run(&mut d, items, options, &mut |_| {}).unwrap();
     d.check();
     (m, d)
 }
@@ -111,7 +112,7 @@ fn a_worn_out_device_refuses_writes() {
     let r = resolve(&["ftl.kind=page", "wear.endurance_cycles=20", "workload.passes=400"]);
     let mut d = Device::new(&r, None).unwrap();
     let items = Workload::new(&r.workload).unwrap().map(Ok::<_, std::convert::Infallible>);
-    sim::run(&mut d, items, sim::RunOptions::of(&r), &mut |_| {}).unwrap();
+    nandlab_core::run(&mut d, items, nandlab_core::RunOptions::of(&r), &mut |_| {}).unwrap();
     assert!(d.is_worn_out());
     let write = nandlab_core::Request {
         kind: nandlab_core::RequestKind::Write,

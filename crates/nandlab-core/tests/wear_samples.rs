@@ -5,9 +5,9 @@
 //! Method: tiny closed-loop runs with single-page writes, so every sample's host byte count is
 //! known exactly; compare the last sample with the flash counters and `WearSummary`.
 
-use nandlab_core::flash::FlashCounters;
-use nandlab_core::metrics::{WearSample, WearSummary};
-use nandlab_core::{sim, Config, Device, Metrics, Resolved, WorkItem, Workload};
+use nandlab_core::media::FlashCounters;
+use nandlab_core::{Config, Device, Metrics, Resolved, WorkItem, Workload};
+use nandlab_core::{WearSample, WearSummary};
 
 const PAGE: u64 = 4096;
 
@@ -21,8 +21,9 @@ fn run(overrides: &[&str]) -> (Metrics, Device) {
     let r = resolve(overrides);
     let mut d = Device::new(&r, None).unwrap();
     let items = Workload::new(&r.workload).unwrap().map(Ok::<_, std::convert::Infallible>);
-    let options = sim::RunOptions { check_every_requests: 997, ..sim::RunOptions::of(&r) };
-    let m = sim::run(&mut d, items, options, &mut |_| {}).unwrap();
+    let options =
+        nandlab_core::RunOptions { check_every_requests: 997, ..nandlab_core::RunOptions::of(&r) };
+    let m = nandlab_core::run(&mut d, items, options, &mut |_| {}).unwrap();
     (m, d)
 }
 
@@ -111,5 +112,5 @@ fn a_zero_interval_is_rejected_naming_the_key() {
     let e = Config::from_overrides(&["run.sample_every_bytes=0"]).unwrap().resolve().unwrap_err();
     assert_eq!(e.key, "run.sample_every_bytes", "{e}");
     assert_eq!(resolve(&[]).config.run.sample_every_bytes, None);
-    assert_eq!(sim::RunOptions::of(&resolve(&[])).sample_every_bytes, 0);
+    assert_eq!(nandlab_core::RunOptions::of(&resolve(&[])).sample_every_bytes, 0);
 }

@@ -4,7 +4,7 @@
 //! Method: a one-die device with generic timing (read 25 us, transfer 10.24 us, program
 //! 200 us) driven request by request; then whole runs with and without zones compared.
 
-use nandlab_core::{sim, Config, Device, Dispatched, Request, Submission, Synthetic};
+use nandlab_core::{Config, Device, Dispatched, Request, Submission, Synthetic};
 
 const PAGE: u64 = 4096;
 /// A table page read (25 us + 10.24 us transfer) and program (10.24 us + 200 us).
@@ -144,8 +144,9 @@ fn compare(kind: &str) {
         let r = resolve(o).unwrap();
         let mut device = Device::new(&r, None).unwrap();
         let items = Synthetic::new(&r.workload).map(Ok::<_, std::convert::Infallible>);
-        let options = sim::RunOptions { check_every_requests: 20_000, ..Default::default() };
-        let m = sim::run(&mut device, items, options, &mut |_| {}).unwrap();
+        let options =
+            nandlab_core::RunOptions { check_every_requests: 20_000, ..Default::default() };
+        let m = nandlab_core::run(&mut device, items, options, &mut |_| {}).unwrap();
         device.check();
         m
     };

@@ -224,7 +224,7 @@ struct Derived {
 /// Every device preset (geometry and timing) as a JSON list, the default first.
 #[pyfunction]
 fn presets() -> PyResult<String> {
-    serde_json::to_string(nandlab_core::presets::PRESETS)
+    serde_json::to_string(nandlab_core::PRESETS)
         .map_err(|e| NandlabError::new_err(format!("cannot serialize the presets: {e}")))
 }
 
@@ -244,7 +244,7 @@ fn recycling_costs(
     copy_cost: f64,
     n_max: u64,
 ) -> PyResult<RecyclingCosts> {
-    use nandlab_core::ftl::hybrid::recycling::CostModel;
+    use nandlab_core::CostModel;
     let bad = |what: &str| Err(PyValueError::new_err(what.to_string()));
     if pages_per_block < 1 {
         return bad("pages_per_block must be at least 1");

@@ -13,13 +13,13 @@ mod trace_workload;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use nandlab_core::placement::next_write_distances;
-use nandlab_core::sim::{self, Event, RunError, RunOptions};
-use nandlab_core::workload::Repeated;
+use nandlab_core::next_write_distances;
+use nandlab_core::Repeated;
 use nandlab_core::{
     apply_overrides, Config, ConfigError, Device, Metrics, RequestError, RequestKind, Resolved,
     WorkItem,
 };
+use nandlab_core::{Event, RunError, RunOptions};
 use nandlab_trace::TraceError;
 use serde::Serialize;
 
@@ -110,7 +110,7 @@ pub fn load_config(path: Option<&Path>, overrides: &[String]) -> Result<Config, 
             let text = read_config_text(p)?;
             let mut v: toml::Value = toml::from_str(&text).map_err(|e| Error::ConfigFile {
                 path: p.to_path_buf(),
-                message: nandlab_core::config::toml_error_message(&text, &e),
+                message: nandlab_core::toml_error_message(&text, &e),
             })?;
             rebase_trace_path(&mut v, p);
             v
@@ -140,7 +140,7 @@ pub struct Prepared {
 /// Resolves the config. For trace workloads without a device size, sizes the device from the
 /// trace first (see `trace_workload::size_device`).
 pub fn prepare(config: &Config) -> Result<Prepared, Error> {
-    if nandlab_core::workload::kinds::of(&config.workload)?.replayed {
+    if config.workload.replayed()? {
         let (sized, info) = trace_workload::prepare(config)?;
         let resolved = sized.resolve()?;
         memory::check(&resolved, false)?;
@@ -190,12 +190,12 @@ pub fn run(prepared: &Prepared, progress: Progress<'_>) -> Result<RunReport, Err
     let mut metrics = if let Some(info) = &prepared.trace {
         let expected = info.expected_requests(r);
         let items = trace_workload::items(r, info)?;
-        sim::run(&mut device, items, options, &mut |e| observer(expected, e))?
+        nandlab_core::run(&mut device, items, options, &mut |e| observer(expected, e))?
     } else {
         let workload = Repeated::new(&r.workload)?;
         let expected = workload.estimated_requests();
         let items = workload.map(Ok::<_, TraceError>);
-        sim::run(&mut device, items, options, &mut |e| observer(expected, e))?
+        nandlab_core::run(&mut device, items, options, &mut |e| observer(expected, e))?
     };
     metrics.wall_seconds = started.elapsed().as_secs_f64();
     metrics.measured_wall_seconds = measured_from.elapsed().as_secs_f64();

@@ -1,10 +1,10 @@
 //! Refuses a configuration whose tables would not fit in the memory the process may use, before
-//! anything is allocated (`nandlab_core::memory::estimate` says how much a configuration needs).
+//! anything is allocated (`nandlab_core::estimate_memory` says how much a configuration needs).
 //! The limit is `run.memory_limit_bytes` when set, else the smallest of what the machine allows
 //! this process: available memory (`MemAvailable`), the cgroup's limit (`memory.max` less what it
 //! already uses) and the address-space limit (`ulimit -v`, less what is already mapped).
 
-use nandlab_core::memory::{estimate, human_bytes};
+use nandlab_core::{estimate_memory, human_bytes};
 use nandlab_core::{ConfigError, Resolved};
 
 /// A memory limit and where it comes from.
@@ -74,7 +74,7 @@ pub fn check(r: &Resolved, served: bool) -> Result<(), ConfigError> {
 
 /// `check` against a given limit.
 pub fn check_against(r: &Resolved, served: bool, limit: &MemoryLimit) -> Result<(), ConfigError> {
-    let e = estimate(r, served);
+    let e = estimate_memory(r, served);
     let total = e.total_bytes();
     if total <= limit.bytes {
         return Ok(());

@@ -15,12 +15,12 @@
 //! Measured replays: `workload.passes` × `workload.repeat`. For a trace, "repeat the measured
 //! part K times" and "K times as many measured replays" are the same sequence (each replay is
 //! the whole trace again), so `repeat` simply multiplies `passes` here; generated workloads get
-//! the same from `nandlab_core::workload::Repeated`.
+//! the same from `nandlab_core::Repeated`.
 
 use std::path::PathBuf;
 
-use nandlab_core::config::Resolved;
-use nandlab_core::workload::TraceKeys;
+use nandlab_core::Resolved;
+use nandlab_core::TraceKeys;
 use nandlab_core::{Config, ConfigError, Request, RequestKind, WorkItem};
 use nandlab_trace::{AddressFit, FitMode, TraceError, TraceFormat, TraceOp, TraceOptions};
 use serde::Serialize;
@@ -63,8 +63,7 @@ fn measured_replays(r: &Resolved) -> u64 {
 
 /// The trace keys of a resolved trace workload.
 fn trace_keys(r: &Resolved) -> TraceKeys {
-    let plan =
-        r.workload.plan.as_any().downcast_ref::<nandlab_core::workload::kinds::trace::TracePlan>();
+    let plan = r.workload.plan.as_any().downcast_ref::<nandlab_core::TracePlan>();
     plan.expect("a trace workload").keys.clone()
 }
 
@@ -136,10 +135,10 @@ pub fn prepare(config: &Config) -> Result<(Config, TraceInfo), crate::Error> {
         // Hybrid FTLs need their log blocks plus a merge destination as spare, and map whole
         // logical blocks (SAST: whole groups).
         let (hybrid, spare_blocks, granule_blocks) = match &probe.ftl {
-            nandlab_core::ftl::FtlSpec::Hybrid(h) => {
+            nandlab_core::FtlSpec::Hybrid(h) => {
                 (true, f64::from(h.log_blocks + 1), h.mapping_granule_blocks())
             }
-            nandlab_core::ftl::FtlSpec::Page(_) => (false, f64::from(2 * probe.regions + 3), 1),
+            nandlab_core::FtlSpec::Page(_) => (false, f64::from(2 * probe.regions + 3), 1),
         };
         let granule_bytes = granule_blocks.max(1) * block_bytes;
         let min_blocks = ((spare_blocks * u / (1.0 - u)).ceil() as u64).max(4) + 1;

@@ -56,7 +56,7 @@ fn postmark_and_embedded_run_and_are_deterministic() {
         let b = run(case);
         assert_eq!(simulated(&a), simulated(&b), "{case:?}");
         assert_eq!(a.config, b.config);
-        let fs = a.config.workload.param::<nandlab_core::workload::FsConfig>("fs").unwrap();
+        let fs = a.config.workload.param::<nandlab_core::FsConfig>("fs").unwrap();
         assert!(fs.transactions.is_some(), "the resolved config records the fs keys");
         eprintln!(
             "{case:?}: {} host writes, {} reads, WA {:.3}, erases {}",

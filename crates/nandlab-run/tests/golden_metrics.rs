@@ -245,22 +245,22 @@ fn the_cases_cover_every_policy_name() {
     let has = |key: &str, value: &str, default: bool| {
         default || all.iter().any(|s| *s == format!("{key}={value}"))
     };
-    for v in &nandlab_core::ftl_kinds::names() {
+    for v in &nandlab_core::names::ftl_kinds() {
         assert!(has("ftl.kind", v, *v == "page"), "ftl.kind={v}");
     }
-    for v in &nandlab_core::gc::names() {
+    for v in &nandlab_core::names::cleaning() {
         assert!(has("ftl.cleaning", v, *v == "greedy"), "ftl.cleaning={v}");
     }
-    for v in &nandlab_core::placement::names() {
+    for v in &nandlab_core::names::placements() {
         assert!(has("ftl.placement", v, *v == "none"), "ftl.placement={v}");
     }
-    for v in &nandlab_core::buffer::kinds() {
+    for v in &nandlab_core::names::buffers() {
         assert!(has("buffer.kind", v, *v == "none"), "buffer.kind={v}");
     }
-    for v in &nandlab_core::wear::kinds() {
+    for v in &nandlab_core::names::wear_levelers() {
         assert!(has("wear.kind", v, *v == "none"), "wear.kind={v}");
     }
-    for v in &nandlab_core::workload::kinds::names() {
+    for v in &nandlab_core::names::workload_kinds() {
         assert!(has("workload.kind", v, false), "workload.kind={v}");
     }
 }

@@ -11,11 +11,11 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use nandlab_core::metrics::{LatencyHistogram, LatencySummary};
 use nandlab_core::{
     Config, ConfigError, Device, Dispatched, Io, Request, RequestError, RequestKind, Resolved,
     Submission,
 };
+use nandlab_core::{LatencyHistogram, LatencySummary};
 use nandlab_nbd::{CommandKind, Engine, Errno, ExportInfo, IoOutcome, IoRequest};
 use nandlab_store::{Classifier, FileMedia, StoreError};
 use serde::Serialize;
@@ -154,7 +154,7 @@ pub fn resolve(config: &Config, image: &Path) -> Result<Resolved, ServeError> {
         )
         .into());
     }
-    if let nandlab_core::ftl::FtlSpec::Hybrid(h) = &r.ftl {
+    if let nandlab_core::FtlSpec::Hybrid(h) = &r.ftl {
         // A crash can leave one block beyond the FTL's steady state in use (a merge or a
         // migration under way); recovery finishes it with a merge that needs one free block.
         let g = &r.geometry;
@@ -213,7 +213,7 @@ pub struct ServeStats {
     pub mount_repairs: nandlab_store::MountReport,
     /// What the FTL's recovery completed or repaired (sealed blocks, repair merges, erased
     /// blocks, RAM-region pages restored from NVRAM or lost to a failed battery).
-    pub ftl_recovery: nandlab_core::ftl::FtlRecovery,
+    pub ftl_recovery: nandlab_core::FtlRecovery,
     pub store: String,
     /// Metadata-only store: written pages kept / dropped by the rule set.
     pub metadata_pages_kept: u64,

@@ -15,8 +15,8 @@
 //! write can leave, so that a crash between the two writes is never mistaken for damage and one
 //! page of damage is never mistaken for a crash.
 
-use nandlab_core::config::Geometry;
-use nandlab_core::flash::{BlockId, Lpn, Oob, Ppn, GARBAGE_LPN, MAX_PLAUSIBLE_ERASE_COUNT};
+use nandlab_core::media::{BlockId, Lpn, Oob, Ppn, GARBAGE_LPN, MAX_PLAUSIBLE_ERASE_COUNT};
+use nandlab_core::Geometry;
 
 pub(crate) const MAGIC: &[u8; 8] = b"NANDLAB\x01";
 /// Format 3: each record's two copies in different areas (format 2 kept them side by side, so

@@ -32,12 +32,12 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use nandlab_core::config::{Geometry, Resolved};
-use nandlab_core::flash::{
+use nandlab_core::media::{
     BlockId, BlockRecord, Checkpoint, CountingMedia, Lpn, Media, NvramEntry, Oob, Ppn, GARBAGE_LPN,
     MAX_PLAUSIBLE_ERASE_COUNT, NONE,
 };
 use nandlab_core::MediaError;
+use nandlab_core::{Geometry, Resolved};
 
 mod format;
 pub mod metadata;

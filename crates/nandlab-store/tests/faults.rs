@@ -20,7 +20,7 @@ use std::io::ErrorKind;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
-use nandlab_core::flash::{Fault, FaultKind, FaultyMedia};
+use nandlab_core::media::{Fault, FaultKind, FaultyMedia};
 use nandlab_core::{Config, Device, Dispatched, Io, Request, RequestError, Resolved, Submission};
 use nandlab_store::{FileMedia, Mount};
 
@@ -104,7 +104,7 @@ fn data_at(path: &std::path::Path, ppn: u32) -> u64 {
 /// checkpoint mount has one to start from) and the host flushes now and then.
 fn write_until_the_cut(d: &mut Device, r: &Resolved, expected: &mut [u64]) -> u64 {
     let lpns = r.geometry.logical_pages;
-    let mut rng = nandlab_core::rng::Prng::new(5);
+    let mut rng = nandlab_core::Prng::new(5);
     for v in 1..20_000u64 {
         let lpn = if rng.below(4) < 3 { rng.below(12) } else { rng.below(lpns) };
         match write(d, lpn, v) {
@@ -225,7 +225,7 @@ fn a_page_failing_its_crc_stays_an_error_when_the_cleaner_moves_it() {
         // Random rewrites of every other LPN until the cleaner has moved the damaged page
         // (random: sequential rewrites would leave whole blocks invalid, and a greedy
         // cleaner would never pick the one still holding the damaged page).
-        let mut rng = nandlab_core::rng::Prng::new(3);
+        let mut rng = nandlab_core::Prng::new(3);
         let mut v = 2;
         while d.ftl().locate(victim as u32).unwrap().0 == ppn {
             let lpn = rng.below(lpns);

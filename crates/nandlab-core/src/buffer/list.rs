@@ -134,6 +134,7 @@ impl Links {
         }
     }
 
+    #[cfg(test)]
     /// The entries of `l` from head to tail (for checks and tests).
     #[must_use]
     pub fn collect(&self, l: &List) -> Vec<u32> {
@@ -209,9 +210,6 @@ pub trait KeyMap: Send + 'static {
     /// Cache hint: where a lookup of `key` starts.
     fn prefetch(&self, key: u32);
     fn len(&self) -> usize;
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
     /// Bytes of the table.
     fn memory_bytes(&self) -> u64;
     /// Appends the values of keys `first..end`, in key order, to `out`, stopping once `out`

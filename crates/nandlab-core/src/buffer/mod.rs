@@ -63,7 +63,7 @@ mod tests;
 
 use serde::Serialize;
 
-pub use spec::{BufferConfig, BufferSpec, BUFFER_SIZE_BYTES_DEFAULT, NO_BUFFER};
+pub use spec::{BufferConfig, BufferSpec, NO_BUFFER};
 
 use crate::error::ConfigError;
 use crate::flash::Lpn;
@@ -407,11 +407,6 @@ impl<P: BufferPolicy, M: KeyMap> WriteBuffer<P, M> {
     #[must_use]
     pub fn len(&self) -> u32 {
         self.capacity_pages - self.free.len() as u32
-    }
-
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Whether `lpn` is buffered, and if so whether it is dirty.

@@ -332,7 +332,7 @@ impl Device {
     }
 
     /// Installs (or removes) a RAM buffer; an existing one must be empty.
-    pub fn set_buffer(&mut self, buffer: Option<Box<dyn Buffer>>) {
+    pub(crate) fn set_buffer(&mut self, buffer: Option<Box<dyn Buffer>>) {
         assert!(self.buffer.as_ref().is_none_or(|b| b.is_empty()), "replacing a non-empty buffer");
         self.buffer = buffer;
         if let Some(b) = &mut self.buffer {
@@ -354,7 +354,7 @@ impl Device {
     }
 
     #[must_use]
-    pub fn with_ftl(ftl: Box<dyn Ftl>) -> Self {
+    pub(crate) fn with_ftl(ftl: Box<dyn Ftl>) -> Self {
         let geometry = *ftl.geometry();
         let prefetch = ftl.takes_prefetch_hints();
         Self {
@@ -404,7 +404,7 @@ impl Device {
 
     /// Turns background cleaning on: on an idle device, the FTL cleans while it wants to
     /// (`Ftl::wants_background_clean`), its operations ranked last by the scheduler.
-    pub fn set_background_cleaning(&mut self, on: bool) {
+    pub(crate) fn set_background_cleaning(&mut self, on: bool) {
         self.background = on;
     }
 
@@ -413,7 +413,7 @@ impl Device {
     /// `Engine::start_at`). Work recovery did on the flash (sealing, repair merges,
     /// write-backs) delays the first request like any background work.
     #[must_use]
-    pub fn resumed(mut ftl: Box<dyn Ftl>, recovery: FtlRecovery, now_ns: u64) -> Self {
+    pub(crate) fn resumed(mut ftl: Box<dyn Ftl>, recovery: FtlRecovery, now_ns: u64) -> Self {
         let ram_ns = ftl.flash_mut().take_ram_ns();
         let horizon = ftl.flash().engine().horizon_ns();
         let mut device = Self::with_ftl(ftl);

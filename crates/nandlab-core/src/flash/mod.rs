@@ -16,7 +16,7 @@ mod geometry;
 
 pub use crate::engine::Timing;
 pub use counting::CountingMedia;
-pub use faulty::{Fault, FaultKind, FaultyMedia, Injected, Trigger};
+pub use faulty::{Fault, FaultKind, FaultyMedia, Injected};
 pub use geometry::Geometry;
 
 use crate::engine::{Engine, Hardware, OpKind, OpRef};
@@ -279,6 +279,12 @@ impl Flash {
             copy_ns: timing.copy_cost_ns(),
             counters: FlashCounters::default(),
         }
+    }
+
+    /// Gives back the media, the engine's state dropped.
+    #[must_use]
+    pub fn into_media(self) -> Box<dyn Media> {
+        self.media
     }
 
     #[must_use]

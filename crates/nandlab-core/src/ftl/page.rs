@@ -29,7 +29,7 @@ use crate::error::RecoveryError;
 use crate::fastdiv::Divisor;
 use crate::flash::Geometry;
 use crate::flash::{
-    BlockId, BlockRecord, Checkpoint, Flash, Lpn, NvramEntry, Oob, Ppn, Source, NONE,
+    BlockId, BlockRecord, Checkpoint, Flash, Lpn, Media, NvramEntry, Oob, Ppn, Source, NONE,
 };
 use crate::ftl::policy::{PageState, Placement, VictimPolicy};
 use crate::wear::{Endurance, LifetimeState, WearHost, WearLeveler, WearLevelingStats};
@@ -106,7 +106,7 @@ const WEAR_AWARE_WINDOW: usize = 64;
 
 impl PageFtl {
     #[must_use]
-    pub fn new(
+    pub(crate) fn new(
         flash: Flash,
         victim: Box<dyn VictimPolicy>,
         placement: Box<dyn Placement>,
@@ -174,7 +174,7 @@ impl PageFtl {
 
     /// Gives the placement's RAM top region its size (`capacity_pages`), write-back threshold
     /// (fraction of it) and per-page access time.
-    pub fn set_ram_region(&mut self, capacity_pages: u32, threshold: f64, ram_page_ns: u64) {
+    pub(crate) fn set_ram_region(&mut self, capacity_pages: u32, threshold: f64, ram_page_ns: u64) {
         assert!(self.placement.ram_region(), "the placement has no RAM region");
         let base = self.geometry.blocks * self.pages_per_block;
         self.ram =
@@ -195,7 +195,7 @@ impl PageFtl {
     }
 
     /// Wear-aware block allocation (DEB): see the module doc.
-    pub fn set_wear_aware_allocation(&mut self, on: bool) {
+    pub(crate) fn set_wear_aware_allocation(&mut self, on: bool) {
         self.wear_aware = on;
     }
 
@@ -293,9 +293,9 @@ impl PageFtl {
         free.remove(i).expect("index in range")
     }
 
-    /// Attaches a wear leveler (`crate::wear::by_name`; `None` turns leveling off). Its units
+    /// Attaches a wear leveler (`WearSpec::build`; `None` turns leveling off). Its units
     /// are physical blocks (see `crate::wear` for why).
-    pub fn set_wear_leveler(&mut self, leveler: Option<Box<dyn WearLeveler>>) {
+    pub(crate) fn set_wear_leveler(&mut self, leveler: Option<Box<dyn WearLeveler>>) {
         self.wear = leveler;
         let n = if self.wear.is_some() { self.geometry.blocks as usize } else { 0 };
         self.closed_seq = vec![0; n];
@@ -305,7 +305,7 @@ impl PageFtl {
     /// for its logical pages plus the reserve `Config::resolve` requires (free-block minimum,
     /// one open block per region, one more); blocks beyond those may be retired. Free blocks
     /// already at the limit (a recovered device) are retired now.
-    pub fn set_endurance_cycles(&mut self, cycles: u32) {
+    pub(crate) fn set_endurance_cycles(&mut self, cycles: u32) {
         let data_blocks = self.geometry.logical_pages.div_ceil(u64::from(self.pages_per_block));
         let min_good = data_blocks as u32 + self.gc_free_blocks_min + self.active.len() as u32 + 1;
         self.endurance =
@@ -377,7 +377,7 @@ impl PageFtl {
     /// trim); last-modification times restart at `now_ns` (cleaning ages restart); DAC region
     /// entry times restart at `now_ns` too. RAM-region pages persisted in NVRAM are restored
     /// afterwards by `restore_nvram` (once the RAM region is configured).
-    pub fn recover(
+    pub(crate) fn recover(
         flash: Flash,
         victim: Box<dyn VictimPolicy>,
         placement: Box<dyn Placement>,
@@ -684,7 +684,7 @@ impl PageFtl {
     /// configuration the winning entries are written to flash through the normal write path.
     /// With `battery_failed` every entry is dropped (`nvram_pages_lost`): the older flash copy,
     /// if any, is what the host reads — data loss modelled on request.
-    pub fn restore_nvram(
+    pub(crate) fn restore_nvram(
         &mut self,
         battery_failed: bool,
         now_ns: u64,
@@ -775,10 +775,10 @@ impl PageFtl {
         Ok(())
     }
 
-    /// Gives back the flash (for recovery tests and for handing a media to a new FTL).
+    /// Gives back the media (for recovery tests: a new FTL rebuilt from it).
     #[must_use]
-    pub fn into_flash(self) -> Flash {
-        self.flash
+    pub fn into_media(self) -> Box<dyn Media> {
+        self.flash.into_media()
     }
 
     #[must_use]
@@ -883,13 +883,13 @@ impl PageFtl {
     }
 
     /// Sets the allocation policy (`ftl.allocation`; `dynamic` until set).
-    pub fn set_allocator(&mut self, alloc: Box<dyn Allocator>) {
+    pub(crate) fn set_allocator(&mut self, alloc: Box<dyn Allocator>) {
         self.alloc = alloc;
     }
 
     /// Turns background cleaning on (`n` > 0: on an idle device, clean while fewer than `n`
     /// blocks are free) or off (0).
-    pub fn set_background_cleaning(&mut self, n: u32) {
+    pub(crate) fn set_background_cleaning(&mut self, n: u32) {
         assert!(
             n == 0 || n > self.gc_free_blocks_min,
             "the background threshold is above the floor"

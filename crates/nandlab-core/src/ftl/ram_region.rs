@@ -131,6 +131,7 @@ impl RamRegion {
         self.capacity_pages
     }
 
+    #[cfg(test)]
     #[must_use]
     pub fn threshold_pages(&self) -> u32 {
         self.threshold_pages

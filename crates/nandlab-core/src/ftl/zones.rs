@@ -118,11 +118,6 @@ impl ZoneCache {
     }
 
     #[must_use]
-    pub fn shape(&self) -> ZoneShape {
-        self.shape
-    }
-
-    #[must_use]
     pub fn counters(&self) -> ZoneCounters {
         self.counters
     }
@@ -203,11 +198,6 @@ impl ZonedFtl {
     #[must_use]
     pub fn new(inner: Box<dyn Ftl>, shape: ZoneShape) -> Self {
         Self { inner, cache: ZoneCache::new(shape) }
-    }
-
-    #[must_use]
-    pub fn cache(&self) -> &ZoneCache {
-        &self.cache
     }
 }
 

@@ -6,7 +6,7 @@
 //! Adding a placement: one file here (its `ENTRY`: name, keys, how it resolves and builds) and
 //! one line in `REGISTRY`.
 
-pub use oracle::{next_write_distances, NEVER};
+pub use oracle::next_write_distances;
 
 use std::sync::Arc;
 

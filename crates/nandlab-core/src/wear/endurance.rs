@@ -44,6 +44,7 @@ impl Endurance {
         Self { cycles, good_blocks: blocks, min_good_blocks, retired, state }
     }
 
+    #[cfg(test)]
     #[must_use]
     pub fn cycles(&self) -> u32 {
         self.cycles

@@ -51,12 +51,10 @@ pub mod endurance;
 pub mod permutation;
 pub mod spec;
 
-pub use adaptive::{next_delta, DeltaTuner};
 pub use endurance::{Endurance, LifetimeState};
-pub use lazy::LazyWearLeveling;
-pub use permutation::LbnPermutation;
-pub use spec::{kinds, ResolvedLeveler, WearConfig, WearEntry, WearSpec, NO_LEVELER};
-pub use static_wl::StaticWearLeveling;
+pub use spec::{kinds, WearConfig, WearEntry, WearSpec};
+#[cfg(test)]
+pub use {lazy::LazyWearLeveling, permutation::LbnPermutation, static_wl::StaticWearLeveling};
 
 use crate::flash::BlockId;
 
@@ -141,15 +139,4 @@ pub struct WearSetup {
     pub physical_blocks: u32,
     pub erases_so_far: u64,
     pub seed: u64,
-}
-
-/// The leveler registered as `kind` for `setup`, with its parameters' defaults (`None` for
-/// `none` or a name no entry has), for callers that build a leveler outside a configuration
-/// (tests, tools).
-#[must_use]
-pub fn by_name(kind: &str, setup: WearSetup) -> Option<Box<dyn WearLeveler>> {
-    let entry = REGISTRY.iter().find(|e| e.name == kind)?;
-    let mut tables = crate::spec::Tables::default();
-    let resolved = (entry.resolve)(&mut tables.params("wear")).ok()?;
-    Some(resolved.build(setup))
 }

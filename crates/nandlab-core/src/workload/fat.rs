@@ -159,6 +159,7 @@ pub struct FatLayout {
 }
 
 impl FatLayout {
+    #[cfg(test)]
     /// Lays a volume of `total_sectors` sectors out with clusters of `cluster_bytes` (a
     /// multiple of 512).
     pub fn new(total_sectors: u64, cluster_bytes: u64) -> Result<Self, ConfigError> {
@@ -298,13 +299,10 @@ impl FsFile {
     pub fn size(&self) -> u64 {
         self.size
     }
+    #[cfg(test)]
     #[must_use]
     pub fn clusters(&self) -> &[u32] {
         &self.clusters
-    }
-    #[must_use]
-    pub fn dir(&self) -> DirId {
-        self.dir
     }
 }
 
@@ -368,12 +366,14 @@ impl FatVolume {
         self.layout.clusters - self.allocated
     }
 
+    #[cfg(test)]
     /// Clusters held by subdirectories.
     #[must_use]
     pub fn directory_clusters(&self) -> u64 {
         self.dirs.iter().map(|d| d.clusters.len() as u64).sum()
     }
 
+    #[cfg(test)]
     /// Directory entries in use in `dir` (for a subdirectory, including `.` and `..`).
     #[must_use]
     pub fn entries_in_use(&self, dir: DirId) -> usize {
@@ -906,6 +906,7 @@ pub struct FsWorkload {
 }
 
 impl FsWorkload {
+    #[cfg(test)]
     /// The workload of a resolved config with `workload.kind` `postmark` or `embedded`.
     pub fn new(r: &WorkloadSpec) -> Result<Self, ConfigError> {
         match r.plan.as_any().downcast_ref::<FsPlan>() {
@@ -952,18 +953,21 @@ impl FsWorkload {
         self.estimated_requests
     }
 
+    #[cfg(test)]
     /// The volume model (its state after the items generated so far).
     #[must_use]
     pub fn volume(&self) -> &FatVolume {
         &self.vol
     }
 
+    #[cfg(test)]
     /// Files that exist now.
     #[must_use]
     pub fn files(&self) -> &[FsFile] {
         &self.live
     }
 
+    #[cfg(test)]
     #[must_use]
     pub fn stats(&self) -> FsStats {
         self.stats

@@ -339,6 +339,7 @@ pub struct MediaWorkload {
 }
 
 impl MediaWorkload {
+    #[cfg(test)]
     /// The workload of a resolved config with `workload.kind = "media-player"`.
     pub fn new(r: &WorkloadSpec) -> Result<Self, ConfigError> {
         match r.plan.as_any().downcast_ref::<MediaPlan>() {
@@ -386,24 +387,28 @@ impl MediaWorkload {
         self.estimated_requests
     }
 
+    #[cfg(test)]
     /// The volume model (its state after the items generated so far).
     #[must_use]
     pub fn volume(&self) -> &FatVolume {
         &self.vol
     }
 
+    #[cfg(test)]
     /// Files on the volume now.
     #[must_use]
     pub fn files(&self) -> &[FsFile] {
         &self.live
     }
 
+    #[cfg(test)]
     /// The high-water mark, in allocated clusters.
     #[must_use]
     pub fn high_water_clusters(&self) -> u64 {
         self.high_water_clusters
     }
 
+    #[cfg(test)]
     #[must_use]
     pub fn stats(&self) -> MediaStats {
         self.stats

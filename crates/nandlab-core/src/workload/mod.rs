@@ -32,12 +32,9 @@ use crate::flash::Geometry;
 use crate::request::{Request, RequestKind};
 use crate::rng::Prng;
 use crate::spec::Tables;
-pub use kinds::phases::PhaseConfig;
 pub use kinds::trace::TraceKeys;
 use kinds::{Generator, Plan};
-pub use spec::{
-    FsConfig, FsParams, MediaDefaults, WorkloadConfig, MAX_WORKLOAD_SPAN_S, MEDIA_NAMES,
-};
+pub use spec::{FsConfig, WorkloadConfig, MEDIA_NAMES};
 
 /// A resolved workload: the filled `[workload]` table, the device it addresses, the run's seed
 /// and its kind's plan — everything a generator needs.
@@ -471,6 +468,7 @@ impl Iterator for Workload {
     }
 }
 
+#[cfg(test)]
 /// The items of a whole run of any synthetic workload kind (`Repeated`: the measured part
 /// `workload.repeat` times), boxed.
 pub fn synthetic_items(

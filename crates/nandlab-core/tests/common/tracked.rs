@@ -20,13 +20,13 @@
 
 use std::sync::{Arc, Mutex};
 
-use nandlab_core::config::Geometry;
-use nandlab_core::error::MediaError;
-use nandlab_core::flash::{
+use nandlab_core::media::{
     BlockId, BlockRecord, Checkpoint, CountingMedia, Lpn, Media, NvramEntry, Oob, Ppn, GARBAGE_LPN,
     NONE,
 };
-use nandlab_core::ftl::Ftl;
+use nandlab_core::parts::Ftl;
+use nandlab_core::Geometry;
+use nandlab_core::MediaError;
 
 /// A checkpoint as the store would persist it.
 #[derive(Clone, Debug)]

@@ -50,7 +50,7 @@ use crate::flash::{BlockId, BlockRecord, Checkpoint, Flash, Lpn, Oob, Ppn, Sourc
 use crate::wear::{Endurance, LifetimeState, WearHost, WearLeveler, WearLevelingStats};
 use recycling::{CostModel, RecyclingPolicy};
 pub(crate) use spec::SAST_GROUP_DATA_BLOCKS;
-pub use spec::{resolve_hybrid, HybridKind, HybridSpec, LOG_BLOCKS_DEFAULT};
+pub use spec::{resolve_hybrid, HybridKind, HybridSpec};
 
 /// Which data blocks may use which log blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,7 +133,7 @@ impl HybridFtl {
     /// A hybrid FTL over a fresh (all erased) flash. Configuration limits are checked by
     /// `Config::resolve`; violating them here is a bug.
     #[must_use]
-    pub fn new(
+    pub(crate) fn new(
         flash: Flash,
         association: Association,
         log_blocks_max: u32,
@@ -200,21 +200,16 @@ impl HybridFtl {
         }
     }
 
-    /// Attaches a wear leveler (`crate::wear::by_name`; `None` turns leveling off). Its units
+    /// Attaches a wear leveler (`WearSpec::build`; `None` turns leveling off). Its units
     /// are logical blocks (`WearHost::units`).
-    pub fn set_wear_leveler(&mut self, leveler: Option<Box<dyn WearLeveler>>) {
+    pub(crate) fn set_wear_leveler(&mut self, leveler: Option<Box<dyn WearLeveler>>) {
         self.wear = leveler;
     }
 
     /// Rated program/erase cycles per block (0 = unlimited). The FTL keeps its data blocks, its
-    /// log blocks and one block for a merge good; blocks beyond those may be retired.
-    pub fn set_endurance_cycles(&mut self, cycles: u32) {
-        self.set_endurance(cycles, 0);
-    }
-
-    /// `set_endurance_cycles`, keeping `extra_spare` more good blocks (a served drive keeps one
-    /// for recovery's repair merge; see `Resolved::served`).
-    pub fn set_endurance(&mut self, cycles: u32, extra_spare: u32) {
+    /// log blocks, one block for a merge and `extra_spare` more good (a served drive keeps one
+    /// for recovery's repair merge; see `Resolved::served`); blocks beyond those may be retired.
+    pub(crate) fn set_endurance(&mut self, cycles: u32, extra_spare: u32) {
         let min_good = self.logical_blocks + self.log_blocks_max + 1 + extra_spare;
         self.endurance = Endurance::new(cycles, self.geometry.blocks, min_good);
     }
@@ -226,7 +221,7 @@ impl HybridFtl {
     }
 
     /// Sets the allocation policy (`ftl.allocation`; `dynamic` until set).
-    pub fn set_allocator(&mut self, alloc: Box<dyn Allocator>) {
+    pub(crate) fn set_allocator(&mut self, alloc: Box<dyn Allocator>) {
         self.alloc = alloc;
     }
 
@@ -971,7 +966,7 @@ impl HybridFtl {
     /// attaches one, `set_wear_leveler`). `endurance_cycles` and `spare_blocks` as
     /// `set_endurance` takes them.
     #[must_use]
-    pub fn from_spec(
+    pub(crate) fn from_spec(
         spec: &HybridSpec,
         flash: Flash,
         endurance_cycles: u32,

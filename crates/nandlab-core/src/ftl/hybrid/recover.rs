@@ -98,7 +98,7 @@ struct BlockScan {
 
 impl HybridFtl {
     /// Rebuilds the tables from what the flash holds (see the module doc). Call it once, on an
-    /// FTL just built over a media that holds data (`new`, `set_endurance_cycles`); a wear
+    /// FTL just built over a media that holds data (`new`, `set_endurance`); a wear
     /// leveler is best attached afterwards, with the recovered erase counts. Damage it cannot
     /// repair is an error; what the flash holds never makes it panic.
     pub fn recover(&mut self) -> Result<FtlRecovery, RecoveryError> {

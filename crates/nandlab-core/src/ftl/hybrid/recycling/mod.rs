@@ -219,6 +219,7 @@ impl RecyclingSpec {
     }
 }
 
+#[cfg(test)]
 /// The policy registered as `name` with its parameters' defaults on blocks of
 /// `cost.pages_per_block` pages (`None` for a name no entry has), for callers that build one
 /// outside a configuration (tests, tools).
