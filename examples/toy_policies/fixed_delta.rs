@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use super::spec::{ResolvedLeveler, WearEntry};
 use super::lazy::LazyWearLeveling;
+use super::spec::{ResolvedLeveler, WearEntry};
 use super::{WearLeveler, WearSetup};
 use crate::spec::{check, Param};
 
