@@ -518,16 +518,31 @@ fn negotiate(
     id: u64,
     activity: &Activity,
 ) -> Result<Option<(Link, Session)>, ConnError> {
-    let export = &shared.export;
-    let tls_mode = shared.tls.as_ref().map_or(TlsMode::Off, TlsConfig::mode);
+    let Some(no_zeroes) = greet(&mut conn)? else { return Ok(None) };
+    let mut n = Negotiation { conn, shared, id, activity, no_zeroes, structured: false };
+    loop {
+        let Some((option, data)) = read_option(&mut n.conn)? else { return Ok(None) };
+        match n.answer(option, &data)? {
+            Next::Option => {}
+            Next::Close => return Ok(None),
+            Next::Transmit => {
+                let session = Session { structured: n.structured };
+                return Ok(Some((n.conn, session)));
+            }
+        }
+    }
+}
+
+/// The server's greeting and the client's flags. `Some(no_zeroes)`, or `None` when the client
+/// left; an error for flags this server does not speak.
+fn greet(conn: &mut Link) -> Result<Option<bool>, ConnError> {
     let mut hello = Vec::with_capacity(18);
     hello.extend_from_slice(&proto::NBDMAGIC.to_be_bytes());
     hello.extend_from_slice(&proto::IHAVEOPT.to_be_bytes());
     hello.extend_from_slice(&(proto::FLAG_FIXED_NEWSTYLE | proto::FLAG_NO_ZEROES).to_be_bytes());
     conn.write_all(&hello)?;
-
     let mut cf = [0u8; 4];
-    if !read_full(&mut conn, &mut cf)? {
+    if !read_full(conn, &mut cf)? {
         return Ok(None);
     }
     let client_flags = u32::from_be_bytes(cf);
@@ -537,29 +552,59 @@ fn negotiate(
     if client_flags & proto::FLAG_C_FIXED_NEWSTYLE == 0 {
         return Err(ConnError::Protocol("client does not speak fixed newstyle"));
     }
-    let no_zeroes = client_flags & proto::FLAG_C_NO_ZEROES != 0;
-    let mut structured = false;
+    Ok(Some(client_flags & proto::FLAG_C_NO_ZEROES != 0))
+}
 
-    loop {
-        let mut hdr = [0u8; 16];
-        if !read_full(&mut conn, &mut hdr)? {
-            return Ok(None);
-        }
-        if be_u64(&hdr[0..8]) != proto::IHAVEOPT {
-            return Err(ConnError::Protocol("bad option magic"));
-        }
-        let option = be_u32(&hdr[8..12]);
-        let len = be_u32(&hdr[12..16]);
-        if len > MAX_OPTION_LEN {
-            return Err(ConnError::Protocol("option data too long"));
-        }
-        let mut data = vec![0u8; len as usize];
-        read_msg(&mut conn, &mut data)?;
+/// One option's header and data (`None`: the client left). Data past `MAX_OPTION_LEN` is a
+/// protocol error, never an allocation.
+fn read_option(conn: &mut Link) -> Result<Option<(u32, Vec<u8>)>, ConnError> {
+    let mut hdr = [0u8; 16];
+    if !read_full(conn, &mut hdr)? {
+        return Ok(None);
+    }
+    if be_u64(&hdr[0..8]) != proto::IHAVEOPT {
+        return Err(ConnError::Protocol("bad option magic"));
+    }
+    let option = be_u32(&hdr[8..12]);
+    let len = be_u32(&hdr[12..16]);
+    if len > MAX_OPTION_LEN {
+        return Err(ConnError::Protocol("option data too long"));
+    }
+    let mut data = vec![0u8; len as usize];
+    read_msg(conn, &mut data)?;
+    Ok(Some((option, data)))
+}
 
+/// What follows an answered option.
+enum Next {
+    /// Another option.
+    Option,
+    /// The session ends (the client aborted, or an option that cannot fail could not be met).
+    Close,
+    /// The export is chosen: transmission begins.
+    Transmit,
+}
+
+/// One connection's option haggling: the link (plain until STARTTLS) and what was agreed.
+struct Negotiation<'a> {
+    conn: Link,
+    shared: &'a Shared,
+    id: u64,
+    activity: &'a Activity,
+    no_zeroes: bool,
+    structured: bool,
+}
+
+impl Negotiation<'_> {
+    /// Answers one option (an error only when the link fails or the client breaks the
+    /// protocol).
+    fn answer(&mut self, option: u32, data: &[u8]) -> Result<Next, ConnError> {
         let mut out = Vec::new();
         let reply =
             |out: &mut Vec<u8>, t: u32, d: &[u8]| proto::put_option_reply(out, option, t, d);
-        let tls_active = matches!(conn, Link::Tls { .. });
+        let tls_mode = self.shared.tls.as_ref().map_or(TlsMode::Off, TlsConfig::mode);
+        let tls_active = matches!(self.conn, Link::Tls { .. });
+        let export = &self.shared.export;
         if tls_mode == TlsMode::Require
             && !tls_active
             && option != proto::OPT_STARTTLS
@@ -567,108 +612,45 @@ fn negotiate(
         {
             if option == proto::OPT_EXPORT_NAME {
                 // It cannot be answered with an error: the protocol says to end the session.
-                return Ok(None);
+                return Ok(Next::Close);
             }
-            reply(
-                &mut out,
-                proto::REP_ERR_TLS_REQD,
-                b"TLS is required by this server: negotiate NBD_OPT_STARTTLS first",
-            );
-            conn.write_all(&out)?;
-            continue;
+            let why = b"TLS is required by this server: negotiate NBD_OPT_STARTTLS first";
+            reply(&mut out, proto::REP_ERR_TLS_REQD, why);
+            self.conn.write_all(&out)?;
+            return Ok(Next::Option);
         }
         match option {
-            proto::OPT_EXPORT_NAME => {
-                if !name_matches(export, &data) {
-                    // The option cannot fail: the protocol says to end the session.
-                    return Ok(None);
-                }
-                if !take_slot(shared, id)? {
-                    // All transmission slots are taken, and the option cannot fail: close.
-                    return Ok(None);
-                }
-                out.extend_from_slice(&export.size_bytes.to_be_bytes());
-                out.extend_from_slice(&transmission_flags(export, structured).to_be_bytes());
-                if !no_zeroes {
-                    out.extend_from_slice(&[0u8; 124]);
-                }
-                last_reply(&mut conn, &out, activity)?;
-                return Ok(Some((conn, Session { structured })));
-            }
+            proto::OPT_EXPORT_NAME => return self.export_name(data),
             proto::OPT_ABORT => {
                 reply(&mut out, proto::REP_ACK, &[]);
-                let _ = conn.write_all(&out);
-                return Ok(None);
+                let _ = self.conn.write_all(&out);
+                return Ok(Next::Close);
+            }
+            proto::OPT_LIST if !data.is_empty() => {
+                reply(&mut out, proto::REP_ERR_INVALID, b"NBD_OPT_LIST takes no data");
             }
             proto::OPT_LIST => {
-                if len != 0 {
-                    reply(&mut out, proto::REP_ERR_INVALID, b"NBD_OPT_LIST takes no data");
-                } else {
-                    let mut d = Vec::new();
-                    d.extend_from_slice(&(export.name.len() as u32).to_be_bytes());
-                    d.extend_from_slice(export.name.as_bytes());
-                    d.extend_from_slice(export.description.as_bytes());
-                    reply(&mut out, proto::REP_SERVER, &d);
-                    reply(&mut out, proto::REP_ACK, &[]);
-                }
+                let mut d = Vec::new();
+                d.extend_from_slice(&(export.name.len() as u32).to_be_bytes());
+                d.extend_from_slice(export.name.as_bytes());
+                d.extend_from_slice(export.description.as_bytes());
+                reply(&mut out, proto::REP_SERVER, &d);
+                reply(&mut out, proto::REP_ACK, &[]);
             }
-            proto::OPT_STARTTLS => match (&shared.tls, &mut conn) {
-                _ if len != 0 => {
-                    reply(&mut out, proto::REP_ERR_INVALID, b"NBD_OPT_STARTTLS takes no data")
-                }
-                (_, Link::Tls { .. }) => {
-                    reply(&mut out, proto::REP_ERR_INVALID, b"TLS is already negotiated")
-                }
-                (Some(cfg), Link::Plain(socket)) if cfg.mode() != TlsMode::Off => {
-                    reply(&mut out, proto::REP_ACK, &[]);
-                    socket.write_all(&out)?;
-                    let (reader, writer) = tls::accept(cfg, socket)?;
-                    shared.tracker.authenticated(id);
-                    let socket = socket.try_clone()?;
-                    conn = Link::Tls { reader, writer, socket };
-                    // Nothing negotiated in plaintext carries over into the TLS session (a
-                    // man in the middle could have injected it).
-                    structured = false;
-                    continue;
-                }
-                _ => reply(&mut out, proto::REP_ERR_POLICY, b"TLS is not enabled on this server"),
-            },
-            proto::OPT_INFO | proto::OPT_GO => match parse_info_request(&data) {
-                None => {
-                    reply(&mut out, proto::REP_ERR_INVALID, b"malformed NBD_OPT_INFO/NBD_OPT_GO")
-                }
-                Some((name, _)) if !name_matches(export, name) => {
-                    reply(&mut out, proto::REP_ERR_UNKNOWN, b"no such export")
-                }
-                Some((_, requests)) => {
-                    if option == proto::OPT_GO && !take_slot(shared, id)? {
-                        // All transmission slots are taken; the client may try again or abort.
-                        reply(&mut out, proto::REP_ERR_POLICY, refusal(shared).as_bytes());
-                    } else {
-                        put_info(&mut out, option, export, structured, &requests);
-                        if option == proto::OPT_GO {
-                            last_reply(&mut conn, &out, activity)?;
-                            return Ok(Some((conn, Session { structured })));
-                        }
-                    }
-                }
-            },
+            proto::OPT_STARTTLS => return self.start_tls(data, out),
+            proto::OPT_INFO | proto::OPT_GO => return self.info_or_go(option, data, out),
+            proto::OPT_STRUCTURED_REPLY if !data.is_empty() => {
+                let why = b"NBD_OPT_STRUCTURED_REPLY takes no data";
+                reply(&mut out, proto::REP_ERR_INVALID, why);
+            }
             proto::OPT_STRUCTURED_REPLY => {
-                if len != 0 {
-                    reply(
-                        &mut out,
-                        proto::REP_ERR_INVALID,
-                        b"NBD_OPT_STRUCTURED_REPLY takes no data",
-                    );
-                } else {
-                    structured = true;
-                    reply(&mut out, proto::REP_ACK, &[]);
-                }
+                self.structured = true;
+                reply(&mut out, proto::REP_ACK, &[]);
             }
             proto::OPT_LIST_META_CONTEXT | proto::OPT_SET_META_CONTEXT => {
-                if !structured {
+                if !self.structured {
                     reply(&mut out, proto::REP_ERR_INVALID, b"negotiate structured replies first");
-                } else if !meta_context_request_valid(&data) {
+                } else if !meta_context_request_valid(data) {
                     reply(&mut out, proto::REP_ERR_INVALID, b"malformed metadata context request");
                 } else {
                     // No metadata context is offered: an empty list.
@@ -677,7 +659,87 @@ fn negotiate(
             }
             _ => reply(&mut out, proto::REP_ERR_UNSUP, b"option not supported"),
         }
-        conn.write_all(&out)?;
+        self.conn.write_all(&out)?;
+        Ok(Next::Option)
+    }
+
+    /// NBD_OPT_EXPORT_NAME, the old way to choose the export. It cannot fail: a wrong name or
+    /// a full server ends the session.
+    fn export_name(&mut self, data: &[u8]) -> Result<Next, ConnError> {
+        let export = &self.shared.export;
+        if !name_matches(export, data) || !take_slot(self.shared, self.id)? {
+            return Ok(Next::Close);
+        }
+        let mut out = Vec::new();
+        out.extend_from_slice(&export.size_bytes.to_be_bytes());
+        out.extend_from_slice(&transmission_flags(export, self.structured).to_be_bytes());
+        if !self.no_zeroes {
+            out.extend_from_slice(&[0u8; 124]);
+        }
+        last_reply(&mut self.conn, &out, self.activity)?;
+        Ok(Next::Transmit)
+    }
+
+    /// NBD_OPT_STARTTLS: on success the link becomes a TLS session.
+    fn start_tls(&mut self, data: &[u8], mut out: Vec<u8>) -> Result<Next, ConnError> {
+        let option = proto::OPT_STARTTLS;
+        let reply =
+            |out: &mut Vec<u8>, t: u32, d: &[u8]| proto::put_option_reply(out, option, t, d);
+        match (&self.shared.tls, &mut self.conn) {
+            _ if !data.is_empty() => {
+                reply(&mut out, proto::REP_ERR_INVALID, b"NBD_OPT_STARTTLS takes no data");
+            }
+            (_, Link::Tls { .. }) => {
+                reply(&mut out, proto::REP_ERR_INVALID, b"TLS is already negotiated");
+            }
+            (Some(cfg), Link::Plain(socket)) if cfg.mode() != TlsMode::Off => {
+                reply(&mut out, proto::REP_ACK, &[]);
+                socket.write_all(&out)?;
+                let (reader, writer) = tls::accept(cfg, socket)?;
+                self.shared.tracker.authenticated(self.id);
+                let socket = socket.try_clone()?;
+                self.conn = Link::Tls { reader, writer, socket };
+                // Nothing negotiated in plaintext carries over into the TLS session (a man in
+                // the middle could have injected it).
+                self.structured = false;
+                return Ok(Next::Option);
+            }
+            _ => reply(&mut out, proto::REP_ERR_POLICY, b"TLS is not enabled on this server"),
+        }
+        self.conn.write_all(&out)?;
+        Ok(Next::Option)
+    }
+
+    /// NBD_OPT_INFO (describe the export) and NBD_OPT_GO (describe it and choose it).
+    fn info_or_go(
+        &mut self,
+        option: u32,
+        data: &[u8],
+        mut out: Vec<u8>,
+    ) -> Result<Next, ConnError> {
+        let reply =
+            |out: &mut Vec<u8>, t: u32, d: &[u8]| proto::put_option_reply(out, option, t, d);
+        let export = &self.shared.export;
+        match parse_info_request(data) {
+            None => reply(&mut out, proto::REP_ERR_INVALID, b"malformed NBD_OPT_INFO/NBD_OPT_GO"),
+            Some((name, _)) if !name_matches(export, name) => {
+                reply(&mut out, proto::REP_ERR_UNKNOWN, b"no such export");
+            }
+            Some((_, requests)) => {
+                if option == proto::OPT_GO && !take_slot(self.shared, self.id)? {
+                    // All transmission slots are taken; the client may try again or abort.
+                    reply(&mut out, proto::REP_ERR_POLICY, refusal(self.shared).as_bytes());
+                } else {
+                    put_info(&mut out, option, export, self.structured, &requests);
+                    if option == proto::OPT_GO {
+                        last_reply(&mut self.conn, &out, self.activity)?;
+                        return Ok(Next::Transmit);
+                    }
+                }
+            }
+        }
+        self.conn.write_all(&out)?;
+        Ok(Next::Option)
     }
 }
 

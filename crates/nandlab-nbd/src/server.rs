@@ -170,11 +170,52 @@ pub(crate) fn run(
     handle: ShutdownHandle,
     signals: SignalGuard,
 ) -> io::Result<ServeReport> {
-    let mut export = engine.export();
-    if let Err(e) = validate_export(&export) {
-        listener.cleanup();
-        return Err(e);
+    let started = shared_state(engine, &options, &handle).and_then(|shared| {
+        let ticker = Ticker::spawn(&shared, options.tick.max(MIN_TICK))?;
+        Ok((shared, ticker))
+    });
+    let (shared, ticker) = match started {
+        Ok(started) => started,
+        Err(e) => {
+            listener.cleanup();
+            return Err(e);
+        }
+    };
+    let (threads, mut failure) = accept_until_shutdown(&mut listener, &shared, &handle, &ticker);
+    // Stop accepting; no new connection after this point.
+    listener.cleanup();
+    drop(listener);
+    close_connections(&shared, threads);
+    if ticker.stop().is_err() && failure.is_none() {
+        failure = Some(io::Error::other("nbd tick thread panicked"));
     }
+    {
+        let mut slot = shared.engine.lock().unwrap_or_else(PoisonError::into_inner);
+        if !slot.shut_down {
+            slot.deliver(&shared);
+            slot.shut_down = true;
+            // A failed engine is not shut down: its state may be inconsistent, and writing a
+            // checkpoint of it could make a damaged image look clean.
+            slot.call(&shared, &|| "Engine::shutdown".to_string(), |e| e.shutdown());
+        }
+    }
+    drop(signals);
+    let peak = handle.gauge.peak_bytes.load(Ordering::Relaxed);
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(shared.stats.report(peak)),
+    }
+}
+
+/// What every connection shares: the export as served (checked, read-only by option, its
+/// limits fitted to the memory budget), the engine, TLS, budgets and limits.
+fn shared_state(
+    engine: Box<dyn Engine>,
+    options: &ServeOptions,
+    handle: &ShutdownHandle,
+) -> io::Result<Arc<Shared>> {
+    let mut export = engine.export();
+    validate_export(&export)?;
     // A server-side override: the engine need not know it is served read-only.
     export.read_only |= options.read_only;
     let tls = options.tls.clone().filter(|t| t.mode() != TlsMode::Off);
@@ -191,44 +232,57 @@ pub(crate) fn run(
         MAX_INFLIGHT,
         Arc::clone(&handle.gauge),
     );
-    if let Err(e) = fit_to_budget(&mut export, &budgets) {
-        listener.cleanup();
-        return Err(e);
-    }
-    let shared = Arc::new(Shared::new(export, engine, tls, budgets, limits));
-    let tick = options.tick.max(MIN_TICK);
-    // Periodic engine work (stats file, checkpoints) and completion delivery when idle.
-    let ticker_shared = Arc::clone(&shared);
-    let ticker_stop = Arc::new(AtomicBool::new(false));
-    let ticker_flag = Arc::clone(&ticker_stop);
-    let ticker = match thread::Builder::new().name("nbd-tick".into()).spawn(move || {
-        while !ticker_flag.load(Ordering::SeqCst) {
-            thread::sleep(tick);
-            let mut slot = ticker_shared.engine.lock().unwrap_or_else(PoisonError::into_inner);
-            if slot.shut_down {
-                break;
-            }
-            slot.deliver(&ticker_shared);
-            slot.call(&ticker_shared, &|| "Engine::tick".to_string(), |e| e.tick());
-        }
-    }) {
-        Ok(t) => t,
-        Err(e) => {
-            listener.cleanup();
-            return Err(e);
-        }
-    };
+    fit_to_budget(&mut export, &budgets)?;
+    Ok(Arc::new(Shared::new(export, engine, tls, budgets, limits)))
+}
 
+/// The thread of periodic engine work (stats file, checkpoints) and of completion delivery
+/// when no connection asks.
+struct Ticker {
+    thread: JoinHandle<()>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Ticker {
+    fn spawn(shared: &Arc<Shared>, tick: Duration) -> io::Result<Self> {
+        let shared = Arc::clone(shared);
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let thread = thread::Builder::new().name("nbd-tick".into()).spawn(move || {
+            while !flag.load(Ordering::SeqCst) {
+                thread::sleep(tick);
+                let mut slot = shared.engine.lock().unwrap_or_else(PoisonError::into_inner);
+                if slot.shut_down {
+                    break;
+                }
+                slot.deliver(&shared);
+                slot.call(&shared, &|| "Engine::tick".to_string(), |e| e.tick());
+            }
+        })?;
+        Ok(Self { thread, stop })
+    }
+
+    fn stop(self) -> thread::Result<()> {
+        self.stop.store(true, Ordering::SeqCst);
+        self.thread.join()
+    }
+}
+
+/// Accepts connections, each on its own thread, until the handle's flag is set (or the tick
+/// thread died: the returned failure). Returns the connection threads.
+fn accept_until_shutdown(
+    listener: &mut Listener,
+    shared: &Arc<Shared>,
+    handle: &ShutdownHandle,
+    ticker: &Ticker,
+) -> (Vec<JoinHandle<()>>, Option<io::Error>) {
     let mut threads: Vec<JoinHandle<()>> = Vec::new();
-    let mut failure: Option<io::Error> = None;
     let mut next_id: u64 = 0;
     let mut last_sweep = Instant::now();
     while !handle.is_shutdown() {
-        if ticker.is_finished() {
-            failure = Some(io::Error::other(
-                "nbd tick thread stopped unexpectedly (panic in the engine?)",
-            ));
-            break;
+        if ticker.thread.is_finished() {
+            let why = "nbd tick thread stopped unexpectedly (panic in the engine?)";
+            return (threads, Some(io::Error::other(why)));
         }
         // Checked on every turn, not only when idle: a flood of connections keeps `accept`
         // busy, and it must not postpone the deadlines.
@@ -250,7 +304,7 @@ pub(crate) fn run(
                 if evicted {
                     shared.stats.dropped_handshakes.fetch_add(1, Ordering::Relaxed);
                 }
-                let s = Arc::clone(&shared);
+                let s = Arc::clone(shared);
                 match thread::Builder::new()
                     .name(format!("nbd-conn-{id}"))
                     .spawn(move || conn::handle(c, id, s, activity))
@@ -265,10 +319,12 @@ pub(crate) fn run(
             Err(_) => thread::sleep(ACCEPT_POLL * 10),
         }
     }
+    (threads, None)
+}
 
-    // Stop accepting; no new connection after this point.
-    listener.cleanup();
-    drop(listener);
+/// Ends every connection: reads stop at once, and after a grace period for replies in flight
+/// the sockets close.
+fn close_connections(shared: &Shared, threads: Vec<JoinHandle<()>>) {
     shared.stopping.store(true, Ordering::SeqCst);
     shared.tracker.shutdown_all(Shutdown::Read);
     let deadline = Instant::now() + SHUTDOWN_GRACE;
@@ -278,26 +334,5 @@ pub(crate) fn run(
     shared.tracker.shutdown_all(Shutdown::Both);
     for t in threads {
         let _ = t.join();
-    }
-
-    ticker_stop.store(true, Ordering::SeqCst);
-    if ticker.join().is_err() && failure.is_none() {
-        failure = Some(io::Error::other("nbd tick thread panicked"));
-    }
-    {
-        let mut slot = shared.engine.lock().unwrap_or_else(PoisonError::into_inner);
-        if !slot.shut_down {
-            slot.deliver(&shared);
-            slot.shut_down = true;
-            // A failed engine is not shut down: its state may be inconsistent, and writing a
-            // checkpoint of it could make a damaged image look clean.
-            slot.call(&shared, &|| "Engine::shutdown".to_string(), |e| e.shutdown());
-        }
-    }
-    drop(signals);
-    let peak = handle.gauge.peak_bytes.load(Ordering::Relaxed);
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(shared.stats.report(peak)),
     }
 }

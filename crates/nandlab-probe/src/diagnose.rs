@@ -184,8 +184,19 @@ pub fn diagnose(points: &[PbrPoint]) -> Diagnosis {
         mapping_score,
         gc_score,
     };
+    let (symptom, explanation) = verdict(&evidence);
+    Diagnosis { symptom, explanation, evidence }
+}
+
+/// The symptom the scores point at (buffer first, then mapping, then cleaning) and its
+/// explanation in words, with the evidence's figures.
+fn verdict(evidence: &Evidence) -> (Symptom, String) {
     let pct = |x: f64| format!("{:.1} %", 100.0 * x);
-    let (symptom, explanation) = if buffer_score >= 1.0 {
+    let floor = evidence.floor_ns_per_byte;
+    let high_at = evidence.high_ns_per_byte;
+    let (high_share, low_share, gap) = (evidence.high_share, evidence.low_share, evidence.gap);
+    let spread = evidence.high_lba_spread;
+    if evidence.buffer_score >= 1.0 {
         (
             Symptom::Buffer,
             format!(
@@ -198,7 +209,7 @@ pub fn diagnose(points: &[PbrPoint]) -> Diagnosis {
                 gap
             ),
         )
-    } else if mapping_score >= 1.0 {
+    } else if evidence.mapping_score >= 1.0 {
         (
             Symptom::Mapping,
             format!(
@@ -211,7 +222,7 @@ pub fn diagnose(points: &[PbrPoint]) -> Diagnosis {
                 pct(spread)
             ),
         )
-    } else if gc_score >= 1.0 {
+    } else if evidence.gc_score >= 1.0 {
         (
             Symptom::Gc,
             format!(
@@ -236,6 +247,5 @@ pub fn diagnose(points: &[PbrPoint]) -> Diagnosis {
                 floor
             ),
         )
-    };
-    Diagnosis { symptom, explanation, evidence }
+    }
 }

@@ -298,38 +298,6 @@ fn page(
         let name = format!("effective page: {name}");
         r.curves.push(Curve::new(&name, "request KiB", "response ns", &xs, c));
     }
-    let find = |a: &[f64], u: &[f64], what: &str| -> Detected {
-        let ratio: Vec<f64> = a.iter().zip(u).map(|(a, u)| u / a.max(1.0)).collect();
-        // At x = P the shifted request crosses into a second page and stays in two pages up
-        // to 2P - 1, so its curve stays up one KiB later (a lone slow measurement does not).
-        // Both must hold, from 2 KiB on.
-        let step = |i: usize| i + 1 >= a.len() || u[i + 1] >= u[i] - 0.5 * (u[i] - a[i]);
-        // The noise below x: the median deviation of the ratio from 1 (robust to a stall).
-        let noise = |i: usize| median_f64(ratio[..i].iter().map(|q| (q - 1.0).abs()));
-        // A step stands at least 15 % and four times the noise above 1.
-        let found = (1..ratio.len())
-            .find(|&i| ratio[i] >= 1.15 && ratio[i] - 1.0 >= 4.0 * noise(i) && step(i));
-        match found {
-            Some(i) => {
-                let noise = noise(i);
-                Detected {
-                    value: Some((i as u64 + 1) * KIB),
-                    confidence: confidence(ratio[i], noise),
-                    how: format!(
-                        "{what}: shifted / aligned {:.2} at {} KiB, {:.2} typically below",
-                        ratio[i],
-                        i + 1,
-                        1.0 + noise
-                    ),
-                }
-            }
-            None => Detected {
-                value: None,
-                confidence: 0.0,
-                how: format!("{what}: no step up to {} KiB", a.len()),
-            },
-        }
-    };
     // The writes decide, unless a write cache absorbs them (the paper's Fig. 7d case): a
     // write that completes faster than a read of the same size never reached the flash (a
     // NAND program is always slower than a read). Reads are the weaker signal otherwise: on a
@@ -337,11 +305,11 @@ fn page(
     // fall at a multiple of the page.
     let typical = |c: &[f64]| median_f64(c.iter().copied());
     let buffered = typical(&curves[0]) < typical(&curves[2]);
-    let w = find(&curves[0], &curves[1], "writes");
+    let w = page_step(&curves[0], &curves[1], "writes");
     r.page = if w.value.is_some() && !buffered {
         w
     } else {
-        let mut rd = find(&curves[2], &curves[3], &format!("reads ({passes} passes)"));
+        let mut rd = page_step(&curves[2], &curves[3], &format!("reads ({passes} passes)"));
         if buffered {
             rd.how += " (writes complete faster than reads: a write cache absorbs them)";
         }
@@ -349,6 +317,41 @@ fn page(
     };
     r.effective_page_bytes = r.page.value;
     Ok(())
+}
+
+/// The effective page from an aligned (`a`) and a shifted (`u`, 1 KiB in) response curve over
+/// request sizes 1, 2, ... KiB: the first size where the shifted request is clearly slower.
+fn page_step(a: &[f64], u: &[f64], what: &str) -> Detected {
+    let ratio: Vec<f64> = a.iter().zip(u).map(|(a, u)| u / a.max(1.0)).collect();
+    // At x = P the shifted request crosses into a second page and stays in two pages up
+    // to 2P - 1, so its curve stays up one KiB later (a lone slow measurement does not).
+    // Both must hold, from 2 KiB on.
+    let step = |i: usize| i + 1 >= a.len() || u[i + 1] >= u[i] - 0.5 * (u[i] - a[i]);
+    // The noise below x: the median deviation of the ratio from 1 (robust to a stall).
+    let noise = |i: usize| median_f64(ratio[..i].iter().map(|q| (q - 1.0).abs()));
+    // A step stands at least 15 % and four times the noise above 1.
+    let found =
+        (1..ratio.len()).find(|&i| ratio[i] >= 1.15 && ratio[i] - 1.0 >= 4.0 * noise(i) && step(i));
+    match found {
+        Some(i) => {
+            let noise = noise(i);
+            Detected {
+                value: Some((i as u64 + 1) * KIB),
+                confidence: confidence(ratio[i], noise),
+                how: format!(
+                    "{what}: shifted / aligned {:.2} at {} KiB, {:.2} typically below",
+                    ratio[i],
+                    i + 1,
+                    1.0 + noise
+                ),
+            }
+        }
+        None => Detected {
+            value: None,
+            confidence: 0.0,
+            how: format!("{what}: no step up to {} KiB", a.len()),
+        },
+    }
 }
 
 fn zone(
