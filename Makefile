@@ -5,7 +5,9 @@
 #   make lint   rustfmt, clippy (warnings are errors), ruff, mypy, nandlab-core's module graph
 #               (no cycle), references in comments, scripts/tidy.py (function length,
 #               file-level import circles in every crate) and scripts/check_docs.py (the
-#               README's key table and ARCHITECTURE's tree against the code): the checks CI runs
+#               README's key table and ARCHITECTURE's tree against the code),
+#               scripts/check_policy_names.py (no policy name compared outside its owner): the
+#               checks CI runs
 #   make experiments   regenerate experiments/*/ CSVs, PNGs (needs ../shared/traces for traces)
 
 PYTHON ?= python3
@@ -49,6 +51,7 @@ lint: $(VENV)/.deps
 	$(PYTHON) scripts/module_graph.py >/dev/null
 	$(PYTHON) scripts/tidy.py
 	$(PYTHON) scripts/check_docs.py
+	$(PYTHON) scripts/check_policy_names.py
 
 # The Python side: a private virtualenv with the package built in place by maturin.
 $(VENV)/.deps: pyproject.toml

@@ -68,7 +68,7 @@ C=262144
 printf '128166385295514878,hm,0,Read,0,4096,10\n128166385295514888,hm,0,Read,8192,4096,10\n' >"$WORK/reads.csv"
 
 {
-echo "# nandlab $("$NANDLAB" --version | cut -d' ' -f2-) · issue 16 probe · $(date -u +%F)"
+echo "# nandlab $("$NANDLAB" --version | cut -d' ' -f2-) · robustness probe · $(date -u +%F)"
 printf '%-58s %4s %8s  %s\n' case exit time verdict
 echo "## hangs"
 case_ "read_fraction=1 on 64 blocks" 2 "workload.read_fraction" -- \

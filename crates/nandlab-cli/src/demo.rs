@@ -18,8 +18,9 @@ pub fn demo(quick: bool) -> Result<(), String> {
     let blocks = if quick { 256 } else { 4096 };
     let passes = if quick { 2 } else { 8 };
     outln!(
-        "DAC clustering demo (paper 000): hot/cold 90/10, utilization 0.85, {blocks} blocks × 32 \
-         pages × 4 KiB,\n{passes} measured passes after 2 warm-up passes, seed 1.\n"
+        "DAC clustering demo (the DAC paper, docs/PAPERS.md): hot/cold 90/10, utilization \
+         0.85, {blocks} blocks × 32 pages × 4 KiB,\n{passes} measured passes after 2 warm-up \
+         passes, seed 1.\n"
     )?;
     let mut t = Table::new(&[
         "cleaning",
@@ -63,7 +64,7 @@ pub fn demo(quick: bool) -> Result<(), String> {
     }
     outp!("{}", t.render())?;
     outln!(
-        "\nCleaning cost = erases + copied pages / 32 × 0.75 (paper 000). Try your own:\n  \
+        "\nCleaning cost = erases + copied pages / 32 × 0.75 (the DAC paper). Try your own:\n  \
          nandlab run --set workload.kind=hotcold --set ftl.placement=dac --set ftl.cleaning=cat"
     )?;
     Ok(())
