@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use crate::device::{Device, Submission, Wait};
 use crate::error::RequestError;
 use crate::metrics::{Metrics, WearSample};
+use crate::request::Request;
 use crate::workload::WorkItem;
 
 /// Why a run stopped early.
@@ -154,22 +155,7 @@ pub fn run<E>(
                         exhausted = !pull(device, &mut items, &mut window);
                     }
                 }
-                let wait = if req.arrival_ns.is_none() && queue_depth == 1 {
-                    // One at a time: it arrives when the device is idle.
-                    Wait::Now
-                } else if req.arrival_ns.is_some() {
-                    // Open loop: at its time, whatever is in flight.
-                    Wait::Never
-                } else {
-                    if device.in_flight() >= queue_depth {
-                        if let Some(t) = device.wait_one() {
-                            clock = clock.max(t);
-                        }
-                    }
-                    clock = clock.max(device.last_arrival_ns());
-                    req.arrival_ns = Some(clock);
-                    Wait::InFlight
-                };
+                let wait = who_waits(device, &mut req, queue_depth, &mut clock);
                 match device.dispatch(Submission::new(&req).pieces(&pieces).wait(wait)) {
                     Ok(_) => {}
                     // The flash wore out: the run ends here (lifetime experiments run until
@@ -199,23 +185,57 @@ pub fn run<E>(
         device.start_measurement();
         observer(Event::MeasurementStarted);
     }
-    // The buffer's dirty pages reach flash within the run, so its metrics count them.
+    Ok(finish(device, options, index, samples, observer))
+}
+
+/// The end of a run: the buffer's dirty pages reach flash within it (so its metrics count
+/// them), the last check and progress report, the metrics with the wear samples and the last
+/// one (see `run`).
+#[inline(never)]
+fn finish(
+    device: &mut Device,
+    options: RunOptions,
+    requests: u64,
+    mut samples: Vec<WearSample>,
+    observer: &mut dyn FnMut(Event),
+) -> Metrics {
     device.finish();
     if options.check_every_requests > 0 {
         device.check();
     }
-    observer(Event::Progress { requests: index });
+    observer(Event::Progress { requests });
     let mut metrics = device.metrics();
-    if every > 0 {
+    if options.sample_every_bytes > 0 {
         let last = device.wear_sample();
-        if samples.last().is_some_and(|s: &WearSample| s.host_write_bytes == last.host_write_bytes)
-        {
+        if samples.last().is_some_and(|s| s.host_write_bytes == last.host_write_bytes) {
             samples.pop();
         }
         samples.push(last);
     }
     metrics.wear_samples = samples;
-    Ok(metrics)
+    metrics
+}
+
+/// Who takes `req`'s completion. One at a time (queue depth 1, no arrival time): the loop,
+/// at once; the request arrives when the device is idle. A timed arrival: nobody (open loop:
+/// at its time, whatever is in flight). The closed loop: it arrives at `clock`, when a slot
+/// of the queue is free (waiting for a completion when none is), and is left in flight.
+#[inline(always)]
+fn who_waits(device: &mut Device, req: &mut Request, queue_depth: usize, clock: &mut u64) -> Wait {
+    if req.arrival_ns.is_none() && queue_depth == 1 {
+        Wait::Now
+    } else if req.arrival_ns.is_some() {
+        Wait::Never
+    } else {
+        if device.in_flight() >= queue_depth {
+            if let Some(t) = device.wait_one() {
+                *clock = (*clock).max(t);
+            }
+        }
+        *clock = (*clock).max(device.last_arrival_ns());
+        req.arrival_ns = Some(*clock);
+        Wait::InFlight
+    }
 }
 
 /// Moves the next item into the look-ahead window, announcing a request to the device;

@@ -970,11 +970,7 @@ impl Device {
             erases,
             gc_victims: now.ftl.gc_victims - w.ftl.gc_victims,
             victim_searches_capped: now.ftl.victim_searches_capped - w.ftl.victim_searches_capped,
-            write_amplification: if host.write_pages == 0 {
-                0.0
-            } else {
-                flash_program_pages as f64 / host.write_pages as f64
-            },
+            write_amplification: per(flash_program_pages, host.write_pages),
             cleaning_cost: metrics::cleaning_cost(erases, gc_copied_pages, ppb),
             wear_mean: wear.mean,
             wear_stddev: wear.stddev,
@@ -984,16 +980,7 @@ impl Device {
             // Filled by the run loop (`sim::run`), which knows when to sample.
             wear_samples: Vec::new(),
             flash_busy_ns: now.flash.busy_ns - w.flash.busy_ns,
-            flash_time_ns: {
-                let d = |op: Op| now.flash.op_ns[op as usize] - w.flash.op_ns[op as usize];
-                FlashTime {
-                    read: d(Op::Read),
-                    program: d(Op::Program),
-                    copy: d(Op::Copy),
-                    erase: d(Op::Erase),
-                    mapping: d(Op::Mapping),
-                }
-            },
+            flash_time_ns: flash_time(&now.flash, &w.flash),
             exec_time_ns: ExecTime::from_counters(
                 &now.flash,
                 &w.flash,
@@ -1034,12 +1021,7 @@ impl Device {
                 - w.flash.erases[Source::WearLeveling as usize],
             wear_leveling_copies: now.flash.copies[Source::WearLeveling as usize]
                 - w.flash.copies[Source::WearLeveling as usize],
-            lifetime: LifetimeMetrics {
-                endurance_cycles: self.ftl.lifetime().endurance_cycles,
-                retired_blocks: self.ftl.lifetime().retired_blocks,
-                first_wear_out_host_bytes: self.lifetime.first_wear_out_host_bytes,
-                unusable_host_bytes: self.lifetime.unusable_host_bytes,
-            },
+            lifetime: self.lifetime_metrics(),
             ram_region: self.ftl.ram_region().map(|info| RamRegionMetrics {
                 capacity_pages: info.capacity_pages,
                 threshold_pages: info.threshold_pages,
@@ -1049,6 +1031,15 @@ impl Device {
             wall_seconds: 0.0,
             measured_wall_seconds: 0.0,
             host_writes_per_wall_second: 0.0,
+        }
+    }
+
+    fn lifetime_metrics(&self) -> LifetimeMetrics {
+        LifetimeMetrics {
+            endurance_cycles: self.ftl.lifetime().endurance_cycles,
+            retired_blocks: self.ftl.lifetime().retired_blocks,
+            first_wear_out_host_bytes: self.lifetime.first_wear_out_host_bytes,
+            unusable_host_bytes: self.lifetime.unusable_host_bytes,
         }
     }
 
@@ -1132,6 +1123,27 @@ fn page_read(
     match buffer {
         Some(b) => b.read(ftl, lpn, now_ns, out),
         None => ftl.read_page(lpn, now_ns, out),
+    }
+}
+
+/// `a / b`, 0 when `b` is 0 (a ratio of nothing happened).
+fn per(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// Flash time per operation kind between two counter snapshots.
+fn flash_time(now: &FlashCounters, start: &FlashCounters) -> FlashTime {
+    let d = |op: Op| now.op_ns[op as usize] - start.op_ns[op as usize];
+    FlashTime {
+        read: d(Op::Read),
+        program: d(Op::Program),
+        copy: d(Op::Copy),
+        erase: d(Op::Erase),
+        mapping: d(Op::Mapping),
     }
 }
 
