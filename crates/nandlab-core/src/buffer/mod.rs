@@ -636,7 +636,7 @@ impl<P: BufferPolicy, M: KeyMap> WriteBuffer<P, M> {
                     for lpn in (first..end).step_by(16) {
                         self.index.prefetch(lpn as u32);
                         if self.ftl_hints {
-                            ftl.prefetch_translation(Lpn::new(lpn as u32));
+                            ftl.prefetch_translation(Lpn::from_u64(lpn));
                         }
                     }
                 }
@@ -732,7 +732,7 @@ impl<P: BufferPolicy, M: KeyMap> WriteBuffer<P, M> {
             // Every page of the block, buffered or read from flash, in page order.
             let mut next = 0;
             for lpn in first..end {
-                let lpn = Lpn::new(lpn as u32);
+                let lpn = Lpn::from_u64(lpn);
                 if next < slots.len() && self.slot_lpn[slots[next] as usize] == lpn {
                     let slot = slots[next];
                     next += 1;

@@ -288,6 +288,12 @@ impl HybridFtl {
         lpn.get() / self.ppb
     }
 
+    /// The offset of `lpn` in its logical block (and of its copy in a data block).
+    #[inline]
+    fn offset(&self, lpn: Lpn) -> u32 {
+        lpn.get() % self.ppb
+    }
+
     /// Page `offset` of logical block `lbn`.
     #[inline]
     fn lpn(&self, lbn: u32, offset: u32) -> Lpn {
@@ -305,8 +311,7 @@ impl HybridFtl {
         if d == BlockId::NONE {
             return None;
         }
-        // A data block holds its logical block's pages at their offsets.
-        let ppn = self.geometry.ppn(d, lpn.get() % self.ppb);
+        let ppn = self.geometry.ppn(d, self.offset(lpn));
         self.is_valid(ppn).then_some(ppn)
     }
 
@@ -691,7 +696,7 @@ impl HybridFtl {
 
     fn write_fast(&mut self, lpn: Lpn, data: Option<&[u8]>) {
         let lbn = self.lbn(lpn);
-        let off = lpn.get() % self.ppb;
+        let off = self.offset(lpn);
         if off == 0 {
             if self.sequential != NONE {
                 let slot = self.sequential;
@@ -956,7 +961,7 @@ impl Ftl for HybridFtl {
                 assert_eq!(self.flash.lpn(l), Some(lpn));
                 let d = self.data[self.lbn(lpn) as usize];
                 if d != BlockId::NONE {
-                    let in_data = geometry.ppn(d, lpn.get() % self.ppb);
+                    let in_data = geometry.ppn(d, self.offset(lpn));
                     assert!(!self.is_valid(in_data), "two valid copies of {lpn}");
                 }
             }

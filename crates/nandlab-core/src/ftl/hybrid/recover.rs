@@ -123,8 +123,8 @@ impl HybridFtl {
         // Every valid page outside its logical block's data block is a log copy (in an adopted
         // log, or in a block about to be repaired).
         for (lpn, &ppn) in newest.iter().enumerate() {
-            if ppn != Ppn::NONE && self.data[lpn / self.ppb as usize] != self.geometry.block_of(ppn)
-            {
+            let data_block = self.data[lpn / self.ppb as usize];
+            if ppn != Ppn::NONE && self.geometry.block_of(ppn) != data_block {
                 self.log_ppn[lpn] = ppn;
             }
         }
@@ -225,7 +225,6 @@ impl HybridFtl {
     /// Step 3: `data[x]` = the oldest block pure for `x`. Returns each block's pure logical
     /// block (`NONE`: none, or no valid page).
     fn choose_data_blocks(&mut self, scans: &[BlockScan]) -> Vec<u32> {
-        let ppb = self.ppb;
         let mut pure = vec![NONE; scans.len()];
         // Per logical block: (oldest valid seq, more pages first, block number) of the best.
         let mut best: Vec<Option<(u64, std::cmp::Reverse<u32>, BlockId)>> =
@@ -248,7 +247,7 @@ impl HybridFtl {
                 if lbn == NONE {
                     lbn = x;
                 }
-                oob.lpn.get() % ppb == offset && lbn == x
+                self.offset(oob.lpn) == offset && lbn == x
             });
             if !is_pure {
                 continue;
@@ -364,7 +363,7 @@ impl HybridFtl {
                 continue;
             }
             let x = self.lbn(oob.lpn);
-            if oob.lpn.get() % self.ppb != offset || *lbn.get_or_insert(x) != x {
+            if self.offset(oob.lpn) != offset || *lbn.get_or_insert(x) != x {
                 return None;
             }
         }
