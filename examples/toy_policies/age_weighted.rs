@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use super::{age_ns, CleaningEntry, CleaningSpec, Selection, VictimPolicy};
-use crate::flash::NONE;
+use crate::flash::BlockId;
 use crate::ftl::block_table::BlockTable;
 use crate::spec::{check, Param};
 
@@ -43,13 +43,13 @@ impl VictimPolicy for AgeWeighted {
     fn select(&mut self, table: &BlockTable, now_ns: u64) -> Option<Selection> {
         let p = table.pages_per_block;
         let mut best = table.bucket_head(0);
-        if best != NONE {
+        if best != BlockId::NONE {
             return Some(Selection { block: best, capped: false });
         }
         let mut best_score = f64::NEG_INFINITY;
         for valid in 1..p {
             let b = table.bucket_head(valid);
-            if b == NONE {
+            if b == BlockId::NONE {
                 continue;
             }
             let u = f64::from(valid) / f64::from(p);
@@ -59,9 +59,9 @@ impl VictimPolicy for AgeWeighted {
                 best = b;
             }
         }
-        if best == NONE {
+        if best == BlockId::NONE {
             best = table.bucket_head(p);
         }
-        (best != NONE).then_some(Selection { block: best, capped: false })
+        (best != BlockId::NONE).then_some(Selection { block: best, capped: false })
     }
 }

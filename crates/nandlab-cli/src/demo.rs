@@ -365,15 +365,15 @@ impl nandlab_core::parts::Ftl for NullFtl {
     fn geometry(&self) -> &nandlab_core::Geometry {
         &self.geometry
     }
-    fn write_page(&mut self, _: u32, _: u64, _: Option<&[u8]>) {}
-    fn read_page(&mut self, _: u32, _: u64, _: Option<&mut [u8]>) -> bool {
+    fn write_page(&mut self, _: nandlab_core::media::Lpn, _: u64, _: Option<&[u8]>) {}
+    fn read_page(&mut self, _: nandlab_core::media::Lpn, _: u64, _: Option<&mut [u8]>) -> bool {
         true
     }
-    fn trim_page(&mut self, _: u32, _: u64) {}
-    fn is_mapped(&self, _: u32) -> bool {
+    fn trim_page(&mut self, _: nandlab_core::media::Lpn, _: u64) {}
+    fn is_mapped(&self, _: nandlab_core::media::Lpn) -> bool {
         true
     }
-    fn locate(&self, _: u32) -> Option<(u32, u8)> {
+    fn locate(&self, _: nandlab_core::media::Lpn) -> Option<(nandlab_core::media::Ppn, u8)> {
         None
     }
     fn flash(&self) -> &nandlab_core::parts::Flash {
@@ -434,7 +434,8 @@ pub fn bench_buffers(ops: u64) -> Result<(), String> {
             let start = std::time::Instant::now();
             for _ in 0..ops {
                 let x = rng.below(100);
-                let lpn = if x < 80 { rng.below(8192) } else { rng.below(g.logical_pages) } as u32;
+                let page = if x < 80 { rng.below(8192) } else { rng.below(g.logical_pages) };
+                let lpn = nandlab_core::media::Lpn::from_u64(page);
                 if rng.below(10) < 7 {
                     b.write(&mut ftl, lpn, 0, None);
                 } else {

@@ -19,12 +19,11 @@ use std::io::ErrorKind;
 use std::sync::{Arc, Mutex};
 
 use common::tracked::{origin_of, payload, Image, Op, Track, Tracked};
-use nandlab_core::media::{CountingMedia, Fault, FaultKind, FaultyMedia, Injected};
+use nandlab_core::media::{CountingMedia, Fault, FaultKind, FaultyMedia, Injected, Lpn};
 use nandlab_core::Prng;
 use nandlab_core::{Config, Device, Dispatched, Io, Request, RequestError, Resolved, Submission};
 
 const PAGE: u64 = 512;
-const PPB: u32 = 8;
 /// Logical pages: 8 blocks' worth.
 const LPNS: u32 = 64;
 /// Simulated time between host requests (DAC's and DEB's time rules see pages of every age).
@@ -292,7 +291,8 @@ fn program_5_fails_every_ftl_returns_the_error_and_reads_of_its_page_fail_until_
         let log = h.injected();
         assert_eq!(log.len(), 1, "{name}");
         assert_eq!((log[0].kind, log[0].index), (FaultKind::Program, 5), "{name}");
-        assert_eq!(h.device.ftl().locate(1).map(|l| l.0), Some(log[0].target), "{name}");
+        let at = h.device.ftl().locate(Lpn::new(1)).map(|l| l.0.get());
+        assert_eq!(at, Some(log[0].target), "{name}");
         assert_eq!(read_kind(h.read(1)), Err(Some(ErrorKind::InvalidData)), "{name}");
         assert_eq!(read_kind(h.read(1)), Err(Some(ErrorKind::InvalidData)), "{name}: lost stays");
         for (lpn, id) in [(0, 1), (2, 3), (3, 4)] {
@@ -380,12 +380,14 @@ fn erase_1_fails_and_writes_into_that_block_fail_until_it_is_erased_again() {
             // Erased again (by the cleaner or a merge) during this write: B is good again.
             let erased = h.track.lock().unwrap().ops[ops_before..]
                 .iter()
-                .any(|op| matches!(op, Op::Erase { block } if *block == b));
+                .any(|op| matches!(op, Op::Erase { block } if block.get() == b));
             if erased {
                 break;
             }
-            let in_b =
-                |h: &Host, l: u32| h.device.ftl().locate(l).is_some_and(|(p, _)| p / PPB == b);
+            let in_b = |h: &Host, l: u32| {
+                let ftl = h.device.ftl();
+                ftl.locate(Lpn::new(l)).is_some_and(|(p, _)| ftl.geometry().block_of(p).get() == b)
+            };
             assert!(
                 result.is_err() || !in_b(&h, lpn),
                 "{name}: step {step}: a write into {b} succeeded"

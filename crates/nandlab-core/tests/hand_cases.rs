@@ -2,6 +2,7 @@
 //! Method: drive a device of a few blocks with single-page writes and compare every erase,
 //! copy, mapping and completion time with the numbers derived in the comments.
 
+use nandlab_core::media::Lpn;
 use nandlab_core::{Config, Device, Dispatched, Request, RequestKind, Submission};
 
 const PAGE: u64 = 4096;
@@ -18,6 +19,11 @@ fn write(d: &mut Device, lpn: u64) -> nandlab_core::Completion {
 }
 
 /// 8 blocks × 4 pages, 12 logical pages, one log, a reserve of 3 free blocks.
+/// Where `lpn` lives: its physical page number and region.
+fn locate(d: &Device, lpn: u32) -> Option<(u32, u8)> {
+    d.ftl().locate(Lpn::new(lpn)).map(|(ppn, region)| (ppn.get(), region))
+}
+
 fn tiny(policy: &str) -> Device {
     device(&[
         "device.blocks=8",
@@ -54,8 +60,8 @@ fn greedy_cleans_the_emptiest_block_and_copies_its_last_valid_page() {
     assert_eq!(m.flash_program_pages, 11);
     assert!((m.write_amplification - 1.1).abs() < 1e-12);
     assert!((m.cleaning_cost - (1.0 + 0.25 * 0.75)).abs() < 1e-12);
-    assert_eq!(d.ftl().locate(3), Some((5 * 4 + 1, 0)));
-    assert_eq!(d.ftl().locate(0), Some((5 * 4 + 2, 0)));
+    assert_eq!(locate(&d, 3), Some((5 * 4 + 1, 0)));
+    assert_eq!(locate(&d, 0), Some((5 * 4 + 2, 0)));
     assert_eq!(d.ftl().erase_counts()[0], 1);
     // Generic timing: copy = 25 us read + 2 × 10.24 us transfer + 200 us program = 245.48 us;
     // erase 1.5 ms; the host page 10.24 + 200 us.
@@ -111,11 +117,11 @@ fn dac_promotes_on_update_and_demotes_on_cleaning() {
     ]);
     for lpn in 0..12 {
         write(&mut d, lpn);
-        assert_eq!(d.ftl().locate(lpn as u32).unwrap().1, 0, "new data enters the Bottom");
+        assert_eq!(locate(&d, lpn as u32).unwrap().1, 0, "new data enters the Bottom");
     }
     // Update LPN 0: promoted to region 1 (block 3, the first free block).
     write(&mut d, 0);
-    assert_eq!(d.ftl().locate(0), Some((12, 1)));
+    assert_eq!(locate(&d, 0), Some((12, 1)));
     // Updates of hot LPNs 0 and 1 stay in the Top region; fill region 1's blocks.
     // Free after block 3 opened: 4..9 (6). Writes: 1 → b3; 0 1 → b3 full (0 1 0 1).
     for lpn in [1, 0, 1] {
@@ -132,8 +138,8 @@ fn dac_promotes_on_update_and_demotes_on_cleaning() {
     }
     // Every victim so far is a Top block of stale copies; any valid page copied out of one
     // is demoted to region 0. The hot pages were just written: they are in the Top region.
-    assert_eq!(d.ftl().locate(0).unwrap().1, 1);
-    assert_eq!(d.ftl().locate(1).unwrap().1, 1);
+    assert_eq!(locate(&d, 0).unwrap().1, 1);
+    assert_eq!(locate(&d, 1).unwrap().1, 1);
     d.check();
 }
 
@@ -144,13 +150,13 @@ fn trim_invalidates_and_reads_of_unmapped_pages_touch_no_flash() {
     d.dispatch(Submission::new(&Request::trim(5 * PAGE, PAGE)))
         .map(Dispatched::completion)
         .unwrap();
-    assert!(!d.ftl().is_mapped(5));
+    assert!(!d.ftl().is_mapped(Lpn::new(5)));
     // A partial-page trim discards nothing.
     write(&mut d, 6);
     d.dispatch(Submission::new(&Request::trim(6 * PAGE + 512, 1024)))
         .map(Dispatched::completion)
         .unwrap();
-    assert!(d.ftl().is_mapped(6));
+    assert!(d.ftl().is_mapped(Lpn::new(6)));
     let before = d.metrics();
     let c = d
         .dispatch(Submission::new(&Request::read(5 * PAGE, PAGE)))
@@ -250,21 +256,21 @@ fn tables_rebuilt_from_flash_match_the_live_ones() {
         x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
         // Skewed: 80 % of writes to the first 20 % of pages.
         let lpn = if x % 10 < 8 { (x >> 8) % (lp / 5) } else { (x >> 8) % lp };
-        ftl.write_page(lpn, i * 1000, None);
+        ftl.write_page(Lpn::new(lpn), i * 1000, None);
     }
     ftl.check();
-    let live: Vec<_> = (0..lp).map(|l| ftl.locate(l)).collect();
+    let live: Vec<_> = (0..lp).map(|l| ftl.locate(Lpn::new(l))).collect();
     let erases: Vec<u32> = ftl.erase_counts().to_vec();
     let free = ftl.free_blocks();
     let mut recovered = recover_page_ftl(&r, ftl.into_media(), 5_000_000).unwrap().0;
     recovered.check();
-    let rebuilt: Vec<_> = (0..lp).map(|l| recovered.locate(l)).collect();
+    let rebuilt: Vec<_> = (0..lp).map(|l| recovered.locate(Lpn::new(l))).collect();
     assert_eq!(rebuilt, live);
     assert_eq!(recovered.erase_counts(), &erases[..]);
     assert_eq!(recovered.free_blocks(), free);
     // The rebuilt FTL keeps working.
     for i in 0..3000u32 {
-        recovered.write_page((i * 7) % lp, 5_000_000 + u64::from(i), None);
+        recovered.write_page(Lpn::new((i * 7) % lp), 5_000_000 + u64::from(i), None);
     }
     recovered.check();
 }

@@ -17,7 +17,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use common::tracked::{Image, Last, Op, SavedCheckpoint, Track, Tracked};
-use nandlab_core::media::{CountingMedia, Oob, GARBAGE_LPN, NONE};
+use nandlab_core::media::{BlockId, CountingMedia, Lpn, Oob, Ppn, GARBAGE_LPN};
 use nandlab_core::parts::{hybrid_ftl, recover_hybrid_ftl, Ftl, HybridFtl, RecycleKind};
 use nandlab_core::FtlRecovery;
 use nandlab_core::Prng;
@@ -96,10 +96,10 @@ fn host_work(
 ) {
     let lp = ftl.geometry().logical_pages as u32;
     let write = |ftl: &mut HybridFtl, lpn: u32, last: &mut [Last]| {
-        ftl.write_page(lpn, 0, None);
+        ftl.write_page(Lpn::new(lpn), 0, None);
         let t = track.lock().unwrap();
         let Some(Op::Program { oob, .. }) = t.ops.last() else { panic!("a host write programs") };
-        assert_eq!(oob.lpn, lpn);
+        assert_eq!(oob.lpn, Lpn::new(lpn));
         last[lpn as usize] = Last::Written(oob.seq);
     };
     for _ in 0..steps {
@@ -110,8 +110,8 @@ fn host_work(
         } as u32;
         match rng.below(40) {
             0 | 1 => {
-                ftl.trim_page(lpn, 0);
-                track.lock().unwrap().ops.push(Op::Trim { lpn });
+                ftl.trim_page(Lpn::new(lpn), 0);
+                track.lock().unwrap().ops.push(Op::Trim { lpn: Lpn::new(lpn) });
                 last[lpn as usize] = Last::Trimmed;
             }
             2..=4 => {
@@ -130,15 +130,16 @@ fn host_work(
 fn verify(ftl: &HybridFtl, track: &Arc<Mutex<Track>>, last: &[Last], what: &str) {
     let t = track.lock().unwrap();
     for (lpn, &l) in last.iter().enumerate() {
-        let at = ftl.locate(lpn as u32).map(|(ppn, _)| ppn);
+        let at = ftl.locate(Lpn::new(lpn as u32)).map(|(ppn, _)| ppn);
         match l {
             Last::Never => assert_eq!(at, None, "{what}: lpn {lpn} was never written"),
             Last::Written(seq) => {
                 let ppn = at.unwrap_or_else(|| panic!("{what}: lpn {lpn} (seq {seq}) lost"));
                 assert_eq!(
-                    t.origin[ppn as usize], seq,
+                    t.origin[ppn.index()],
+                    seq,
                     "{what}: lpn {lpn} serves the data of write {} instead of {seq}",
-                    t.origin[ppn as usize]
+                    t.origin[ppn.index()]
                 );
             }
             // A trim leaves no trace on flash: an old copy may come back.
@@ -214,9 +215,9 @@ fn clean_restart_rebuilds_the_same_tables() {
         // Blocks holding no newest copy of any LPN: the ones recovery erases.
         let mut newest: Vec<Option<(u64, usize)>> = vec![None; last.len()];
         for (ppn, oob) in image.pages.iter().enumerate() {
-            if let Some(o) = oob.filter(|o| (o.lpn as usize) < last.len()) {
-                if newest[o.lpn as usize].is_none_or(|(s, _)| o.seq > s) {
-                    newest[o.lpn as usize] = Some((o.seq, ppn));
+            if let Some(o) = oob.filter(|o| o.lpn.index() < last.len()) {
+                if newest[o.lpn.index()].is_none_or(|(s, _)| o.seq > s) {
+                    newest[o.lpn.index()] = Some((o.seq, ppn));
                 }
             }
         }
@@ -231,8 +232,8 @@ fn clean_restart_rebuilds_the_same_tables() {
         assert_eq!(report.repair_merges, 0, "{name}");
         assert_eq!(report.erased_blocks as usize, stale.len(), "{name}");
         for (lpn, &l) in last.iter().enumerate() {
-            let before = ftl.locate(lpn as u32).map(|(p, _)| p);
-            let after = recovered.locate(lpn as u32).map(|(p, _)| p);
+            let before = ftl.locate(Lpn::new(lpn as u32)).map(|(p, _)| p);
+            let after = recovered.locate(Lpn::new(lpn as u32)).map(|(p, _)| p);
             if l != Last::Trimmed {
                 assert_eq!(after, before, "{name}: lpn {lpn}");
             }
@@ -330,7 +331,7 @@ fn crash_everywhere(name: &str, r: &Resolved, steps: u32, no_space_allowed: bool
     for (k, &op) in ops.iter().enumerate() {
         match op {
             Op::Trim { lpn } => {
-                last[lpn as usize] = Last::Trimmed;
+                last[lpn.index()] = Last::Trimmed;
                 continue;
             }
             Op::Checkpoint { n } => {
@@ -357,7 +358,7 @@ fn crash_everywhere(name: &str, r: &Resolved, steps: u32, no_space_allowed: bool
         }
         image.apply(op);
         if let Op::Program { oob, .. } = op {
-            last[oob.lpn as usize] = Last::Written(oob.seq);
+            last[oob.lpn.index()] = Last::Written(oob.seq);
         }
         let what = format!("{name}: crash after op {k}");
         let repair = sweep.add(try_recover_and_use(&r, &image, &last, k as u64, 30, &what), &what);
@@ -441,7 +442,7 @@ fn hand_image(r: &Resolved, layout: &[&[(u32, u64)]]) -> Image {
     let ppb = r.geometry.pages_per_block as usize;
     for (b, pages) in layout.iter().enumerate() {
         for (i, &(lpn, seq)) in pages.iter().enumerate() {
-            image.pages[b * ppb + i] = Some(Oob { lpn, seq, region: 0 });
+            image.pages[b * ppb + i] = Some(Oob { lpn: Lpn::new(lpn), seq, region: 0 });
             image.origin[b * ppb + i] = seq;
         }
     }
@@ -469,7 +470,7 @@ fn hand_recover(
     let image = hand_image(r, layout);
     let mut last = vec![Last::Never; 16];
     for oob in image.pages.iter().flatten() {
-        let l = &mut last[oob.lpn as usize];
+        let l = &mut last[oob.lpn.index()];
         if !matches!(*l, Last::Written(s) if s > oob.seq) {
             *l = Last::Written(oob.seq);
         }
@@ -482,10 +483,25 @@ fn hand_recover(
 }
 
 fn block_oob(ftl: &HybridFtl, block: u32) -> Vec<(u32, u64)> {
-    let ppb = ftl.geometry().pages_per_block;
-    (block * ppb..(block + 1) * ppb)
-        .filter_map(|p| ftl.flash().media().oob(p).map(|o| (o.lpn, o.seq)))
+    ftl.geometry()
+        .pages_of(BlockId::new(block))
+        .filter_map(|p| ftl.flash().media().oob(p).map(|o| (o.lpn.get(), o.seq)))
         .collect()
+}
+
+/// The data block of logical block `lbn`.
+fn data_block(ftl: &HybridFtl, lbn: u32) -> Option<u32> {
+    ftl.data_block(lbn).map(BlockId::get)
+}
+
+/// The log blocks in use: `(block, owner, write pointer)`.
+fn log_blocks(ftl: &HybridFtl) -> Vec<(u32, Option<u32>, u32)> {
+    ftl.log_blocks().into_iter().map(|(b, owner, wp)| (b.get(), owner, wp)).collect()
+}
+
+/// Where `lpn` lives: its physical page number and region.
+fn locate(ftl: &HybridFtl, lpn: u32) -> Option<(u32, u8)> {
+    ftl.locate(Lpn::new(lpn)).map(|(ppn, region)| (ppn.get(), region))
 }
 
 fn cleaner(ftl: &HybridFtl) -> (u64, u64) {
@@ -515,8 +531,8 @@ fn interrupted_bast_migration_is_repaired_by_a_full_merge() {
         &[&[(0, 1), (1, 2), (2, 3), (3, 4)], &[(1, 5), (1, 6), (2, 7), (1, 8)], &[(2, 9)]],
     );
     assert_eq!((report.repair_merges, report.erased_blocks), (1, 0));
-    assert_eq!(ftl.data_block(0), Some(3));
-    assert_eq!(ftl.log_blocks(), []);
+    assert_eq!(data_block(&ftl, 0), Some(3));
+    assert_eq!(log_blocks(&ftl), []);
     assert_eq!(block_oob(&ftl, 3), [(0, 10), (1, 11), (2, 12), (3, 13)]);
     assert_eq!(ftl.erase_counts(), [1, 1, 1, 0, 0, 0, 0, 0]);
     assert_eq!(cleaner(&ftl), (4, 3));
@@ -537,8 +553,8 @@ fn interrupted_full_merge_completes_as_a_partial_merge() {
         &[&[(0, 1), (1, 2), (2, 3), (3, 4)], &[(2, 5), (1, 6)], &[(0, 7), (1, 8)]],
     );
     assert_eq!((report.repair_merges, report.erased_blocks), (1, 0));
-    assert_eq!(ftl.data_block(0), Some(2));
-    assert_eq!(ftl.log_blocks(), []);
+    assert_eq!(data_block(&ftl, 0), Some(2));
+    assert_eq!(log_blocks(&ftl), []);
     assert_eq!(block_oob(&ftl, 2), [(0, 7), (1, 8), (2, 9), (3, 10)]);
     assert_eq!(ftl.erase_counts(), [1, 1, 0, 0, 0, 0, 0, 0]);
     assert_eq!(recycled(&ftl, RecycleKind::PartialMerge), (1, 2, 2));
@@ -555,15 +571,15 @@ fn interrupted_partial_merge_stays_a_log_and_completes_later() {
     let (mut ftl, report, track) =
         hand_recover(&r, &[&[(0, 1), (1, 2), (2, 3), (3, 4)], &[(0, 5), (1, 6), (2, 7)]]);
     assert_eq!(report, FtlRecovery::default());
-    assert_eq!(ftl.data_block(0), Some(0));
-    assert_eq!(ftl.log_blocks(), [(1, Some(0), 3)]);
-    ftl.write_page(8, 0, None);
+    assert_eq!(data_block(&ftl, 0), Some(0));
+    assert_eq!(log_blocks(&ftl), [(1, Some(0), 3)]);
+    ftl.write_page(Lpn::new(8), 0, None);
     ftl.check();
     assert_eq!(recycled(&ftl, RecycleKind::PartialMerge), (1, 1, 1));
-    assert_eq!(ftl.data_block(0), Some(1));
+    assert_eq!(data_block(&ftl, 0), Some(1));
     assert_eq!(block_oob(&ftl, 1), [(0, 5), (1, 6), (2, 7), (3, 8)]);
     // The new log is the first free block, 2.
-    assert_eq!(ftl.log_blocks(), [(2, Some(2), 1)]);
+    assert_eq!(log_blocks(&ftl), [(2, Some(2), 1)]);
     let mut last = vec![Last::Never; 16];
     for (lpn, seq) in [(0, 5), (1, 6), (2, 7), (3, 4), (8, 9)] {
         last[lpn] = Last::Written(seq);
@@ -588,19 +604,19 @@ fn fast_sequential_log_is_restored_as_sequential() {
         ],
     );
     assert_eq!(report, FtlRecovery::default());
-    assert_eq!((ftl.data_block(0), ftl.data_block(1)), (Some(0), Some(1)));
-    assert_eq!(ftl.sequential_log(), Some(3));
-    assert_eq!(ftl.log_blocks(), [(2, None, 2), (3, Some(1), 2)]);
-    ftl.write_page(6, 0, None);
-    ftl.write_page(7, 0, None);
-    assert_eq!(ftl.locate(6), Some((3 * 4 + 2, 1)));
-    assert_eq!(ftl.locate(7), Some((3 * 4 + 3, 1)));
-    ftl.write_page(8, 0, None);
+    assert_eq!((data_block(&ftl, 0), data_block(&ftl, 1)), (Some(0), Some(1)));
+    assert_eq!(ftl.sequential_log(), Some(BlockId::new(3)));
+    assert_eq!(log_blocks(&ftl), [(2, None, 2), (3, Some(1), 2)]);
+    ftl.write_page(Lpn::new(6), 0, None);
+    ftl.write_page(Lpn::new(7), 0, None);
+    assert_eq!(locate(&ftl, 6), Some((3 * 4 + 2, 1)));
+    assert_eq!(locate(&ftl, 7), Some((3 * 4 + 3, 1)));
+    ftl.write_page(Lpn::new(8), 0, None);
     ftl.check();
     assert_eq!(recycled(&ftl, RecycleKind::SwitchMerge), (1, 0, 1));
-    assert_eq!(ftl.data_block(1), Some(3));
+    assert_eq!(data_block(&ftl, 1), Some(3));
     assert_eq!(ftl.erase_counts()[1], 1);
-    assert_eq!(ftl.sequential_log(), Some(4), "the first free block");
+    assert_eq!(ftl.sequential_log(), Some(BlockId::new(4)), "the first free block");
 }
 
 /// SAST, N = 2, K = 2, three log blocks in the pool: group 0 (logical blocks 0, 1) holds three
@@ -628,9 +644,9 @@ fn sast_group_over_its_log_limit_is_repaired() {
         ],
     );
     assert_eq!((report.repair_merges, report.erased_blocks), (1, 0));
-    assert_eq!(ftl.data_block(0), Some(2));
+    assert_eq!(data_block(&ftl, 0), Some(2));
     assert_eq!(block_oob(&ftl, 2), [(0, 13), (1, 14), (2, 15), (3, 16)]);
-    assert_eq!(ftl.log_blocks(), [(0, Some(0), 4), (1, Some(0), 4)]);
+    assert_eq!(log_blocks(&ftl), [(0, Some(0), 4), (1, Some(0), 4)]);
     assert_eq!(ftl.erase_counts()[5], 1);
     assert_eq!(recycled(&ftl, RecycleKind::PartialMerge), (1, 2, 1));
 
@@ -639,10 +655,10 @@ fn sast_group_over_its_log_limit_is_repaired() {
         &[&[(0, 1), (4, 2), (1, 3), (5, 4)], &[(2, 5), (6, 6), (3, 7), (7, 8)], &[(0, 9), (4, 10)]],
     );
     assert_eq!((report.repair_merges, report.erased_blocks), (2, 0));
-    assert_eq!((ftl.data_block(0), ftl.data_block(1)), (Some(3), Some(4)));
+    assert_eq!((data_block(&ftl, 0), data_block(&ftl, 1)), (Some(3), Some(4)));
     assert_eq!(block_oob(&ftl, 3), [(0, 11), (1, 12), (2, 13), (3, 14)]);
     assert_eq!(block_oob(&ftl, 4), [(4, 15), (5, 16), (6, 17), (7, 18)]);
-    assert_eq!(ftl.log_blocks(), []);
+    assert_eq!(log_blocks(&ftl), []);
     assert_eq!(ftl.erase_counts(), [1, 1, 1, 0, 0, 0, 0, 0, 0]);
     assert_eq!(recycled(&ftl, RecycleKind::FullMerge), (2, 8, 2));
 }
@@ -669,14 +685,14 @@ fn checkpoint_records_the_tables() {
     assert_eq!(states, [2, 2, 2, 1, 0, 0, 0, 0]);
     let valid: Vec<u32> = cp.blocks.iter().map(|b| b.valid_pages).collect();
     assert_eq!(valid, [3, 1, 4, 2, 0, 0, 0, 0]);
-    let mut l2p = vec![NONE; 16];
+    let mut l2p = vec![Ppn::NONE; 16];
     for (lpn, ppn) in
         [(0, 0), (1, 8), (2, 2), (3, 3), (4, 12), (5, 13), (6, 9), (7, 7), (9, 10), (13, 11)]
     {
-        l2p[lpn] = ppn;
+        l2p[lpn] = Ppn::new(ppn);
     }
     assert_eq!(cp.l2p, l2p);
-    assert_eq!(cp.free_order, [4, 5, 6, 7]);
+    assert_eq!(cp.free_order, [4, 5, 6, 7].map(BlockId::new));
 }
 
 // ---- damaged images -----------------------------------------------------------------------
@@ -709,9 +725,9 @@ fn arbitrary_layouts_are_repaired_or_refused() {
                 let lpn = match rng.below(20) {
                     0 => None,
                     1 => Some(GARBAGE_LPN),
-                    2 => Some(16 + rng.below(8) as u32),
-                    3..=9 => Some((rng.below(4) * 4) as u32 + i as u32), // in place
-                    _ => Some(rng.below(16) as u32),
+                    2 => Some(Lpn::new(16 + rng.below(8) as u32)),
+                    3..=9 => Some(Lpn::new((rng.below(4) * 4) as u32 + i as u32)), // in place
+                    _ => Some(Lpn::new(rng.below(16) as u32)),
                 };
                 let seq = match rng.below(200) {
                     0 => u64::MAX - 1,
@@ -724,8 +740,8 @@ fn arbitrary_layouts_are_repaired_or_refused() {
         }
         // The newest seq on flash of each LPN (origins are seqs here).
         let mut newest: Vec<Option<u64>> = vec![None; 16];
-        for oob in image.pages.iter().flatten().filter(|o| o.lpn < 16) {
-            let n = &mut newest[oob.lpn as usize];
+        for oob in image.pages.iter().flatten().filter(|o| o.lpn < Lpn::new(16)) {
+            let n = &mut newest[oob.lpn.index()];
             *n = Some(n.map_or(oob.seq, |s| s.max(oob.seq)));
         }
         let last: Vec<Last> = newest.iter().map(|n| n.map_or(Last::Never, Last::Written)).collect();
@@ -756,13 +772,13 @@ fn checkpoint_roll_forward_must_read_past_an_erased_first_page() {
     let (mut ftl, track) = fresh(&r);
     let mut last = vec![Last::Never; 16];
     for lpn in [5, 6] {
-        ftl.write_page(lpn, 0, None);
+        ftl.write_page(Lpn::new(lpn), 0, None);
     }
     ftl.checkpoint(0).unwrap();
-    ftl.write_page(8, 0, None);
+    ftl.write_page(Lpn::new(8), 0, None);
     assert_eq!(recycled(&ftl, RecycleKind::FullMerge), (1, 2, 1));
     assert_eq!(block_oob(&ftl, 1), [(5, 3), (6, 4)]);
-    assert_eq!(ftl.flash().media().oob(4), None, "block 1 starts with an erased page");
+    assert_eq!(ftl.flash().media().oob(Ppn::new(4)), None, "block 1 starts with an erased page");
     for (lpn, seq) in [(5, 1), (6, 2), (8, 5)] {
         last[lpn] = Last::Written(seq);
     }
@@ -771,5 +787,5 @@ fn checkpoint_roll_forward_must_read_past_an_erased_first_page() {
     recover_and_use(&r, &image.checkpoint_view(&cp, false), &last, 1, 50, "every page read");
     let (media, _) = image.checkpoint_view(&cp, true).media();
     let (lossy, _) = recover_hybrid_ftl(&r, media, 0).unwrap();
-    assert!([5, 6, 8].iter().all(|&l| lossy.locate(l).is_none()));
+    assert!([5, 6, 8].iter().all(|&l| lossy.locate(Lpn::new(l)).is_none()));
 }

@@ -2,6 +2,7 @@
 //! valid pages, valid counts match, indexes stay sorted, and erase counts agree with the media.
 //! Method: small devices, mixed reads/writes/trims, the full checker every 97 requests.
 
+use nandlab_core::media::Lpn;
 use nandlab_core::next_write_distances;
 use nandlab_core::{Config, Device, Request, RequestKind, Synthetic, WorkItem};
 
@@ -18,7 +19,7 @@ fn run(overrides: &[&str]) -> nandlab_core::Metrics {
     o.extend(overrides.iter().map(|s| (*s).to_string()));
     let r = Config::from_overrides(&o).unwrap().resolve().unwrap();
     let future = (r.config.ftl.placement == "oracle").then(|| {
-        let writes: Vec<u32> = Synthetic::new(&r.workload)
+        let writes: Vec<Lpn> = Synthetic::new(&r.workload)
             .filter_map(|i| match i {
                 WorkItem::Request(q) if q.kind == RequestKind::Write => Some(q),
                 _ => None,
@@ -26,7 +27,7 @@ fn run(overrides: &[&str]) -> nandlab_core::Metrics {
             .flat_map(|q| {
                 let p = r.geometry.page_size_bytes;
                 (q.offset_bytes / p..(q.offset_bytes + q.length_bytes).div_ceil(p))
-                    .map(|x| x as u32)
+                    .map(Lpn::from_u64)
             })
             .collect();
         next_write_distances(&writes, r.geometry.logical_pages)

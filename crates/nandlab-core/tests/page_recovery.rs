@@ -24,7 +24,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
 use common::tracked::{origin_of, payload, Image, Last, NvramCell, Op, SavedCheckpoint, Track};
-use nandlab_core::media::{Oob, NONE};
+use nandlab_core::media::{BlockId, Lpn, Oob, Ppn};
 use nandlab_core::parts::{page_ftl, recover_page_ftl, Ftl, PageFtl};
 use nandlab_core::FtlRecovery;
 use nandlab_core::Prng;
@@ -182,7 +182,7 @@ const STEP_NS: u64 = 20_000_000;
 #[derive(Clone)]
 struct Host {
     last: Vec<Last>,
-    writer: Vec<u32>,
+    writer: Vec<Lpn>,
     now_ns: u64,
 }
 
@@ -190,7 +190,7 @@ impl Host {
     fn new(r: &Resolved) -> Self {
         Self {
             last: vec![Last::Never; r.geometry.logical_pages as usize],
-            writer: vec![NONE],
+            writer: vec![Lpn::NONE],
             now_ns: 0,
         }
     }
@@ -199,6 +199,7 @@ impl Host {
     /// carries it (that operation is the acknowledgement the crash replay looks for).
     fn write(&mut self, ftl: &mut PageFtl, track: &Arc<Mutex<Track>>, lpn: u32) {
         let id = self.writer.len() as u64;
+        let lpn = Lpn::new(lpn);
         self.writer.push(lpn);
         let page = payload(id, PAGE as usize);
         ftl.write_page(lpn, self.now_ns, Some(&page));
@@ -208,7 +209,7 @@ impl Host {
             Some(Op::Nvram { value, .. }) => assert_eq!((value.lpn, value.origin), (lpn, id)),
             other => panic!("a host write ends with its program or NVRAM write, not {other:?}"),
         }
-        self.last[lpn as usize] = Last::Written(id);
+        self.last[lpn.index()] = Last::Written(id);
     }
 
     /// Skewed random host work: 70 % of the writes to 16 hot LPNs, some short sequential runs,
@@ -220,8 +221,8 @@ impl Host {
             let lpn = if rng.below(10) < 7 { rng.below(16) } else { rng.below(lp) } as u32;
             match rng.below(40) {
                 0 | 1 => {
-                    ftl.trim_page(lpn, self.now_ns);
-                    track.lock().unwrap().ops.push(Op::Trim { lpn });
+                    ftl.trim_page(Lpn::new(lpn), self.now_ns);
+                    track.lock().unwrap().ops.push(Op::Trim { lpn: Lpn::new(lpn) });
                     self.last[lpn as usize] = Last::Trimmed;
                 }
                 2 => {
@@ -242,7 +243,7 @@ fn verify(ftl: &mut PageFtl, host: &Host) -> Result<(), String> {
     let mut page = vec![0u8; PAGE as usize];
     for (lpn, &last) in host.last.iter().enumerate() {
         page.fill(0xEE);
-        let mapped = ftl.read_page(lpn as u32, host.now_ns, Some(&mut page));
+        let mapped = ftl.read_page(Lpn::new(lpn as u32), host.now_ns, Some(&mut page));
         let error = ftl.flash_mut().media_mut().take_error();
         let got = origin_of(&page);
         match last {
@@ -257,7 +258,10 @@ fn verify(ftl: &mut PageFtl, host: &Host) -> Result<(), String> {
             }
             Last::Written(_) | Last::Trimmed => {}
         }
-        if last == Last::Trimmed && mapped && host.writer.get(got as usize) != Some(&(lpn as u32)) {
+        if last == Last::Trimmed
+            && mapped
+            && host.writer.get(got as usize) != Some(&Lpn::new(lpn as u32))
+        {
             return Err(format!("trimmed lpn {lpn} serves write {got} (error {error:?})"));
         }
     }
@@ -360,19 +364,19 @@ impl Sweep {
 
 /// Whether `block` of `image` holds the newest flash copy of an LPN the host trimmed since
 /// its last write (a copy a trim could not erase: it is current again after a restart).
-fn resurrects_trimmed(image: &Image, block: u32, host: &Host) -> bool {
+fn resurrects_trimmed(image: &Image, block: BlockId, host: &Host) -> bool {
     let mut newest: Vec<Option<(u64, usize)>> = vec![None; host.last.len()];
     for (ppn, oob) in image.pages.iter().enumerate() {
-        if let Some(o) = oob.filter(|o| (o.lpn as usize) < host.last.len()) {
-            if newest[o.lpn as usize].is_none_or(|(s, _)| o.seq > s) {
-                newest[o.lpn as usize] = Some((o.seq, ppn));
+        if let Some(o) = oob.filter(|o| o.lpn.index() < host.last.len()) {
+            if newest[o.lpn.index()].is_none_or(|(s, _)| o.seq > s) {
+                newest[o.lpn.index()] = Some((o.seq, ppn));
             }
         }
     }
-    newest
-        .iter()
-        .zip(&host.last)
-        .any(|(n, &l)| l == Last::Trimmed && n.is_some_and(|(_, ppn)| ppn as u32 / PPB == block))
+    newest.iter().zip(&host.last).any(|(n, &l)| {
+        let in_block = |ppn: usize| image.geometry.block_of(Ppn::new(ppn as u32)) == block;
+        l == Last::Trimmed && n.is_some_and(|(_, ppn)| in_block(ppn))
+    })
 }
 
 /// Runs a configuration's workload (checkpoints now and then, as a served drive writes them),
@@ -415,7 +419,7 @@ fn crash_everywhere(name: &str, r: &Resolved, steps: u32) -> Sweep {
     for (k, &op) in ops.iter().enumerate() {
         match op {
             Op::Trim { lpn } => {
-                host.last[lpn as usize] = Last::Trimmed;
+                host.last[lpn.index()] = Last::Trimmed;
                 continue;
             }
             Op::Checkpoint { n } => {
@@ -457,7 +461,7 @@ fn crash_everywhere(name: &str, r: &Resolved, steps: u32) -> Sweep {
         };
         if let Some((lpn, id)) = written.filter(|&(_, id)| id > acked) {
             acked = id;
-            host.last[lpn as usize] = Last::Written(id);
+            host.last[lpn.index()] = Last::Written(id);
         }
         if matches!(op, Op::Nvram { .. }) {
             sweep.nvram_points += 1;
@@ -545,7 +549,7 @@ fn hand_image(r: &Resolved, layout: &[&[(u32, u64)]]) -> Image {
     let ppb = r.geometry.pages_per_block as usize;
     for (b, pages) in layout.iter().enumerate() {
         for (i, &(lpn, seq)) in pages.iter().enumerate() {
-            image.pages[b * ppb + i] = Some(Oob { lpn, seq, region: 0 });
+            image.pages[b * ppb + i] = Some(Oob { lpn: Lpn::new(lpn), seq, region: 0 });
             image.origin[b * ppb + i] = seq;
         }
     }
@@ -554,21 +558,27 @@ fn hand_image(r: &Resolved, layout: &[&[(u32, u64)]]) -> Image {
 
 /// An NVRAM cell holding `lpn` at `seq`, written `order`-th, with the data of write `origin`.
 fn cell(lpn: u32, seq: u64, order: u64, origin: u64) -> Option<NvramCell> {
-    Some(NvramCell { lpn, seq, order, origin, damaged: false })
+    Some(NvramCell { lpn: Lpn::new(lpn), seq, order, origin, damaged: false })
 }
 
 /// The data a page reads (its origin) and the error the read reported; `None`: unmapped.
 fn read(ftl: &mut PageFtl, lpn: u32) -> Option<(u64, bool)> {
     let mut page = vec![0u8; PAGE as usize];
-    let mapped = ftl.read_page(lpn, 0, Some(&mut page));
+    let mapped = ftl.read_page(Lpn::new(lpn), 0, Some(&mut page));
     let error = ftl.flash_mut().media_mut().take_error().is_some();
     mapped.then(|| (origin_of(&page), error))
 }
 
 fn block_oob(ftl: &PageFtl, block: u32) -> Vec<(u32, u64)> {
-    (block * 4..(block + 1) * 4)
-        .filter_map(|p| ftl.flash().media().oob(p).map(|o| (o.lpn, o.seq)))
+    ftl.geometry()
+        .pages_of(BlockId::new(block))
+        .filter_map(|p| ftl.flash().media().oob(p).map(|o| (o.lpn.get(), o.seq)))
         .collect()
+}
+
+/// Where `lpn` lives: its physical page number and region.
+fn locate(ftl: &PageFtl, lpn: u32) -> Option<(u32, u8)> {
+    ftl.locate(Lpn::new(lpn)).map(|(ppn, region)| (ppn.get(), region))
 }
 
 /// A cleaning step cut in the middle, every block used: victim block 0 held LPNs 0, 2, 3
@@ -597,7 +607,7 @@ fn cleaning_cut_with_no_free_block_is_finished() {
     let expect = FtlRecovery { cleanings_completed: 1, ..FtlRecovery::default() };
     assert_eq!(report, expect);
     assert_eq!(block_oob(&ftl, 7), [(2, 29), (3, 30)]);
-    assert_eq!(ftl.locate(3), Some((29, 0)));
+    assert_eq!(locate(&ftl, 3), Some((29, 0)));
     assert_eq!(ftl.erase_counts(), [1, 0, 0, 0, 0, 0, 0, 0]);
     assert_eq!(ftl.free_blocks(), 1);
     assert_eq!(ftl.counters().gc_victims, 1);
@@ -606,7 +616,7 @@ fn cleaning_cut_with_no_free_block_is_finished() {
         assert_eq!(read(&mut ftl, lpn), Some((seq, false)), "lpn {lpn}");
     }
     for i in 0..200 {
-        ftl.write_page(i % 16, 0, Some(&payload(1000 + u64::from(i), PAGE as usize)));
+        ftl.write_page(Lpn::new(i % 16), 0, Some(&payload(1000 + u64::from(i), PAGE as usize)));
     }
     ftl.check();
 }
@@ -629,7 +639,7 @@ fn cleaning_cut_before_its_erase() {
     assert_eq!((ftl.erase_counts()[0], ftl.free_blocks()), (1, 1));
 
     let mut cut = image.clone();
-    cut.cut_erase(0, |i| i % 2 == 1);
+    cut.cut_erase(BlockId::new(0), |i| i % 2 == 1);
     let (mut ftl, report, track) = recover(&r, &cut, 0, false).unwrap();
     ftl.check();
     let expect = FtlRecovery {
@@ -645,12 +655,12 @@ fn cleaning_cut_before_its_erase() {
             ops[..],
             [
                 Op::Program {
-                    ppn: 3,
+                    ppn,
                     oob: Oob { lpn: nandlab_core::media::GARBAGE_LPN, seq: 31, .. },
                     ..
                 },
-                Op::Erase { block: 0 }
-            ]
+                Op::Erase { block }
+            ] if ppn == Ppn::new(3) && block == BlockId::new(0)
         ),
         "{ops:?}"
     );
@@ -675,10 +685,11 @@ fn cleaning_cut_with_a_page_superseded_in_nvram() {
         FtlRecovery { erased_blocks: 1, nvram_pages_restored: 1, ..FtlRecovery::default() };
     assert_eq!(report, expect);
     assert_eq!(block_oob(&ftl, 7), [(2, 29)]);
-    assert_eq!(ftl.locate(3), Some((32 + 2, 1)));
+    assert_eq!(locate(&ftl, 3), Some((32 + 2, 1)));
     assert_eq!(read(&mut ftl, 3), Some((99, false)));
     // Restoring in place writes nothing to NVRAM; recovery's only operation is the erase.
-    assert!(matches!(track.lock().unwrap().ops[..], [Op::Erase { block: 0 }]));
+    let ops = track.lock().unwrap().ops.clone();
+    assert!(matches!(ops[..], [Op::Erase { block }] if block == BlockId::new(0)));
 }
 
 /// Two partly programmed blocks in region 0: block 1 (newest page seq 5) stays active, block 0
@@ -693,13 +704,13 @@ fn two_partly_programmed_blocks_in_a_region() {
     let expect = FtlRecovery { sealed_blocks: 1, sealing_pages: 1, ..FtlRecovery::default() };
     assert_eq!(report, expect);
     assert_eq!(
-        ftl.flash().media().oob(3),
+        ftl.flash().media().oob(Ppn::new(3)),
         Some(Oob { lpn: nandlab_core::media::GARBAGE_LPN, seq: 6, region: 0 })
     );
     assert_eq!(ftl.free_blocks(), 6);
-    ftl.write_page(5, 0, Some(&payload(7, PAGE as usize)));
-    assert_eq!(ftl.locate(5), Some((6, 0)));
-    assert_eq!(ftl.flash().media().oob(6).map(|o| o.seq), Some(7));
+    ftl.write_page(Lpn::new(5), 0, Some(&payload(7, PAGE as usize)));
+    assert_eq!(locate(&ftl, 5), Some((6, 0)));
+    assert_eq!(ftl.flash().media().oob(Ppn::new(6)).map(|o| o.seq), Some(7));
     ftl.check();
 }
 
@@ -718,25 +729,22 @@ fn nvram_entries_older_than_flash_are_ignored() {
     let (mut ftl, report, track) = recover(&r, &image, 0, false).unwrap();
     ftl.check();
     assert_eq!(report, FtlRecovery { nvram_pages_restored: 2, ..FtlRecovery::default() });
-    assert_eq!(ftl.locate(5), Some((0, 0)));
+    assert_eq!(locate(&ftl, 5), Some((0, 0)));
     assert_eq!(read(&mut ftl, 5), Some((10, false)));
-    assert_eq!(ftl.locate(6), Some((32 + 1, 1)));
+    assert_eq!(locate(&ftl, 6), Some((32 + 1, 1)));
     assert_eq!(read(&mut ftl, 6), Some((88, false)));
-    assert_eq!(ftl.locate(7), Some((32 + 3, 1)));
+    assert_eq!(locate(&ftl, 7), Some((32 + 3, 1)));
     assert_eq!(read(&mut ftl, 7), Some((71, false)));
-    assert_eq!(ftl.locate(9), None);
+    assert_eq!(locate(&ftl, 9), None);
     assert!(track.lock().unwrap().ops.is_empty(), "restoring in place writes nothing");
     // An update of LPN 6 goes to its slot's other cell (slot 1, cell 0) with the next order.
-    ftl.write_page(6, 0, Some(&payload(100, PAGE as usize)));
+    ftl.write_page(Lpn::new(6), 0, Some(&payload(100, PAGE as usize)));
     let ops = track.lock().unwrap().ops.clone();
     assert!(
         matches!(
             ops[..],
-            [Op::Nvram {
-                slot: 1,
-                cell: 0,
-                value: NvramCell { lpn: 6, order: 6, origin: 100, .. }
-            }]
+            [Op::Nvram { slot: 1, cell: 0, value: NvramCell { lpn, order: 6, origin: 100, .. } }]
+                if lpn == Lpn::new(6)
         ),
         "{ops:?}"
     );
@@ -752,29 +760,26 @@ fn damaged_nvram_entry_reads_as_an_error() {
     let r = hand_config(RAM4);
     let mut image = hand_image(&r, &[&[(1, 4), (2, 5)]]);
     image.nvram[0] =
-        [Some(NvramCell { lpn: 2, seq: 20, order: 1, origin: 0, damaged: true }), None];
+        [Some(NvramCell { lpn: Lpn::new(2), seq: 20, order: 1, origin: 0, damaged: true }), None];
     let (mut ftl, report, track) = recover(&r, &image, 0, false).unwrap();
     ftl.check();
     assert_eq!(report, FtlRecovery { nvram_pages_restored: 1, ..FtlRecovery::default() });
-    assert_eq!(ftl.locate(2), Some((32, 1)));
+    assert_eq!(locate(&ftl, 2), Some((32, 1)));
     assert!(matches!(read(&mut ftl, 2), Some((_, true))), "the read reports the loss");
     assert_eq!(read(&mut ftl, 1), Some((4, false)));
     let ops = track.lock().unwrap().ops.clone();
     assert!(
         matches!(
             ops[..],
-            [Op::Nvram {
-                slot: 0,
-                cell: 1,
-                value: NvramCell { lpn: 2, seq: 20, damaged: true, .. }
-            }]
+            [Op::Nvram { slot: 0, cell: 1, value: NvramCell { lpn, seq: 20, damaged: true, .. } }]
+                if lpn == Lpn::new(2)
         ),
         "{ops:?}"
     );
     // After another restart the page still reads as an error.
     let (mut again, _, _) = recover(&r, &Image::of(&ftl, &track), 0, false).unwrap();
     assert!(matches!(read(&mut again, 2), Some((_, true))));
-    ftl.write_page(2, 0, Some(&payload(50, PAGE as usize)));
+    ftl.write_page(Lpn::new(2), 0, Some(&payload(50, PAGE as usize)));
     assert_eq!(read(&mut ftl, 2), Some((50, false)));
     ftl.check();
 }

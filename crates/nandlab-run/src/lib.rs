@@ -218,12 +218,12 @@ pub fn run(prepared: &Prepared, progress: Progress<'_>) -> Result<RunReport, Err
 fn oracle_future(prepared: &Prepared) -> Result<Vec<u32>, Error> {
     let r = &prepared.resolved;
     let page = r.geometry.page_size_bytes;
-    let mut writes: Vec<u32> = Vec::new();
+    let mut writes: Vec<nandlab_core::media::Lpn> = Vec::new();
     let mut push = |item: WorkItem| {
         if let WorkItem::Request(q) | WorkItem::Continue(q) = item {
             if q.kind == RequestKind::Write && q.length_bytes > 0 {
                 let end = (q.offset_bytes + q.length_bytes).div_ceil(page);
-                writes.extend((q.offset_bytes / page..end).map(|p| p as u32));
+                writes.extend((q.offset_bytes / page..end).map(nandlab_core::media::Lpn::from_u64));
             }
         }
     };

@@ -495,7 +495,7 @@ pub(crate) fn encode_oob(oob: &Oob, data_crc: u32, has_payload: bool) -> [u8; CO
     let mut c = [0u8; COPY_BYTES];
     c[0] = if has_payload { STATE_PROGRAMMED } else { STATE_PROGRAMMED_NO_PAYLOAD };
     c[1] = oob.region;
-    c[4..8].copy_from_slice(&oob.lpn.to_le_bytes());
+    c[4..8].copy_from_slice(&oob.lpn.get().to_le_bytes());
     c[8..16].copy_from_slice(&oob.seq.to_le_bytes());
     c[16..20].copy_from_slice(&data_crc.to_le_bytes());
     seal(&mut c);
@@ -545,7 +545,7 @@ pub(crate) fn decode_oob(a: &[u8], b: &[u8], logical_pages: u64) -> Record {
         Mirrored::ErasedRepaired => Record::ErasedRepaired,
         Mirrored::Damaged => Record::Damaged,
         Mirrored::Valid { copy, repaired } => {
-            let oob = Oob { lpn: le_u32(copy, 4), seq: le_u64(copy, 8), region: copy[1] };
+            let oob = Oob { lpn: Lpn::new(le_u32(copy, 4)), seq: le_u64(copy, 8), region: copy[1] };
             let lpn_ok = u64::from(oob.lpn) < logical_pages || oob.lpn == GARBAGE_LPN;
             if !lpn_ok || oob.seq == 0 {
                 return Record::Damaged;
@@ -572,7 +572,7 @@ pub(crate) fn encode_nvram(
 ) -> [u8; COPY_BYTES] {
     let mut c = [0u8; COPY_BYTES];
     c[0] = if lost { STATE_NVRAM_LOST } else { STATE_NVRAM_PAGE };
-    c[4..8].copy_from_slice(&lpn.to_le_bytes());
+    c[4..8].copy_from_slice(&lpn.get().to_le_bytes());
     c[8..16].copy_from_slice(&seq.to_le_bytes());
     c[16..24].copy_from_slice(&order.to_le_bytes());
     c[24..28].copy_from_slice(&data_crc.to_le_bytes());
@@ -616,7 +616,7 @@ pub(crate) fn decode_nvram(a: &[u8], b: &[u8]) -> Cell {
         (Copy::Garbage, Copy::Garbage) => return Cell::Damaged,
     };
     Cell::Page {
-        lpn: le_u32(chosen, 4),
+        lpn: Lpn::new(le_u32(chosen, 4)),
         seq: le_u64(chosen, 8),
         order: le_u64(chosen, 16),
         data_crc: le_u32(chosen, 24),
@@ -634,8 +634,8 @@ mod tests {
     #[test]
     fn a_torn_oob_record_is_damaged_never_erased_or_programmed() {
         for oob in [
-            Oob { lpn: 0, seq: 1, region: 0 },
-            Oob { lpn: 7, seq: 99, region: 2 },
+            Oob { lpn: Lpn::new(0), seq: 1, region: 0 },
+            Oob { lpn: Lpn::new(7), seq: 99, region: 2 },
             Oob { lpn: GARBAGE_LPN, seq: u64::MAX, region: 255 },
         ] {
             let t = encode_torn_oob(&oob);
@@ -645,7 +645,7 @@ mod tests {
 
     #[test]
     fn any_damage_to_one_copy_of_an_oob_record_is_repaired_from_the_other() {
-        let oob = Oob { lpn: 7, seq: 99, region: 2 };
+        let oob = Oob { lpn: Lpn::new(7), seq: 99, region: 2 };
         let r = encode_oob(&oob, 0xDEAD_BEEF, true);
         let want = |repaired| Record::Programmed {
             oob,
@@ -679,11 +679,11 @@ mod tests {
         assert_eq!(decode_oob(&g, &Z, 100), Record::ErasedRepaired);
         assert_eq!(decode_oob(&g, &g, 100), Record::Damaged);
         // A readable record naming a page past the device is tampering, not data.
-        let big = encode_oob(&Oob { lpn: 500, seq: 1, region: 0 }, 1, true);
+        let big = encode_oob(&Oob { lpn: Lpn::new(500), seq: 1, region: 0 }, 1, true);
         assert_eq!(decode_oob(&big, &big, 100), Record::Damaged);
         // Two readable copies that disagree: which is right cannot be known.
-        let x = encode_oob(&Oob { lpn: 7, seq: 5, region: 0 }, 1, true);
-        let y = encode_oob(&Oob { lpn: 8, seq: 5, region: 0 }, 1, true);
+        let x = encode_oob(&Oob { lpn: Lpn::new(7), seq: 5, region: 0 }, 1, true);
+        let y = encode_oob(&Oob { lpn: Lpn::new(8), seq: 5, region: 0 }, 1, true);
         assert_eq!(decode_oob(&x, &y, 100), Record::Damaged);
     }
 
@@ -780,9 +780,15 @@ mod tests {
 
     #[test]
     fn nvram_cells_round_trip_and_prefer_the_newer_copy() {
-        let c = encode_nvram(3, 10, 77, 0xAB, false);
-        let want =
-            Cell::Page { lpn: 3, seq: 10, order: 77, data_crc: 0xAB, lost: false, repaired: false };
+        let c = encode_nvram(Lpn::new(3), 10, 77, 0xAB, false);
+        let want = Cell::Page {
+            lpn: Lpn::new(3),
+            seq: 10,
+            order: 77,
+            data_crc: 0xAB,
+            lost: false,
+            repaired: false,
+        };
         assert_eq!(decode_nvram(&c, &c), want);
         let mut d = c;
         d[8] ^= 1;
@@ -792,9 +798,14 @@ mod tests {
         assert_eq!(decode_nvram(&d, &Z), Cell::EmptyRepaired);
         assert_eq!(decode_nvram(&d, &d), Cell::Damaged);
         // A crash between the copies of a rewrite: copy A is the newer write.
-        let newer = encode_nvram(5, 12, 90, 0xCD, false);
-        assert!(matches!(decode_nvram(&newer, &c), Cell::Page { order: 90, lpn: 5, .. }));
-        assert!(matches!(decode_nvram(&c, &newer), Cell::Page { order: 90, lpn: 5, .. }));
+        let newer = encode_nvram(Lpn::new(5), 12, 90, 0xCD, false);
+        let five = Lpn::new(5);
+        assert!(
+            matches!(decode_nvram(&newer, &c), Cell::Page { order: 90, lpn, .. } if lpn == five)
+        );
+        assert!(
+            matches!(decode_nvram(&c, &newer), Cell::Page { order: 90, lpn, .. } if lpn == five)
+        );
     }
 
     #[test]
@@ -810,10 +821,10 @@ mod tests {
         }
         assert_eq!(areas.last().unwrap().1.end, l.total);
         let page = |x: u64| x / ALIGN;
-        for ppn in 0..g.physical_pages() as Ppn {
+        for ppn in g.ppns() {
             assert_ne!(page(l.oob_at(0, ppn)), page(l.oob_at(1, ppn)));
         }
-        for b in 0..g.blocks {
+        for b in g.block_ids() {
             assert_ne!(page(l.header_at(0, b)), page(l.header_at(1, b)));
         }
         for s in 0..5 {

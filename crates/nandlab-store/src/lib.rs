@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use nandlab_core::media::{
     BlockId, BlockRecord, Checkpoint, CountingMedia, Lpn, Media, NvramEntry, Oob, Ppn, GARBAGE_LPN,
-    MAX_PLAUSIBLE_ERASE_COUNT, NONE,
+    MAX_PLAUSIBLE_ERASE_COUNT,
 };
 use nandlab_core::MediaError;
 use nandlab_core::{Geometry, Resolved};
@@ -511,14 +511,13 @@ impl FileMedia {
         let (mut decoded, generation, read_list) = match cp {
             None => {
                 let mut d = Decoded::new(g.physical_pages() as usize, true);
-                let all = 0..g.blocks;
-                read_blocks(&file, path, &layout, g.logical_pages, all, &mut d, &mut report)?;
+                read_blocks(&file, path, &layout, &g, g.block_ids(), &mut d, &mut report)?;
                 report.blocks_scanned = u64::from(g.blocks);
-                (d, 0, (0..g.blocks).collect())
+                (d, 0, g.block_ids().collect())
             }
             Some(cp) => roll_forward(&file, path, &layout, &g, &headers, &cp, &mut report)?,
         };
-        let scan = MountScan { file: &file, path, layout: &layout, clean };
+        let scan = MountScan { file: &file, path, layout: &layout, geometry: g, clean };
         scan.complete_interrupted_erases(&headers.list, &read_list, &mut decoded, &mut report)?;
         scan.refuse_unreadable(&decoded)?;
         scan.check_clean_stop(&decoded, cp_seq)?;
@@ -690,7 +689,7 @@ impl FileMedia {
     /// After a checkpoint mount a page's data CRC (and whether it has a payload) is read from
     /// its OOB record on first use. False (and an error recorded) if that record is unreadable.
     fn load_crc(&mut self, ppn: Ppn) -> bool {
-        if bit(&self.crc_known, ppn as usize) {
+        if bit(&self.crc_known, ppn.index()) {
             return true;
         }
         let mut r = [[0u8; COPY_BYTES]; 2];
@@ -702,9 +701,9 @@ impl FileMedia {
         }
         match decode_oob(&r[0], &r[1], self.logical_pages) {
             Record::Programmed { data_crc, has_payload, .. } => {
-                self.data_crc[ppn as usize] = data_crc;
-                set_bit(&mut self.no_payload, ppn as usize, !has_payload);
-                set_bit(&mut self.crc_known, ppn as usize, true);
+                self.data_crc[ppn.index()] = data_crc;
+                set_bit(&mut self.no_payload, ppn.index(), !has_payload);
+                set_bit(&mut self.crc_known, ppn.index(), true);
                 true
             }
             Record::Erased | Record::ErasedRepaired | Record::Damaged => {
@@ -717,7 +716,7 @@ impl FileMedia {
     }
 
     fn has_payload(&self, ppn: Ppn) -> bool {
-        !bit(&self.no_payload, ppn as usize)
+        !bit(&self.no_payload, ppn.index())
     }
 
     fn write_page_data(&mut self, ppn: Ppn, data: &[u8]) -> u32 {
@@ -738,7 +737,7 @@ impl FileMedia {
         }
         self.max_seq = self.max_seq.max(oob.seq);
         if let Some(r) = &mut self.block_records {
-            r[(ppn / self.layout.pages_per_block) as usize] += 1;
+            r[self.meta.geometry().block_of(ppn).index()] += 1;
         }
     }
 
@@ -751,7 +750,7 @@ impl FileMedia {
                 self.fail(format_args!("block {block}: header write"), e);
             }
         }
-        set_bit(&mut self.written, block as usize, flags & BLOCK_WRITTEN != 0);
+        set_bit(&mut self.written, block.index(), flags & BLOCK_WRITTEN != 0);
     }
 
     /// Before the first write after a recorded clean stop: the stop record says "open" again
@@ -791,21 +790,21 @@ impl FileMedia {
         carried: Option<u32>,
     ) {
         self.reopen();
-        let block = ppn / self.layout.pages_per_block;
-        if !bit(&self.written, block as usize) {
+        let block = self.meta.geometry().block_of(ppn);
+        if !bit(&self.written, block.index()) {
             // Before the block's first program since its erase: a checkpoint mount re-reads
             // blocks so marked even if the checkpoint listed them free.
             self.write_header(block, BLOCK_WRITTEN);
         }
         self.meta.program(ppn, oob, None);
-        set_bit(&mut self.crc_known, ppn as usize, true);
+        set_bit(&mut self.crc_known, ppn.index(), true);
         if !keep {
-            set_bit(&mut self.no_payload, ppn as usize, true);
-            self.data_crc[ppn as usize] = 0;
+            set_bit(&mut self.no_payload, ppn.index(), true);
+            self.data_crc[ppn.index()] = 0;
             self.write_oob(ppn, &oob, 0);
             return;
         }
-        set_bit(&mut self.no_payload, ppn as usize, false);
+        set_bit(&mut self.no_payload, ppn.index(), false);
         let crc = match data {
             Some(d) => {
                 assert_eq!(d.len() as u64, self.layout.page_size, "page payload of wrong size");
@@ -821,7 +820,7 @@ impl FileMedia {
             }
         };
         let crc = carried.unwrap_or(crc);
-        self.data_crc[ppn as usize] = crc;
+        self.data_crc[ppn.index()] = crc;
         self.write_oob(ppn, &oob, crc);
     }
 
@@ -906,7 +905,7 @@ impl Media for FileMedia {
         match self.file.read_exact_at(buf, self.layout.data_at(ppn)) {
             Err(e) => self.fail(format_args!("page {ppn} (LPN {}): data read", oob.lpn), e),
             Ok(()) => {
-                if crc32fast::hash(buf) != self.data_crc[ppn as usize] {
+                if crc32fast::hash(buf) != self.data_crc[ppn.index()] {
                     self.fail_check(format_args!(
                         "page {ppn} (LPN {}) fails its data CRC",
                         oob.lpn
@@ -934,7 +933,7 @@ impl Media for FileMedia {
             0
         } else {
             match self.file.read_exact_at(&mut buf, self.layout.data_at(from)) {
-                Ok(()) => self.data_crc[from as usize],
+                Ok(()) => self.data_crc[from.index()],
                 Err(e) => {
                     self.fail(format_args!("page {from}: data read (copy to page {to})"), e);
                     buf.fill(0);
@@ -965,7 +964,7 @@ impl Media for FileMedia {
         self.reopen();
         self.meta.erase(block);
         self.write_header(block, 0);
-        let first = block * self.layout.pages_per_block;
+        let first = self.meta.geometry().ppn(block, 0);
         for copy in 0..2 {
             let at = self.layout.oob_at(copy, first);
             if let Err(e) = self.file.write_all_at(&self.zero_oob_block, at) {
@@ -973,7 +972,7 @@ impl Media for FileMedia {
             }
         }
         if let Some(r) = &mut self.block_records {
-            r[block as usize] = 0;
+            r[block.index()] = 0;
         }
     }
 
@@ -983,8 +982,8 @@ impl Media for FileMedia {
     /// mount takes the page as torn. Only the image changes: the session that tears a page
     /// ends there (the media is only dropped afterwards).
     fn tear(&mut self, ppn: Ppn, oob: Oob) {
-        let block = ppn / self.layout.pages_per_block;
-        if !bit(&self.written, block as usize) {
+        let block = self.meta.geometry().block_of(ppn);
+        if !bit(&self.written, block.index()) {
             self.write_header(block, BLOCK_WRITTEN);
         }
         let mut half = std::mem::take(&mut self.page_buf);
@@ -1130,12 +1129,12 @@ fn read_headers(
     let mut lost = Vec::new();
     let size = HEADER_COPY_BYTES as usize;
     let copies = raw[0].chunks(size).zip(raw[1].chunks(size));
-    for (b, (a, bb)) in copies.enumerate() {
+    for (b, (a, bb)) in (0..blocks).map(BlockId::new).zip(copies) {
         match decode_header(a, bb) {
             Header::Valid { erase_count, flags, repaired } => {
                 report.block_headers_repaired += u64::from(repaired);
                 if repaired {
-                    h.repaired.push(b as BlockId);
+                    h.repaired.push(b);
                 }
                 h.list.push((erase_count, flags, true));
             }
@@ -1157,7 +1156,7 @@ fn read_headers(
     }
     let max = h.list.iter().map(|x| x.0).max().unwrap_or(0);
     for b in lost {
-        h.list[b].0 = max;
+        h.list[b.index()].0 = max;
         report.block_headers_lost += 1;
     }
     Ok(h)
@@ -1178,7 +1177,7 @@ fn persist_torn_pages(
 ) -> Result<(), StoreError> {
     let mut wrote = false;
     for &ppn in &d.torn {
-        let Some(oob) = d.oobs[ppn as usize] else { continue };
+        let Some(oob) = d.oobs[ppn.index()] else { continue };
         // Sequence number 0 reads as damaged; garbage ignores it, so the smallest valid one.
         let record = encode_oob(&Oob { seq: oob.seq.max(1), ..oob }, 0, false);
         for copy in 0..2 {
@@ -1199,7 +1198,7 @@ fn read_blocks(
     file: &File,
     path: &Path,
     layout: &Layout,
-    logical_pages: u64,
+    g: &Geometry,
     blocks: impl Iterator<Item = BlockId>,
     d: &mut Decoded,
     report: &mut MountReport,
@@ -1214,11 +1213,14 @@ fn read_blocks(
     while i < blocks.len() {
         let first = blocks[i];
         let mut n = 1;
-        while i + n < blocks.len() && blocks[i + n] == first + n as u32 && n < per_chunk_blocks {
+        while i + n < blocks.len()
+            && blocks[i + n].index() == first.index() + n
+            && n < per_chunk_blocks
+        {
             n += 1;
         }
         for (copy, buf) in bufs.iter_mut().enumerate() {
-            let at = layout.oob_at(copy, first * layout.pages_per_block);
+            let at = layout.oob_at(copy, g.ppn(first, 0));
             file.read_exact_at(&mut buf[..n * ppb * COPY_BYTES], at)
                 .map_err(|e| io_error(path, e))?;
         }
@@ -1226,60 +1228,61 @@ fn read_blocks(
         let per_block = ppb * COPY_BYTES;
         for k in 0..n {
             let r = k * per_block..(k + 1) * per_block;
-            let base = (first as usize + k) * ppb;
-            decode_block(&a[r.clone()], &b[r], base, logical_pages, d, report);
+            let pages = g.pages_of(blocks[i + k]);
+            decode_block(&a[r.clone()], &b[r], pages, g.logical_pages, d, report);
         }
         i += n;
     }
     Ok(())
 }
 
-/// Decodes one block's records (`ra`, `rb`: its copies in areas A and B) into `d`.
+/// Decodes one block's records (`ra`, `rb`: its copies in areas A and B; `pages`: its pages)
+/// into `d`.
 fn decode_block(
     ra: &[u8],
     rb: &[u8],
-    base: usize,
+    pages: impl Iterator<Item = Ppn>,
     logical_pages: u64,
     d: &mut Decoded,
     report: &mut MountReport,
 ) {
-    let mut last_damaged: Option<usize> = None;
-    for (o, (a, b)) in ra.chunks(COPY_BYTES).zip(rb.chunks(COPY_BYTES)).enumerate() {
-        let ppn = base + o;
+    let mut last_damaged: Option<Ppn> = None;
+    for (ppn, (a, b)) in pages.zip(ra.chunks(COPY_BYTES).zip(rb.chunks(COPY_BYTES))) {
+        let i = ppn.index();
         match decode_oob(a, b, logical_pages) {
-            Record::Erased => d.oobs[ppn] = None,
+            Record::Erased => d.oobs[i] = None,
             Record::ErasedRepaired => {
                 report.oob_records_repaired += 1;
-                d.repairs.push((ppn as Ppn, [0; COPY_BYTES]));
-                d.oobs[ppn] = None;
+                d.repairs.push((ppn, [0; COPY_BYTES]));
+                d.oobs[i] = None;
             }
             Record::Programmed { oob, data_crc, has_payload, repaired } => {
                 if let Some(p) = last_damaged.take() {
-                    d.unrecoverable.push(p as Ppn);
+                    d.unrecoverable.push(p);
                 }
                 if repaired {
                     report.oob_records_repaired += 1;
-                    d.repairs.push((ppn as Ppn, encode_oob(&oob, data_crc, has_payload)));
+                    d.repairs.push((ppn, encode_oob(&oob, data_crc, has_payload)));
                 }
-                d.oobs[ppn] = Some(oob);
-                d.data_crc[ppn] = data_crc;
-                set_bit(&mut d.no_payload, ppn, !has_payload);
-                set_bit(&mut d.crc_known, ppn, true);
+                d.oobs[i] = Some(oob);
+                d.data_crc[i] = data_crc;
+                set_bit(&mut d.no_payload, i, !has_payload);
+                set_bit(&mut d.crc_known, i, true);
             }
             Record::Damaged => {
                 if let Some(p) = last_damaged.replace(ppn) {
-                    d.unrecoverable.push(p as Ppn);
+                    d.unrecoverable.push(p);
                 }
-                d.oobs[ppn] = None;
+                d.oobs[i] = None;
             }
         }
     }
     if let Some(p) = last_damaged {
         // The block's last non-erased record: a program a crash cut short.
         report.torn_pages += 1;
-        d.oobs[p] = Some(Oob { lpn: GARBAGE_LPN, seq: 0, region: 0 });
-        set_bit(&mut d.crc_known, p, true);
-        d.torn.push(p as Ppn);
+        d.oobs[p.index()] = Some(Oob { lpn: GARBAGE_LPN, seq: 0, region: 0 });
+        set_bit(&mut d.crc_known, p.index(), true);
+        d.torn.push(p);
     }
 }
 
@@ -1302,52 +1305,53 @@ fn roll_forward(
     // was closed then, or free then and not programmed since.
     let same = |b: usize| headers[b].2 && cp.blocks[b].erase_count == headers[b].0;
     let mut rescan = Vec::new();
-    for (b, rec) in cp.blocks.iter().enumerate() {
+    for (block, rec) in g.block_ids().zip(&cp.blocks) {
+        let b = block.index();
         if same(b) && rec.state == 0 && headers[b].1 & BLOCK_WRITTEN == 0 {
             continue;
         }
         if !(same(b) && rec.state == 2) {
-            rescan.push(b as BlockId);
+            rescan.push(block);
             continue;
         }
         for slot in &mut d.oobs[b * ppb..(b + 1) * ppb] {
             *slot = Some(Oob { lpn: GARBAGE_LPN, seq: 0, region: rec.region });
         }
     }
-    for (lpn, &ppn) in cp.l2p.iter().enumerate() {
-        let b = ppn as usize / ppb;
-        if ppn != NONE && same(b) && cp.blocks[b].state == 2 {
+    for (lpn, &ppn) in (0..).map(Lpn::new).zip(&cp.l2p) {
+        let b = g.block_of(ppn).index();
+        if ppn != Ppn::NONE && same(b) && cp.blocks[b].state == 2 {
             let region = cp.blocks[b].region;
-            d.oobs[ppn as usize] = Some(Oob { lpn: lpn as Lpn, seq: cp.seq, region });
+            d.oobs[ppn.index()] = Some(Oob { lpn, seq: cp.seq, region });
         }
     }
     // Roll forward: the changed blocks' OOB records. A page programmed before the checkpoint
     // counts only if the checkpoint mapped it.
-    read_blocks(file, path, layout, g.logical_pages, rescan.iter().copied(), &mut d, report)?;
+    read_blocks(file, path, layout, g, rescan.iter().copied(), &mut d, report)?;
     // A page the checkpoint maps into a block re-read here but not erased since (same count)
     // still holds its record: only an erase zeroes records, and an erase counts up. A missing
     // or unreadable one is damage (never the torn write of a crash: it was written before the
     // checkpoint), and serving the LPN's older copy instead would be wrong.
     let mut reread = vec![false; g.blocks as usize];
     for &b in &rescan {
-        reread[b as usize] = same(b as usize);
+        reread[b.index()] = same(b.index());
     }
-    for (lpn, &ppn) in cp.l2p.iter().enumerate() {
-        if ppn == NONE || !reread[ppn as usize / ppb] {
+    for (lpn, &ppn) in (0..).map(Lpn::new).zip(&cp.l2p) {
+        if ppn == Ppn::NONE || !reread[g.block_of(ppn).index()] {
             continue;
         }
-        let holds = d.oobs[ppn as usize].is_some_and(|o| o.lpn == lpn as Lpn && o.seq > 0);
+        let holds = d.oobs[ppn.index()].is_some_and(|o| o.lpn == lpn && o.seq > 0);
         if !holds {
-            d.lost.push((lpn as Lpn, ppn));
+            d.lost.push((lpn, ppn));
         }
     }
     for &b in &rescan {
-        for ppn in b as usize * ppb..(b as usize + 1) * ppb {
-            let Some(oob) = d.oobs[ppn] else { continue };
+        for ppn in g.pages_of(b) {
+            let Some(oob) = d.oobs[ppn.index()] else { continue };
             if oob.seq > cp.seq || oob.lpn == GARBAGE_LPN {
                 continue;
             }
-            d.oobs[ppn] = Some(if cp.l2p.get(oob.lpn as usize) == Some(&(ppn as u32)) {
+            d.oobs[ppn.index()] = Some(if cp.l2p.get(oob.lpn.index()) == Some(&ppn) {
                 Oob { seq: cp.seq, ..oob }
             } else {
                 Oob { lpn: GARBAGE_LPN, ..oob }
@@ -1365,6 +1369,7 @@ struct MountScan<'a> {
     file: &'a File,
     path: &'a Path,
     layout: &'a Layout,
+    geometry: Geometry,
     /// The stop record, when it says the image was stopped cleanly.
     clean: Option<Stop>,
 }
@@ -1381,11 +1386,13 @@ impl MountScan<'_> {
         report: &mut MountReport,
     ) -> Result<(), StoreError> {
         let ppb = self.layout.pages_per_block as usize;
+        let g = self.geometry;
         for &b in read {
-            let (first, end) = (b as usize * ppb, (b as usize + 1) * ppb);
-            let in_block = |p: &Ppn| (first..end).contains(&(*p as usize));
-            let interrupted_erase = headers[b as usize].2
-                && headers[b as usize].1 & BLOCK_WRITTEN == 0
+            let first = g.ppn(b, 0).index();
+            let end = first + ppb;
+            let in_block = |p: &Ppn| g.block_of(*p) == b;
+            let interrupted_erase = headers[b.index()].2
+                && headers[b.index()].1 & BLOCK_WRITTEN == 0
                 && (d.oobs[first..end].iter().any(Option::is_some)
                     || d.unrecoverable.iter().any(in_block)
                     || d.torn.iter().any(in_block));
@@ -1403,7 +1410,7 @@ impl MountScan<'_> {
             }
             let zeros = vec![0u8; ppb * COPY_BYTES];
             for copy in 0..2 {
-                let at = self.layout.oob_at(copy, b * self.layout.pages_per_block);
+                let at = self.layout.oob_at(copy, g.ppn(b, 0));
                 self.file.write_all_at(&zeros, at).map_err(|e| io_error(self.path, e))?;
             }
             d.oobs[first..end].fill(None);
@@ -1419,7 +1426,7 @@ impl MountScan<'_> {
     /// pages, and after a clean stop any at all (no write was interrupted, so none is torn);
     /// and pages a checkpoint maps whose record is gone from a block not erased since.
     fn refuse_unreadable(&self, d: &Decoded) -> Result<(), StoreError> {
-        let ppb = self.layout.pages_per_block;
+        let g = self.geometry;
         if let Some(&(lpn, ppn)) = d.lost.first() {
             return Err(damaged(
                 self.path,
@@ -1428,8 +1435,8 @@ impl MountScan<'_> {
                      blocks were not erased since (the first: LPN {lpn} at page {} of block {}): \
                      an older copy could be served",
                     d.lost.len(),
-                    ppn % ppb,
-                    ppn / ppb
+                    g.page_in_block(ppn),
+                    g.block_of(ppn)
                 ),
             ));
         }
@@ -1440,8 +1447,11 @@ impl MountScan<'_> {
             return Ok(());
         }
         let n = bad.len();
-        let list: Vec<String> =
-            bad.iter().take(8).map(|&p| format!("page {} of block {}", p % ppb, p / ppb)).collect();
+        let list: Vec<String> = bad
+            .iter()
+            .take(8)
+            .map(|&p| format!("page {} of block {}", g.page_in_block(p), g.block_of(p)))
+            .collect();
         let why = if torn_too {
             "the image was stopped cleanly, so no write was interrupted: they are damage"
         } else {
@@ -1515,7 +1525,7 @@ impl MountScan<'_> {
             n += 1;
         }
         for &b in &headers.repaired {
-            let (count, flags, _) = headers.list[b as usize];
+            let (count, flags, _) = headers.list[b.index()];
             let h = encode_header(count, flags);
             for copy in 0..2 {
                 w(&h, self.layout.header_at(copy, b))?;
@@ -1538,7 +1548,7 @@ struct StoredCheckpoint {
     generation: u64,
     seq: u64,
     blocks: Vec<BlockRecord>,
-    l2p: Vec<u32>,
+    l2p: Vec<Ppn>,
 }
 
 /// Checkpoint node header: magic, version, generation, sequence number, update time, blocks,
@@ -1573,11 +1583,11 @@ fn encode_checkpoint_payload(cp: &Checkpoint<'_>) -> Vec<u8> {
         p.extend_from_slice(&b.valid_pages.to_le_bytes());
     }
     for &ppn in cp.l2p {
-        p.extend_from_slice(&ppn.to_le_bytes());
+        p.extend_from_slice(&ppn.get().to_le_bytes());
     }
     p.extend_from_slice(&(cp.free_order.len() as u32).to_le_bytes());
     for &b in cp.free_order {
-        p.extend_from_slice(&b.to_le_bytes());
+        p.extend_from_slice(&b.get().to_le_bytes());
     }
     p
 }
@@ -1649,8 +1659,8 @@ fn newest_checkpoint(
                 valid_pages: u32::from_le_bytes([r[12], r[13], r[14], r[15]]),
             })
             .collect();
-        let l2p: Vec<u32> =
-            map.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let l2p: Vec<Ppn> =
+            map.chunks(4).map(|c| Ppn::new(u32::from_le_bytes([c[0], c[1], c[2], c[3]]))).collect();
         let ppb = g.pages_per_block;
         let blocks_ok = blocks.iter().all(|b| {
             b.state <= 2
@@ -1659,8 +1669,8 @@ fn newest_checkpoint(
                 && b.erase_count <= MAX_PLAUSIBLE_ERASE_COUNT
         });
         let map_ok = l2p.iter().all(|&p| {
-            p == NONE
-                || (u64::from(p) < g.physical_pages() && blocks[(p / ppb) as usize].state != 0)
+            p == Ppn::NONE
+                || (u64::from(p) < g.physical_pages() && blocks[g.block_of(p).index()].state != 0)
         });
         if !(blocks_ok && map_ok) {
             report.checkpoints_rejected += 1;

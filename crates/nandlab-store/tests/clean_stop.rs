@@ -62,7 +62,7 @@ fn written(path: &Path, clean: bool) -> u64 {
     for lpn in 0..10 {
         write(&mut d, lpn, 2);
     }
-    let newest = u64::from(d.ftl().locate(9).unwrap().0);
+    let newest = u64::from(d.ftl().locate(nandlab_core::media::Lpn::new(9)).unwrap().0);
     if clean {
         d.shutdown().unwrap();
         d.checkpoint().unwrap();
@@ -149,7 +149,7 @@ fn the_first_write_after_a_clean_stop_reopens_the_image() {
     d.record_clean_stop().unwrap();
     // More writes after the record (a caller that went on), then a crash.
     write(&mut d, 20, 3);
-    let last = u64::from(d.ftl().locate(20).unwrap().0);
+    let last = u64::from(d.ftl().locate(nandlab_core::media::Lpn::new(20)).unwrap().0);
     d.sync().unwrap();
     drop(d);
     set_record(&path, last, garbage());

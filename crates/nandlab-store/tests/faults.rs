@@ -20,7 +20,7 @@ use std::io::ErrorKind;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
-use nandlab_core::media::{Fault, FaultKind, FaultyMedia};
+use nandlab_core::media::{Fault, FaultKind, FaultyMedia, Lpn, Ppn};
 use nandlab_core::{Config, Device, Dispatched, Io, Request, RequestError, Resolved, Submission};
 use nandlab_store::{FileMedia, Mount};
 
@@ -92,7 +92,7 @@ fn media_kind<T>(result: &Result<T, RequestError>) -> Option<ErrorKind> {
 }
 
 /// Byte offset of page `ppn`'s data in the image at `path`.
-fn data_at(path: &std::path::Path, ppn: u32) -> u64 {
+fn data_at(path: &std::path::Path, ppn: Ppn) -> u64 {
     let info = nandlab_store::read_image_info(path).unwrap();
     let areas = nandlab_store::image_areas(&info);
     let data = areas.into_iter().find(|a| a.name == "page data").unwrap().bytes.start;
@@ -216,7 +216,7 @@ fn a_page_failing_its_crc_stays_an_error_when_the_cleaner_moves_it() {
         for lpn in 0..lpns {
             write(&mut d, lpn, 1).unwrap();
         }
-        let (ppn, _) = d.ftl().locate(victim as u32).unwrap();
+        let (ppn, _) = d.ftl().locate(Lpn::from_u64(victim)).unwrap();
         let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
         f.write_all_at(&[0xFF], data_at(&path, ppn) + 100).unwrap();
         let e = read(&mut d, victim).unwrap_err();
@@ -227,7 +227,7 @@ fn a_page_failing_its_crc_stays_an_error_when_the_cleaner_moves_it() {
         // cleaner would never pick the one still holding the damaged page).
         let mut rng = nandlab_core::Prng::new(3);
         let mut v = 2;
-        while d.ftl().locate(victim as u32).unwrap().0 == ppn {
+        while d.ftl().locate(Lpn::from_u64(victim)).unwrap().0 == ppn {
             let lpn = rng.below(lpns);
             if lpn != victim {
                 write(&mut d, lpn, v)
@@ -257,7 +257,7 @@ fn an_io_error_of_the_image_keeps_its_kind_and_source() {
     let media = FileMedia::create(&path, &r).unwrap();
     let mut d = Device::with_media(&r, Box::new(media), None).unwrap();
     write(&mut d, 3, 1).unwrap();
-    let (ppn, _) = d.ftl().locate(3).unwrap();
+    let (ppn, _) = d.ftl().locate(Lpn::new(3)).unwrap();
     let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     f.set_len(data_at(&path, ppn)).unwrap();
     let Err(RequestError::Media(e)) = read(&mut d, 3) else { panic!("the read succeeded") };

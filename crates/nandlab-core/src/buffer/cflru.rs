@@ -249,7 +249,7 @@ mod tests {
                 0 if !used.is_empty() => {
                     let i = rng.below(used.len() as u64) as usize;
                     let s = used.swap_remove(i);
-                    c.removed(s, 0);
+                    c.removed(s, Lpn::new(0));
                     free.push(s);
                 }
                 1 if !used.is_empty() => {
@@ -258,7 +258,7 @@ mod tests {
                 }
                 2 | 3 if !used.is_empty() => {
                     let s = used[rng.below(used.len() as u64) as usize];
-                    c.hit(s, 0, rng.below(2) == 0);
+                    c.hit(s, Lpn::new(0), rng.below(2) == 0);
                 }
                 _ => {
                     if free.is_empty() {
@@ -279,7 +279,7 @@ mod tests {
                         free.push(v);
                     }
                     let s = free.pop().unwrap();
-                    c.inserted(s, 0, rng.below(3) == 0);
+                    c.inserted(s, Lpn::new(0), rng.below(3) == 0);
                     used.push(s);
                 }
             }

@@ -5,6 +5,8 @@
 //! arrays sized once, and several lists (FAB's per-count buckets) can share them because an
 //! entry is on at most one list at a time.
 
+use crate::flash::Lpn;
+
 /// "No entry".
 pub const NIL: u32 = u32::MAX;
 
@@ -172,19 +174,19 @@ impl BlockOf {
 
     #[inline]
     #[must_use]
-    pub fn lbn(self, lpn: u32) -> u32 {
+    pub fn lbn(self, lpn: Lpn) -> u32 {
         if self.shift == u32::MAX {
-            lpn / self.pages_per_block
+            lpn.get() / self.pages_per_block
         } else {
-            lpn >> self.shift
+            lpn.get() >> self.shift
         }
     }
 
     /// Offset of `lpn` inside its block.
     #[inline]
     #[must_use]
-    pub fn offset(self, lpn: u32) -> u32 {
-        lpn - self.lbn(lpn) * self.pages_per_block
+    pub fn offset(self, lpn: Lpn) -> u32 {
+        lpn.get() - self.lbn(lpn) * self.pages_per_block
     }
 }
 
@@ -451,7 +453,8 @@ mod tests {
         for ppb in [1, 3, 64, 96, 128] {
             let b = BlockOf::new(ppb);
             for lpn in [0, 1, 63, 64, 95, 96, 1000, u32::MAX] {
-                assert_eq!((b.lbn(lpn), b.offset(lpn)), (lpn / ppb, lpn % ppb), "{ppb} {lpn}");
+                let at = (b.lbn(Lpn::new(lpn)), b.offset(Lpn::new(lpn)));
+                assert_eq!(at, (lpn / ppb, lpn % ppb), "{ppb} {lpn}");
             }
         }
     }

@@ -380,7 +380,7 @@ impl<P: BufferPolicy, M: KeyMap> WriteBuffer<P, M> {
             page_bytes: page_size_bytes as usize,
             ram_page_ns,
             index: M::new(n, logical_pages),
-            slot_lpn: vec![0; n],
+            slot_lpn: vec![Lpn::default(); n],
             dirty: vec![false; n],
             // Popped from the end: slot 0 is used first.
             free: (0..capacity_pages).rev().collect(),
@@ -412,7 +412,7 @@ impl<P: BufferPolicy, M: KeyMap> WriteBuffer<P, M> {
     /// Whether `lpn` is buffered, and if so whether it is dirty.
     #[must_use]
     pub fn state(&self, lpn: Lpn) -> Option<bool> {
-        self.index.get(lpn).map(|s| self.dirty[s as usize])
+        self.index.get(lpn.get()).map(|s| self.dirty[s as usize])
     }
 
     /// Whether any buffered page is dirty (O(capacity)).
@@ -475,7 +475,7 @@ impl<P: BufferPolicy, M: KeyMap> WriteBuffer<P, M> {
         if data.is_some() {
             self.ensure_payload();
         }
-        let slot = match self.index.get(lpn) {
+        let slot = match self.index.get(lpn.get()) {
             Some(slot) => {
                 self.counters.write_hits += 1;
                 self.policy.hit(slot, lpn, true);
@@ -484,7 +484,7 @@ impl<P: BufferPolicy, M: KeyMap> WriteBuffer<P, M> {
             None => {
                 self.counters.write_misses += 1;
                 let slot = self.allocate(ftl, now_ns);
-                self.index.insert(lpn, slot);
+                self.index.insert(lpn.get(), slot);
                 self.slot_lpn[slot as usize] = lpn;
                 self.policy.inserted(slot, lpn, true);
                 self.note_nodes();
@@ -512,7 +512,7 @@ impl<P: BufferPolicy, M: KeyMap> WriteBuffer<P, M> {
         if out.is_some() {
             self.ensure_payload();
         }
-        if let Some(slot) = self.index.get(lpn) {
+        if let Some(slot) = self.index.get(lpn.get()) {
             self.counters.read_hits += 1;
             self.policy.hit(slot, lpn, false);
             if let (Some(o), Some(d)) = (out, self.page_data(slot)) {
@@ -542,7 +542,7 @@ impl<P: BufferPolicy, M: KeyMap> WriteBuffer<P, M> {
             mapped
         };
         debug_assert!(mapped, "is_mapped said yes");
-        self.index.insert(lpn, slot);
+        self.index.insert(lpn.get(), slot);
         self.slot_lpn[slot as usize] = lpn;
         self.dirty[slot as usize] = false;
         self.policy.inserted(slot, lpn, false);
@@ -552,7 +552,7 @@ impl<P: BufferPolicy, M: KeyMap> WriteBuffer<P, M> {
 
     /// Discards page `lpn` from the buffer (the caller trims it in the FTL).
     pub fn trim(&mut self, lpn: Lpn) {
-        if let Some(slot) = self.index.remove(lpn) {
+        if let Some(slot) = self.index.remove(lpn.get()) {
             self.policy.removed(slot, lpn);
             self.dirty[slot as usize] = false;
             self.free.push(slot);
@@ -584,7 +584,7 @@ impl<P: BufferPolicy, M: KeyMap> WriteBuffer<P, M> {
     #[inline]
     pub fn prefetch(&self, lpn: Lpn, near: bool) {
         if !near {
-            self.index.prefetch(lpn);
+            self.index.prefetch(lpn.get());
         }
         self.policy.prefetch(lpn, near);
     }
@@ -616,7 +616,7 @@ impl<P: BufferPolicy, M: KeyMap> WriteBuffer<P, M> {
                 {
                     let lpn = self.victim_lpn(v);
                     ftl.prefetch_translation(lpn);
-                    self.index.prefetch(lpn);
+                    self.index.prefetch(lpn.get());
                 }
             }
             // Block victims free several slots at once: one access before the next eviction,
@@ -629,9 +629,9 @@ impl<P: BufferPolicy, M: KeyMap> WriteBuffer<P, M> {
                     let end = (first + ppb).min(self.logical_pages);
                     // One hint per 64-byte line of 4-byte entries.
                     for lpn in (first..end).step_by(16) {
-                        self.index.prefetch(lpn as Lpn);
+                        self.index.prefetch(lpn as u32);
                         if self.ftl_hints {
-                            ftl.prefetch_translation(lpn as Lpn);
+                            ftl.prefetch_translation(Lpn::from_u64(lpn));
                         }
                     }
                 }
@@ -645,7 +645,7 @@ impl<P: BufferPolicy, M: KeyMap> WriteBuffer<P, M> {
     fn victim_lpn(&self, v: Victim) -> Lpn {
         match v {
             Victim::Page(slot) => self.slot_lpn[slot as usize],
-            Victim::Block { lbn, .. } => lbn.saturating_mul(self.pages_per_block),
+            Victim::Block { lbn, .. } => Lpn::new(lbn.saturating_mul(self.pages_per_block)),
         }
     }
 
@@ -692,7 +692,7 @@ impl<P: BufferPolicy, M: KeyMap> WriteBuffer<P, M> {
     }
 
     fn release(&mut self, lpn: Lpn, slot: Slot) {
-        let removed = self.index.remove(lpn);
+        let removed = self.index.remove(lpn.get());
         assert_eq!(removed, Some(slot), "victim page {lpn} was not where the policy said");
         self.dirty[slot as usize] = false;
         self.free.push(slot);
@@ -712,13 +712,13 @@ impl<P: BufferPolicy, M: KeyMap> WriteBuffer<P, M> {
         let end = (first + ppb).min(self.logical_pages);
         // All of the block's index lines at once, rather than one miss after another.
         for lpn in (first..end).step_by(16) {
-            self.index.prefetch(lpn as Lpn);
+            self.index.prefetch(lpn as u32);
         }
         // The policy's count ends the scan early (and is checked: with a wrong count the
         // scan would end too early or the assertion below fail).
-        self.index.values_in_range(first as Lpn, end as Lpn, pages as usize, &mut slots);
+        self.index.values_in_range(first as u32, end as u32, pages as usize, &mut slots);
         debug_assert!(
-            (first..end).filter(|&l| self.index.get(l as Lpn).is_some()).count() == pages as usize,
+            (first..end).filter(|&l| self.index.get(l as u32).is_some()).count() == pages as usize,
             "victim block {lbn}: more pages buffered than counted"
         );
         assert_eq!(slots.len(), pages as usize, "victim block {lbn}: pages buffered vs counted");
@@ -727,7 +727,7 @@ impl<P: BufferPolicy, M: KeyMap> WriteBuffer<P, M> {
             // Every page of the block, buffered or read from flash, in page order.
             let mut next = 0;
             for lpn in first..end {
-                let lpn = lpn as Lpn;
+                let lpn = Lpn::from_u64(lpn);
                 if next < slots.len() && self.slot_lpn[slots[next] as usize] == lpn {
                     let slot = slots[next];
                     next += 1;
@@ -789,7 +789,7 @@ impl<P: BufferPolicy, M: KeyMap> WriteBuffer<P, M> {
         }
         for s in 0..self.capacity_pages {
             if !is_free[s as usize] {
-                assert_eq!(self.index.get(self.slot_lpn[s as usize]), Some(s), "slot {s}");
+                assert_eq!(self.index.get(self.slot_lpn[s as usize].get()), Some(s), "slot {s}");
             }
         }
     }
@@ -827,13 +827,13 @@ impl<P: BufferPolicy, M: KeyMap> Buffer for WriteBuffer<P, M> {
         WriteBuffer::read(self, ftl, lpn, now_ns, out)
     }
     fn write_pages(&mut self, ftl: &mut dyn Ftl, lpns: std::ops::Range<Lpn>, now_ns: u64) {
-        for lpn in lpns {
+        for lpn in (lpns.start.get()..lpns.end.get()).map(Lpn::new) {
             WriteBuffer::write(self, ftl, lpn, now_ns, None);
         }
     }
     fn read_pages(&mut self, ftl: &mut dyn Ftl, lpns: std::ops::Range<Lpn>, now_ns: u64) -> u64 {
         let mut unmapped = 0;
-        for lpn in lpns {
+        for lpn in (lpns.start.get()..lpns.end.get()).map(Lpn::new) {
             unmapped += u64::from(!WriteBuffer::read(self, ftl, lpn, now_ns, None));
         }
         unmapped

@@ -7,6 +7,7 @@
 use super::fab::Fab;
 use super::list::DenseMap;
 use super::{BufferPolicy, Victim};
+use crate::flash::Lpn;
 use crate::rng::Prng;
 use crate::{Config, Device, Dispatched, Request, Submission};
 
@@ -43,12 +44,12 @@ fn flush(d: &mut Device) {
 
 /// Buffered pages among `lpns`.
 fn buffered(d: &Device, lpns: std::ops::Range<u32>) -> Vec<u32> {
-    lpns.filter(|&l| d.buffer().unwrap().state(l).is_some()).collect()
+    lpns.filter(|&l| d.buffer().unwrap().state(Lpn::new(l)).is_some()).collect()
 }
 
 /// Pages among `lpns` that reached flash.
 fn on_flash(d: &Device, lpns: std::ops::Range<u32>) -> Vec<u32> {
-    lpns.filter(|&l| d.ftl().is_mapped(l)).collect()
+    lpns.filter(|&l| d.ftl().is_mapped(Lpn::new(l))).collect()
 }
 
 #[test]
@@ -116,7 +117,7 @@ fn fab_clean_pages_leave_without_a_write() {
     }
     flush(&mut d); // 0..3 written back, still buffered, clean
     assert_eq!(on_flash(&d, 0..8), [0, 1, 2, 3]);
-    assert_eq!(d.buffer().unwrap().state(2), Some(false));
+    assert_eq!(d.buffer().unwrap().state(Lpn::new(2)), Some(false));
     let programs = d.ftl().flash().counters.programs;
     write(&mut d, 4); // victim: block 0 (4 clean pages) → no program
     assert_eq!(d.ftl().flash().counters.programs, programs);
@@ -210,7 +211,7 @@ fn trim_drops_a_buffered_page_and_flush_writes_dirty_pages_in_order() {
     assert_eq!(buffered(&d, 0..8), [1, 3, 7]);
     flush(&mut d);
     // Page FTL on fresh flash: the write-back order is the physical order.
-    let order: Vec<_> = [1, 3, 7].iter().map(|&l| d.ftl().locate(l).unwrap().0).collect();
+    let order: Vec<_> = [1, 3, 7].iter().map(|&l| d.ftl().locate(Lpn::new(l)).unwrap().0).collect();
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
     assert_eq!(on_flash(&d, 0..8), [1, 3, 7]);
     d.check();
@@ -239,9 +240,8 @@ fn a_run_ends_with_the_buffer_written_back() {
     assert_eq!(m.buffer_kind, "fab");
     // Every host page write is absorbed by a hit or becomes a dirty page that is written back
     // exactly once (by eviction or at the end): nothing is left dirty.
-    assert!(
-        (0..r.geometry.logical_pages as u32).all(|l| d.buffer().unwrap().state(l) != Some(true))
-    );
+    assert!((0..r.geometry.logical_pages)
+        .all(|l| d.buffer().unwrap().state(Lpn::from_u64(l)) != Some(true)));
     assert_eq!(b.write_hits + b.write_misses, m.host_write_pages);
     // Writes reaching the FTL are exactly the written-back pages.
     let host_programs = m.flash_program_pages - m.gc_copied_pages;
@@ -256,10 +256,10 @@ fn fab_victim_matches_the_papers_scan() {
     let cap = 24;
     let mut fab = Fab::<DenseMap>::new(cap, ppb, 64 / u64::from(ppb));
     let mut rng = Prng::new(3);
-    let mut slot_of = std::collections::BTreeMap::new();
+    let mut slot_of = std::collections::BTreeMap::<Lpn, u32>::new();
     let mut free: Vec<u32> = (0..cap).collect();
     for _ in 0..50_000 {
-        let lpn = rng.below(64) as u32;
+        let lpn = Lpn::from_u64(rng.below(64));
         match (slot_of.get(&lpn).copied(), rng.below(10)) {
             (Some(s), 0) => {
                 fab.removed(s, lpn);
@@ -272,8 +272,8 @@ fn fab_victim_matches_the_papers_scan() {
                     let expected = fab.victim_by_scan().unwrap();
                     let Victim::Block { lbn, pages } = fab.victim() else { panic!("page victim") };
                     assert_eq!(lbn, expected);
-                    let gone: Vec<u32> =
-                        slot_of.keys().copied().filter(|l| l / ppb == lbn).collect();
+                    let gone: Vec<Lpn> =
+                        slot_of.keys().copied().filter(|l| l.get() / ppb == lbn).collect();
                     assert_eq!(pages as usize, gone.len(), "the victim's page count");
                     for l in gone {
                         free.push(slot_of.remove(&l).unwrap());

@@ -519,7 +519,7 @@ impl Device {
         let end =
             self.page.div_ceil(req.offset_bytes.saturating_add(req.length_bytes)).min(first + 4);
         for lpn in first..end.min(self.geometry.logical_pages) {
-            f(self.ftl.as_ref(), lpn as Lpn);
+            f(self.ftl.as_ref(), Lpn::from_u64(lpn));
         }
     }
 
@@ -649,18 +649,18 @@ impl Device {
                 let whole_end = self.page.quotient(req.offset_bytes + req.length_bytes);
                 if data.is_none() && self.buffer.is_some() && whole_first < whole_end {
                     for lpn in first..whole_first {
-                        self.write_page(req, lpn as Lpn, now_ns, None);
+                        self.write_page(req, Lpn::from_u64(lpn), now_ns, None);
                     }
                     if let Some(b) = &mut self.buffer {
-                        let run = whole_first as Lpn..whole_end as Lpn;
+                        let run = Lpn::from_u64(whole_first)..Lpn::from_u64(whole_end);
                         b.write_pages(self.ftl.as_mut(), run, now_ns);
                     }
                     for lpn in whole_end..end {
-                        self.write_page(req, lpn as Lpn, now_ns, None);
+                        self.write_page(req, Lpn::from_u64(lpn), now_ns, None);
                     }
                 } else {
                     for lpn in first..end {
-                        self.write_page(req, lpn as Lpn, now_ns, data);
+                        self.write_page(req, Lpn::from_u64(lpn), now_ns, data);
                     }
                 }
                 self.host.write_pages += end - first;
@@ -672,7 +672,7 @@ impl Device {
                 // Without payload, the buffer takes the request's pages in one call.
                 let batched = matches!(io, Io::None) && self.buffer.is_some();
                 if let (true, Some(b)) = (batched, &mut self.buffer) {
-                    let run = first as Lpn..end as Lpn;
+                    let run = Lpn::from_u64(first)..Lpn::from_u64(end);
                     self.host.unmapped_read_pages += b.read_pages(self.ftl.as_mut(), run, now_ns);
                 }
                 for lpn in if batched { end..end } else { first..end } {
@@ -680,7 +680,7 @@ impl Device {
                         Io::Read(d) => Some(&mut **d),
                         _ => None,
                     };
-                    self.read_page(req, lpn as Lpn, now_ns, buf);
+                    self.read_page(req, Lpn::from_u64(lpn), now_ns, buf);
                 }
             }
             RequestKind::Trim => {
@@ -689,9 +689,9 @@ impl Device {
                 let whole_end = self.page.quotient(req.offset_bytes + req.length_bytes);
                 for lpn in whole_first..whole_end.max(whole_first) {
                     if let Some(b) = &mut self.buffer {
-                        b.trim(lpn as Lpn);
+                        b.trim(Lpn::from_u64(lpn));
                     }
-                    self.ftl.trim_page(lpn as Lpn, now_ns);
+                    self.ftl.trim_page(Lpn::from_u64(lpn), now_ns);
                 }
                 self.host.trim_pages += whole_end.saturating_sub(whole_first);
             }

@@ -2,14 +2,14 @@
 //! back (per-page OOB, per-block erase count and write pointer) but no payload, so simulations
 //! of large devices need little RAM: 12 bytes per page plus 8 per block.
 
-use super::{BlockId, Media, Oob, Ppn, NONE};
+use super::{BlockId, Lpn, Media, Oob, Ppn};
 use crate::flash::Geometry;
 
 pub struct CountingMedia {
     geometry: Geometry,
     pages_per_block: u32,
-    /// OOB LPN of each page; `NONE` when erased.
-    lpn: Vec<u32>,
+    /// OOB LPN of each page; `Lpn::NONE` when erased.
+    lpn: Vec<Lpn>,
     seq: Vec<u64>,
     /// Region written in the block header at its first program.
     block_region: Vec<u8>,
@@ -25,7 +25,7 @@ impl CountingMedia {
         Self {
             geometry,
             pages_per_block: geometry.pages_per_block,
-            lpn: vec![NONE; pages],
+            lpn: vec![Lpn::NONE; pages],
             seq: vec![0; pages],
             block_region: vec![0; blocks],
             erase_count: vec![0; blocks],
@@ -50,7 +50,7 @@ impl CountingMedia {
             for (i, page) in block_pages[..=last].iter().enumerate() {
                 let ppn = b * ppb + i;
                 match page {
-                    Some(oob) if oob.lpn != NONE => {
+                    Some(oob) if oob.lpn != Lpn::NONE => {
                         m.lpn[ppn] = oob.lpn;
                         m.seq[ppn] = oob.seq;
                         region.get_or_insert(oob.region);
@@ -71,16 +71,16 @@ impl CountingMedia {
     pub(crate) fn snapshot(m: &dyn Media) -> Self {
         let geometry = *m.geometry();
         let mut c = Self::new(geometry);
-        let ppb = geometry.pages_per_block;
-        for b in 0..geometry.blocks {
-            c.erase_count[b as usize] = m.erase_count(b);
-            c.write_pointer[b as usize] = m.programmed_pages(b);
-            for ppn in b * ppb..(b + 1) * ppb {
+        for b in geometry.block_ids() {
+            c.erase_count[b.index()] = m.erase_count(b);
+            c.write_pointer[b.index()] = m.programmed_pages(b);
+            for ppn in geometry.pages_of(b) {
                 let Some(oob) = m.oob(ppn) else { continue };
-                assert!(ppn % ppb < c.write_pointer[b as usize], "page {ppn} above its pointer");
-                c.lpn[ppn as usize] = oob.lpn;
-                c.seq[ppn as usize] = oob.seq;
-                c.block_region[b as usize] = oob.region;
+                let pointer = c.write_pointer[b.index()];
+                assert!(geometry.page_in_block(ppn) < pointer, "page {ppn} above its pointer");
+                c.lpn[ppn.index()] = oob.lpn;
+                c.seq[ppn.index()] = oob.seq;
+                c.block_region[b.index()] = oob.region;
             }
         }
         c
@@ -88,7 +88,7 @@ impl CountingMedia {
 
     #[inline]
     fn split(&self, ppn: Ppn) -> (usize, u32) {
-        ((ppn / self.pages_per_block) as usize, ppn % self.pages_per_block)
+        (self.geometry.block_of(ppn).index(), self.geometry.page_in_block(ppn))
     }
 }
 
@@ -103,16 +103,16 @@ impl Media for CountingMedia {
         // NAND rule: pages of a block are programmed in ascending order, each once per erase.
         // Skipping pages is allowed (a block-mapped FTL leaves holes at never-written offsets).
         assert!(self.write_pointer[block] <= offset, "out-of-order program of page {ppn}");
-        assert_eq!(self.lpn[ppn as usize], NONE, "program of a programmed page {ppn}");
-        assert_ne!(oob.lpn, NONE);
+        assert_eq!(self.lpn[ppn.index()], Lpn::NONE, "program of a programmed page {ppn}");
+        assert_ne!(oob.lpn, Lpn::NONE);
         if self.write_pointer[block] == 0 {
             self.block_region[block] = oob.region;
         } else {
             assert_eq!(self.block_region[block], oob.region, "block {block} mixes regions");
         }
         self.write_pointer[block] = offset + 1;
-        self.lpn[ppn as usize] = oob.lpn;
-        self.seq[ppn as usize] = oob.seq;
+        self.lpn[ppn.index()] = oob.lpn;
+        self.seq[ppn.index()] = oob.seq;
     }
 
     #[inline]
@@ -122,28 +122,28 @@ impl Media for CountingMedia {
 
     #[inline]
     fn copy(&mut self, from: Ppn, to: Ppn, oob: Oob) {
-        assert_ne!(self.lpn[from as usize], NONE, "copy from erased page {from}");
+        assert_ne!(self.lpn[from.index()], Lpn::NONE, "copy from erased page {from}");
         self.program(to, oob, None);
     }
 
     #[inline]
     fn oob(&self, ppn: Ppn) -> Option<Oob> {
-        let lpn = self.lpn[ppn as usize];
-        (lpn != NONE).then(|| Oob {
+        let lpn = self.lpn[ppn.index()];
+        (lpn != Lpn::NONE).then(|| Oob {
             lpn,
-            seq: self.seq[ppn as usize],
-            region: self.block_region[(ppn / self.pages_per_block) as usize],
+            seq: self.seq[ppn.index()],
+            region: self.block_region[self.geometry.block_of(ppn).index()],
         })
     }
 
     #[inline]
-    fn lpn(&self, ppn: Ppn) -> Option<u32> {
-        let lpn = self.lpn[ppn as usize];
-        (lpn != NONE).then_some(lpn)
+    fn lpn(&self, ppn: Ppn) -> Option<Lpn> {
+        let lpn = self.lpn[ppn.index()];
+        (lpn != Lpn::NONE).then_some(lpn)
     }
 
     fn prefetch_block_oob(&self, block: BlockId) {
-        let first = (block * self.pages_per_block) as usize;
+        let first = self.geometry.ppn(block, 0).index();
         // One hint per cache line (16 LPNs of 4 bytes).
         for i in (first..first + self.pages_per_block as usize).step_by(16) {
             nandlab_prefetch::prefetch(&self.lpn, i);
@@ -151,19 +151,19 @@ impl Media for CountingMedia {
     }
 
     fn erase(&mut self, block: BlockId) {
-        let b = block as usize;
-        let ppb = self.pages_per_block as usize;
-        self.lpn[b * ppb..(b + 1) * ppb].fill(NONE);
+        let b = block.index();
+        let first = self.geometry.ppn(block, 0).index();
+        self.lpn[first..first + self.pages_per_block as usize].fill(Lpn::NONE);
         self.write_pointer[b] = 0;
         self.erase_count[b] += 1;
     }
 
     fn erase_count(&self, block: BlockId) -> u32 {
-        self.erase_count[block as usize]
+        self.erase_count[block.index()]
     }
 
     fn programmed_pages(&self, block: BlockId) -> u32 {
-        self.write_pointer[block as usize]
+        self.write_pointer[block.index()]
     }
 
     fn memory_bytes(&self) -> u64 {

@@ -117,7 +117,6 @@ pub struct FaultyMedia<M: Media> {
     inner: M,
     faults: Vec<Fault>,
     rng: Prng,
-    pages_per_block: u32,
     programs: u64,
     reads: u64,
     erases: u64,
@@ -139,7 +138,6 @@ impl<M: Media> FaultyMedia<M> {
         Self {
             faults: Vec::new(),
             rng: Prng::for_stream(seed, "faults"),
-            pages_per_block: g.pages_per_block,
             programs: 0,
             reads: 0,
             erases: 0,
@@ -219,20 +217,20 @@ impl<M: Media> FaultyMedia<M> {
     }
 
     fn is_lost(&self, ppn: Ppn) -> bool {
-        self.lost[ppn as usize / 64] & (1 << (ppn % 64)) != 0
+        self.lost[ppn.index() / 64] & (1 << (ppn.get() % 64)) != 0
     }
 
     fn set_lost(&mut self, ppn: Ppn) {
-        self.lost[ppn as usize / 64] |= 1 << (ppn % 64);
+        self.lost[ppn.index() / 64] |= 1 << (ppn.get() % 64);
     }
 
     /// What a program of `ppn` leaves, once the inner media has it: `failed`, the fault that
     /// fired on it; `source_lost`, a copy of content that was already lost.
     fn programmed(&mut self, ppn: Ppn, index: u64, failed: Option<Fault>, source_lost: bool) {
-        let block = ppn / self.pages_per_block;
+        let block = self.inner.geometry().block_of(ppn);
         if let Some(f) = failed {
             self.set_lost(ppn);
-            self.inject(f, index, ppn, format!("program #{index} of page {ppn} failed"));
+            self.inject(f, index, ppn.get(), format!("program #{index} of page {ppn} failed"));
         } else if let Some(&kind) = self.weak.get(&block) {
             self.set_lost(ppn);
             self.report(MediaError::new(
@@ -265,7 +263,7 @@ impl<M: Media> FaultyMedia<M> {
         self.inner.tear(ppn, oob);
         // The FTL believes the page programmed: so does the metadata it goes on with.
         shadow.program(ppn, oob, None);
-        let injected = Injected { kind: FaultKind::TornWrite, index, target: ppn };
+        let injected = Injected { kind: FaultKind::TornWrite, index, target: ppn.get() };
         self.log.lock().unwrap_or_else(PoisonError::into_inner).push(injected);
         let error = MediaError::new(
             fault.io_kind,
@@ -321,7 +319,7 @@ impl<M: Media> Media for FaultyMedia<M> {
             if let Some(d) = data {
                 d.fill(0);
             }
-            self.inject(f, n, ppn, format!("read #{n} of page {ppn} failed"));
+            self.inject(f, n, ppn.get(), format!("read #{n} of page {ppn} failed"));
             return oob;
         }
         if self.is_lost(ppn) {
@@ -347,7 +345,7 @@ impl<M: Media> Media for FaultyMedia<M> {
         self.inner.copy(from, to, oob);
         if let Some(f) = read_failed {
             let what = format!("read #{read_index} of page {from} (copy to page {to}) failed");
-            self.inject(f, read_index, from, what);
+            self.inject(f, read_index, from.get(), what);
         }
         let source_lost = read_failed.is_some() || self.is_lost(from);
         self.programmed(to, program_index, program_failed, source_lost);
@@ -374,14 +372,13 @@ impl<M: Media> Media for FaultyMedia<M> {
         let n = self.erases;
         let failed = self.fires(FaultKind::Erase, n);
         self.inner.erase(block);
-        let ppb = self.pages_per_block;
-        for ppn in block * ppb..(block + 1) * ppb {
-            self.lost[ppn as usize / 64] &= !(1 << (ppn % 64));
+        for ppn in self.inner.geometry().pages_of(block) {
+            self.lost[ppn.index() / 64] &= !(1 << (ppn.get() % 64));
         }
         match failed {
             Some(f) => {
                 self.weak.insert(block, f.io_kind);
-                self.inject(f, n, block, format!("erase #{n} of block {block} failed"));
+                self.inject(f, n, block.get(), format!("erase #{n} of block {block} failed"));
             }
             None => {
                 self.weak.remove(&block);
@@ -485,36 +482,44 @@ mod tests {
         }
     }
 
-    fn oob(lpn: Lpn, seq: u64) -> Oob {
-        Oob { lpn, seq, region: 0 }
+    fn oob(lpn: u32, seq: u64) -> Oob {
+        Oob { lpn: Lpn::new(lpn), seq, region: 0 }
+    }
+
+    fn p(n: u32) -> Ppn {
+        Ppn::new(n)
+    }
+
+    fn some_lpn(n: u32) -> Option<Lpn> {
+        Some(Lpn::new(n))
     }
 
     #[test]
     fn the_nth_program_fails_and_its_page_reads_as_an_error_until_erased() {
         let mut m = FaultyMedia::new(CountingMedia::new(geometry()), 1)
             .with_fault(Fault::at(FaultKind::Program, 2));
-        m.program(0, oob(0, 1), None);
+        m.program(p(0), oob(0, 1), None);
         assert_eq!(m.take_error(), None);
-        m.program(1, oob(1, 2), None);
+        m.program(p(1), oob(1, 2), None);
         let e = m.take_error().expect("program #2 fails");
         assert_eq!(e.kind(), ErrorKind::Other);
         assert!(e.to_string().contains("program #2 of page 1"), "{e}");
         // Page 1 is consumed (its OOB names LPN 1) but lost; page 0 is intact.
-        assert_eq!(m.lpn(1), Some(1));
-        m.read(0, None);
+        assert_eq!(m.lpn(p(1)), some_lpn(1));
+        m.read(p(0), None);
         assert_eq!(m.take_error(), None);
         let mut buf = [0xEEu8; 512];
-        m.read(1, Some(&mut buf));
+        m.read(p(1), Some(&mut buf));
         assert_eq!(m.take_error().map(|e| e.kind()), Some(ErrorKind::InvalidData));
         assert!(buf.iter().all(|&b| b == 0));
         // A copy of the lost page is lost too, silently: the damage follows the data.
-        m.copy(1, 2, oob(1, 3));
+        m.copy(p(1), p(2), oob(1, 3));
         assert_eq!(m.take_error(), None);
-        m.read(2, None);
+        m.read(p(2), None);
         assert!(m.take_error().is_some());
-        m.erase(0);
-        m.program(0, oob(1, 4), None);
-        m.read(0, None);
+        m.erase(BlockId::new(0));
+        m.program(p(0), oob(1, 4), None);
+        m.read(p(0), None);
         assert_eq!(m.take_error(), None);
         let log = m.log();
         let log = log.lock().unwrap();
@@ -526,15 +531,15 @@ mod tests {
     fn a_failed_erase_fails_every_program_into_its_block_until_the_next_erase() {
         let mut m = FaultyMedia::new(CountingMedia::new(geometry()), 1)
             .with_fault(Fault::at(FaultKind::Erase, 1).io_kind(ErrorKind::StorageFull));
-        m.erase(1);
+        m.erase(BlockId::new(1));
         assert_eq!(m.take_error().map(|e| e.kind()), Some(ErrorKind::StorageFull));
-        m.program(4, oob(0, 1), None);
+        m.program(p(4), oob(0, 1), None);
         assert_eq!(m.take_error().map(|e| e.kind()), Some(ErrorKind::StorageFull));
-        m.program(0, oob(1, 2), None);
+        m.program(p(0), oob(1, 2), None);
         assert_eq!(m.take_error(), None);
-        m.erase(1);
+        m.erase(BlockId::new(1));
         assert_eq!(m.take_error(), None);
-        m.program(4, oob(0, 3), None);
+        m.program(p(4), oob(0, 3), None);
         assert_eq!(m.take_error(), None);
     }
 
@@ -542,10 +547,10 @@ mod tests {
     fn a_read_fault_fails_one_read_only() {
         let mut m = FaultyMedia::new(CountingMedia::new(geometry()), 1)
             .with_fault(Fault::at(FaultKind::Read, 1));
-        m.program(0, oob(0, 1), None);
-        m.read(0, None);
+        m.program(p(0), oob(0, 1), None);
+        m.read(p(0), None);
         assert!(m.take_error().is_some());
-        m.read(0, None);
+        m.read(p(0), None);
         assert_eq!(m.take_error(), None);
     }
 
@@ -553,20 +558,20 @@ mod tests {
     fn a_torn_write_cuts_the_power_the_inner_media_keeps_the_state_at_the_cut() {
         let mut m = FaultyMedia::new(CountingMedia::new(geometry()), 1)
             .with_fault(Fault::at(FaultKind::TornWrite, 2));
-        m.program(0, oob(0, 1), None);
-        m.program(1, oob(1, 2), None);
+        m.program(p(0), oob(0, 1), None);
+        m.program(p(1), oob(1, 2), None);
         assert!(m.is_cut());
         // The session goes on against the shadow: the FTL's view holds page 1 programmed.
-        assert_eq!(m.lpn(1), Some(1));
-        m.program(2, oob(2, 3), None);
-        m.erase(3);
+        assert_eq!(m.lpn(p(1)), some_lpn(1));
+        m.program(p(2), oob(2, 3), None);
+        m.erase(BlockId::new(3));
         assert!(m.take_error().is_some());
         assert!(m.take_error().is_some(), "every request fails after the cut");
         assert!(m.sync().is_err());
         let inner = m.into_inner();
         // The counting media's `tear` writes nothing: the inner media stops at page 0.
-        assert_eq!((inner.lpn(0), inner.lpn(1), inner.lpn(2)), (Some(0), None, None));
-        assert_eq!(inner.erase_count(3), 0);
+        assert_eq!((inner.lpn(p(0)), inner.lpn(p(1)), inner.lpn(p(2))), (some_lpn(0), None, None));
+        assert_eq!(inner.erase_count(BlockId::new(3)), 0);
     }
 
     #[test]
@@ -574,10 +579,10 @@ mod tests {
         let run = |seed: u64| {
             let mut m = FaultyMedia::new(CountingMedia::new(geometry()), seed)
                 .with_fault(Fault::with_probability(FaultKind::Read, 0.5));
-            m.program(0, oob(0, 1), None);
+            m.program(p(0), oob(0, 1), None);
             (0..64)
                 .map(|_| {
-                    m.read(0, None);
+                    m.read(p(0), None);
                     m.take_error().is_some()
                 })
                 .collect::<Vec<bool>>()

@@ -5,6 +5,8 @@
 
 use serde::Serialize;
 
+use super::{BlockId, Ppn};
+
 /// Flash geometry after resolution.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 pub struct Geometry {
@@ -27,5 +29,44 @@ impl Geometry {
     #[must_use]
     pub fn utilization(&self) -> f64 {
         self.logical_pages as f64 / self.physical_pages() as f64
+    }
+
+    /// Page `page_in_block` of `block`.
+    #[inline]
+    #[must_use]
+    pub fn ppn(&self, block: BlockId, page_in_block: u32) -> Ppn {
+        debug_assert!(page_in_block < self.pages_per_block);
+        Ppn::new(block.get() * self.pages_per_block + page_in_block)
+    }
+
+    /// The block holding `ppn` (a division: `Flash::block_of` is the request path's).
+    #[inline]
+    #[must_use]
+    pub fn block_of(&self, ppn: Ppn) -> BlockId {
+        BlockId::new(ppn.get() / self.pages_per_block)
+    }
+
+    /// The offset of `ppn` in its block.
+    #[inline]
+    #[must_use]
+    pub fn page_in_block(&self, ppn: Ppn) -> u32 {
+        ppn.get() % self.pages_per_block
+    }
+
+    /// Every block, in order.
+    pub fn block_ids(&self) -> impl DoubleEndedIterator<Item = BlockId> + Clone {
+        (0..self.blocks).map(BlockId::new)
+    }
+
+    /// Every physical page, in order.
+    pub fn ppns(&self) -> impl DoubleEndedIterator<Item = Ppn> + Clone {
+        let pages = self.blocks * self.pages_per_block;
+        (0..pages).map(Ppn::new)
+    }
+
+    /// The pages of `block`, in order.
+    pub fn pages_of(&self, block: BlockId) -> impl DoubleEndedIterator<Item = Ppn> + Clone {
+        let first = block.get() * self.pages_per_block;
+        (first..first + self.pages_per_block).map(Ppn::new)
     }
 }

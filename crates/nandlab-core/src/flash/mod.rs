@@ -22,14 +22,80 @@ pub use geometry::Geometry;
 use crate::engine::{Engine, Hardware, OpKind, OpRef};
 use crate::fastdiv::Divisor;
 
-/// Physical page number: `block * pages_per_block + page_in_block`.
-pub type Ppn = u32;
-/// Logical page number.
-pub type Lpn = u32;
-/// Erase block index.
-pub type BlockId = u32;
+/// Defines a page or block number: a `u32` of its own type, so that a physical page cannot be
+/// passed where a logical page or a block is expected. The representation stays a bare `u32`
+/// (`repr(transparent)`): tables of them keep their size and layout. Arithmetic that mixes
+/// kinds goes through named helpers (`Geometry::ppn`, `Flash::block_of`, ...), not operators.
+macro_rules! number_type {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+        #[repr(transparent)]
+        pub struct $name(u32);
 
-/// Sentinel for "no page / no block".
+        impl $name {
+            /// "None here" in a table of them (`NONE`'s value, `u32::MAX`).
+            pub const NONE: Self = Self(NONE);
+
+            #[inline(always)]
+            #[must_use]
+            pub const fn new(n: u32) -> Self {
+                Self(n)
+            }
+
+            #[inline(always)]
+            #[must_use]
+            pub const fn get(self) -> u32 {
+                self.0
+            }
+
+            /// As an index into a table with one entry per number.
+            #[inline(always)]
+            #[must_use]
+            pub const fn index(self) -> usize {
+                self.0 as usize
+            }
+
+            /// From a number computed in 64 bits (a byte offset divided by the page size):
+            /// below `u32::MAX` as every page and block number is (checked in debug builds).
+            #[inline(always)]
+            #[must_use]
+            pub fn from_u64(n: u64) -> Self {
+                debug_assert!(n < u64::from(NONE), "{n} is out of range");
+                Self(n as u32)
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::Display::fmt(&self.0, f)
+            }
+        }
+
+        impl From<$name> for u64 {
+            #[inline(always)]
+            fn from(n: $name) -> u64 {
+                u64::from(n.0)
+            }
+        }
+    };
+}
+
+number_type! {
+    /// Physical page number: `block * pages_per_block + page_in_block` (`Geometry::ppn`).
+    Ppn
+}
+number_type! {
+    /// Logical page number.
+    Lpn
+}
+number_type! {
+    /// Erase block index.
+    BlockId
+}
+
+/// Sentinel for "none" in tables of plain `u32` indexes (log slots, groups); tables of pages
+/// and blocks use their type's `NONE`, which has this value.
 pub const NONE: u32 = u32::MAX;
 
 /// Out-of-band metadata programmed with every page (docs/ALGORITHMS.md §2.5: LPN, region, update
@@ -169,7 +235,7 @@ pub struct Checkpoint<'a> {
     /// Simulated time of the checkpoint (the LFSS "update time").
     pub time_ns: u64,
     pub blocks: &'a [BlockRecord],
-    /// LPN → PPN (`NONE` = unmapped).
+    /// LPN → PPN (`Ppn::NONE` = unmapped).
     pub l2p: &'a [Ppn],
     /// Free blocks in the order they will be allocated: after the checkpoint, blocks are opened
     /// in this order, so roll-forward can stop at the first one still erased.
@@ -178,7 +244,7 @@ pub struct Checkpoint<'a> {
 
 /// OOB LPN of a page that was programmed but cannot be trusted (torn write found at recovery):
 /// it occupies its slot until the block is erased and never maps to a logical page.
-pub const GARBAGE_LPN: Lpn = u32::MAX - 1;
+pub const GARBAGE_LPN: Lpn = Lpn::new(u32::MAX - 1);
 
 /// Why a flash operation happened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -323,8 +389,30 @@ impl Flash {
         if self.planes == 1 {
             0
         } else {
-            self.planes_div.rem32(block)
+            self.planes_div.rem32(block.get())
         }
+    }
+
+    /// The block holding `ppn` (`Geometry::block_of` without its division when pages per
+    /// block is a power of two: the request path's version).
+    #[inline(always)]
+    #[must_use]
+    pub fn block_of(&self, ppn: Ppn) -> BlockId {
+        BlockId(self.ppb.div32(ppn.0))
+    }
+
+    /// The offset of `ppn` in its block (see `block_of`).
+    #[inline(always)]
+    #[must_use]
+    pub fn page_in_block(&self, ppn: Ppn) -> u32 {
+        self.ppb.rem32(ppn.0)
+    }
+
+    /// Page `page_in_block` of `block` (`Geometry::ppn`).
+    #[inline(always)]
+    #[must_use]
+    pub fn ppn(&self, block: BlockId, page_in_block: u32) -> Ppn {
+        Ppn(block.0 * self.pages_per_block + page_in_block)
     }
 
     /// Planes of the device.
@@ -346,7 +434,7 @@ impl Flash {
         if self.engine.single() {
             return (0, 0);
         }
-        (self.plane_of(self.ppb.div32(ppn)), self.ppb.rem32(ppn))
+        (self.plane_of(self.block_of(ppn)), self.page_in_block(ppn))
     }
 
     /// Adds RAM access time (a RAM region's page accesses) to the current request's service
@@ -458,7 +546,7 @@ impl Flash {
     pub fn erase(&mut self, block: BlockId, source: Source) {
         self.counters.erases[source as usize] += 1;
         self.charge(Op::Erase, self.timing.erase_block_ns);
-        let (plane, _) = self.at(block * self.pages_per_block);
+        let (plane, _) = self.at(self.ppn(block, 0));
         self.engine.op(OpKind::Erase, plane, 0, OpRef::Done(0));
         self.media.erase(block);
     }

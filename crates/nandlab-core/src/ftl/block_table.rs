@@ -13,7 +13,7 @@
 //!
 //! A histogram of erase counts gives the minimum and maximum erase count in O(1) amortized.
 
-use crate::flash::{BlockId, NONE};
+use crate::flash::BlockId;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockState {
@@ -34,14 +34,14 @@ pub struct BlockTable {
     pub last_modified_ns: Vec<u64>,
     pub erase_count: Vec<u32>,
     pub region: Vec<u8>,
-    bucket_head: Vec<u32>,
-    bucket_tail: Vec<u32>,
-    prev: Vec<u32>,
-    next: Vec<u32>,
-    fifo_head: u32,
-    fifo_tail: u32,
-    fifo_prev: Vec<u32>,
-    fifo_next: Vec<u32>,
+    bucket_head: Vec<BlockId>,
+    bucket_tail: Vec<BlockId>,
+    prev: Vec<BlockId>,
+    next: Vec<BlockId>,
+    fifo_head: BlockId,
+    fifo_tail: BlockId,
+    fifo_prev: Vec<BlockId>,
+    fifo_next: Vec<BlockId>,
     closed_blocks: u32,
     erase_histogram: Vec<u32>,
     erase_min: u32,
@@ -61,14 +61,14 @@ impl BlockTable {
             last_modified_ns: vec![0; n],
             erase_count: vec![0; n],
             region: vec![0; n],
-            bucket_head: vec![NONE; buckets],
-            bucket_tail: vec![NONE; buckets],
-            prev: vec![NONE; n],
-            next: vec![NONE; n],
-            fifo_head: NONE,
-            fifo_tail: NONE,
-            fifo_prev: vec![NONE; n],
-            fifo_next: vec![NONE; n],
+            bucket_head: vec![BlockId::NONE; buckets],
+            bucket_tail: vec![BlockId::NONE; buckets],
+            prev: vec![BlockId::NONE; n],
+            next: vec![BlockId::NONE; n],
+            fifo_head: BlockId::NONE,
+            fifo_tail: BlockId::NONE,
+            fifo_prev: vec![BlockId::NONE; n],
+            fifo_next: vec![BlockId::NONE; n],
             closed_blocks: 0,
             erase_histogram: vec![blocks],
             erase_min: 0,
@@ -89,21 +89,21 @@ impl BlockTable {
     /// Least recently modified closed block with exactly `valid` valid pages.
     #[inline]
     #[must_use]
-    pub fn bucket_head(&self, valid: u32) -> u32 {
+    pub fn bucket_head(&self, valid: u32) -> BlockId {
         self.bucket_head[valid as usize]
     }
 
-    /// Next block in the same bucket (more recently modified), or `NONE`.
+    /// Next block in the same bucket (more recently modified), or `BlockId::NONE`.
     #[inline]
     #[must_use]
-    pub fn bucket_next(&self, block: BlockId) -> u32 {
-        self.next[block as usize]
+    pub fn bucket_next(&self, block: BlockId) -> BlockId {
+        self.next[block.index()]
     }
 
-    /// Closed block closed longest ago, or `NONE`.
+    /// Closed block closed longest ago, or `BlockId::NONE`.
     #[inline]
     #[must_use]
-    pub fn fifo_head(&self) -> u32 {
+    pub fn fifo_head(&self) -> BlockId {
         self.fifo_head
     }
 
@@ -120,7 +120,7 @@ impl BlockTable {
     /// Cache hint: the block's entry (and its bucket neighbours) will be updated soon.
     #[inline]
     pub fn prefetch(&self, block: BlockId) {
-        let b = block as usize;
+        let b = block.index();
         nandlab_prefetch::prefetch(&self.valid, b);
         nandlab_prefetch::prefetch(&self.last_modified_ns, b);
         nandlab_prefetch::prefetch(&self.state, b);
@@ -130,7 +130,7 @@ impl BlockTable {
 
     /// Opens a free block as a region's active block.
     pub fn open(&mut self, block: BlockId, region: u8, now_ns: u64) {
-        let b = block as usize;
+        let b = block.index();
         assert_eq!(self.state[b], BlockState::Free);
         assert_eq!(self.valid[b], 0);
         assert_eq!(self.write_pointer[b], 0);
@@ -142,7 +142,7 @@ impl BlockTable {
     /// Records a page programmed at the block's write pointer; returns the page's offset.
     #[inline]
     pub fn program(&mut self, block: BlockId, now_ns: u64) -> u32 {
-        let b = block as usize;
+        let b = block.index();
         debug_assert_eq!(self.state[b], BlockState::Open);
         let offset = self.write_pointer[b];
         assert!(offset < self.pages_per_block);
@@ -155,12 +155,12 @@ impl BlockTable {
     #[inline]
     #[must_use]
     pub fn is_full(&self, block: BlockId) -> bool {
-        self.write_pointer[block as usize] == self.pages_per_block
+        self.write_pointer[block.index()] == self.pages_per_block
     }
 
     /// A fully programmed open block becomes a cleaning candidate.
     pub fn close(&mut self, block: BlockId) {
-        let b = block as usize;
+        let b = block.index();
         assert_eq!(self.state[b], BlockState::Open);
         assert!(self.is_full(block));
         self.state[b] = BlockState::Closed;
@@ -172,7 +172,7 @@ impl BlockTable {
     /// One of the block's pages became invalid (overwritten, trimmed or copied away).
     #[inline]
     pub fn invalidate(&mut self, block: BlockId, now_ns: u64) {
-        let b = block as usize;
+        let b = block.index();
         let valid = self.valid[b];
         assert!(valid > 0, "invalidate on block {block} with no valid page");
         debug_assert!(now_ns >= self.last_modified_ns[b]);
@@ -186,7 +186,7 @@ impl BlockTable {
 
     /// Takes a closed block out of the candidate indexes (it is being cleaned).
     pub fn take_victim(&mut self, block: BlockId) {
-        let b = block as usize;
+        let b = block.index();
         assert_eq!(self.state[b], BlockState::Closed);
         self.bucket_unlink(block, self.valid[b]);
         self.fifo_unlink(block);
@@ -197,12 +197,12 @@ impl BlockTable {
     /// The block was erased: it is free again.
     /// An erased block wore out: it leaves service.
     pub fn retire(&mut self, block: BlockId) {
-        assert_eq!(self.state[block as usize], BlockState::Free);
-        self.state[block as usize] = BlockState::Retired;
+        assert_eq!(self.state[block.index()], BlockState::Free);
+        self.state[block.index()] = BlockState::Retired;
     }
 
     pub fn erased(&mut self, block: BlockId) {
-        let b = block as usize;
+        let b = block.index();
         assert_eq!(self.valid[b], 0, "erase of block {block} with valid pages");
         self.state[b] = BlockState::Free;
         self.write_pointer[b] = 0;
@@ -221,7 +221,7 @@ impl BlockTable {
 
     /// Sets a free block's erase count from the media (recovery).
     pub fn restore_erase_count(&mut self, block: BlockId, count: u32) {
-        let b = block as usize;
+        let b = block.index();
         assert_eq!(self.state[b], BlockState::Free);
         let old = self.erase_count[b] as usize;
         self.erase_histogram[old] -= 1;
@@ -242,66 +242,66 @@ impl BlockTable {
 
     fn bucket_push(&mut self, block: BlockId, valid: u32) {
         let v = valid as usize;
-        let b = block as usize;
+        let b = block.index();
         let tail = self.bucket_tail[v];
         self.prev[b] = tail;
-        self.next[b] = NONE;
-        if tail == NONE {
+        self.next[b] = BlockId::NONE;
+        if tail == BlockId::NONE {
             self.bucket_head[v] = block;
         } else {
-            debug_assert!(self.last_modified_ns[tail as usize] <= self.last_modified_ns[b]);
-            self.next[tail as usize] = block;
+            debug_assert!(self.last_modified_ns[tail.index()] <= self.last_modified_ns[b]);
+            self.next[tail.index()] = block;
         }
         self.bucket_tail[v] = block;
     }
 
     fn bucket_unlink(&mut self, block: BlockId, valid: u32) {
         let v = valid as usize;
-        let b = block as usize;
+        let b = block.index();
         let (p, n) = (self.prev[b], self.next[b]);
-        if p == NONE {
+        if p == BlockId::NONE {
             debug_assert_eq!(self.bucket_head[v], block);
             self.bucket_head[v] = n;
         } else {
-            self.next[p as usize] = n;
+            self.next[p.index()] = n;
         }
-        if n == NONE {
+        if n == BlockId::NONE {
             debug_assert_eq!(self.bucket_tail[v], block);
             self.bucket_tail[v] = p;
         } else {
-            self.prev[n as usize] = p;
+            self.prev[n.index()] = p;
         }
-        self.prev[b] = NONE;
-        self.next[b] = NONE;
+        self.prev[b] = BlockId::NONE;
+        self.next[b] = BlockId::NONE;
     }
 
     fn fifo_push(&mut self, block: BlockId) {
-        let b = block as usize;
+        let b = block.index();
         self.fifo_prev[b] = self.fifo_tail;
-        self.fifo_next[b] = NONE;
-        if self.fifo_tail == NONE {
+        self.fifo_next[b] = BlockId::NONE;
+        if self.fifo_tail == BlockId::NONE {
             self.fifo_head = block;
         } else {
-            self.fifo_next[self.fifo_tail as usize] = block;
+            self.fifo_next[self.fifo_tail.index()] = block;
         }
         self.fifo_tail = block;
     }
 
     fn fifo_unlink(&mut self, block: BlockId) {
-        let b = block as usize;
+        let b = block.index();
         let (p, n) = (self.fifo_prev[b], self.fifo_next[b]);
-        if p == NONE {
+        if p == BlockId::NONE {
             self.fifo_head = n;
         } else {
-            self.fifo_next[p as usize] = n;
+            self.fifo_next[p.index()] = n;
         }
-        if n == NONE {
+        if n == BlockId::NONE {
             self.fifo_tail = p;
         } else {
-            self.fifo_prev[n as usize] = p;
+            self.fifo_prev[n.index()] = p;
         }
-        self.fifo_prev[b] = NONE;
-        self.fifo_next[b] = NONE;
+        self.fifo_prev[b] = BlockId::NONE;
+        self.fifo_next[b] = BlockId::NONE;
     }
 
     /// Full consistency check of the indexes (O(blocks)); for tests and `run.check_every_requests`.
@@ -309,10 +309,10 @@ impl BlockTable {
         let mut seen = 0u32;
         for v in 0..=self.pages_per_block {
             let mut b = self.bucket_head[v as usize];
-            let mut prev = NONE;
+            let mut prev = BlockId::NONE;
             let mut last = 0u64;
-            while b != NONE {
-                let i = b as usize;
+            while b != BlockId::NONE {
+                let i = b.index();
                 assert_eq!(self.state[i], BlockState::Closed, "block {b} in bucket not closed");
                 assert_eq!(self.valid[i], v, "block {b} in bucket {v} has {}", self.valid[i]);
                 assert_eq!(self.prev[i], prev);
@@ -328,11 +328,11 @@ impl BlockTable {
         assert_eq!(seen, self.closed_blocks);
         let mut fifo = 0u32;
         let mut b = self.fifo_head;
-        while b != NONE {
-            assert_eq!(self.state[b as usize], BlockState::Closed);
+        while b != BlockId::NONE {
+            assert_eq!(self.state[b.index()], BlockState::Closed);
             fifo += 1;
             assert!(fifo <= self.blocks(), "cycle in fifo");
-            b = self.fifo_next[b as usize];
+            b = self.fifo_next[b.index()];
         }
         assert_eq!(fifo, self.closed_blocks);
         let total: u32 = self.erase_histogram.iter().sum();

@@ -26,10 +26,9 @@ use super::ram_region::{RamRegion, RamRegionInfo, RamWriteBack};
 use super::{Ftl, FtlCounters, FtlRecovery};
 use crate::allocation::{AllocationSpec, Allocator, PlaneSet, Room};
 use crate::error::RecoveryError;
-use crate::fastdiv::Divisor;
 use crate::flash::Geometry;
 use crate::flash::{
-    BlockId, BlockRecord, Checkpoint, Flash, Lpn, Media, NvramEntry, Oob, Ppn, Source, NONE,
+    BlockId, BlockRecord, Checkpoint, Flash, Lpn, Media, NvramEntry, Oob, Ppn, Source,
 };
 use crate::ftl::policy::{PageState, Placement, VictimPolicy};
 use crate::wear::{Endurance, LifetimeState, WearHost, WearLeveler, WearLevelingStats};
@@ -37,10 +36,8 @@ use crate::wear::{Endurance, LifetimeState, WearHost, WearLeveler, WearLevelingS
 pub struct PageFtl {
     geometry: Geometry,
     pages_per_block: u32,
-    /// Divides by `pages_per_block`.
-    ppb: Divisor,
     flash: Flash,
-    /// LPN → PPN (`NONE` = unmapped).
+    /// LPN → PPN (`Ppn::NONE` = unmapped).
     l2p: Vec<Ppn>,
     /// LPN → time it entered its region (empty unless the placement needs it).
     entered_ns: Vec<u64>,
@@ -51,13 +48,13 @@ pub struct PageFtl {
     words_per_block: u32,
     blocks: BlockTable,
     /// Active (open) block of each region on each plane (index `region × planes + plane`),
-    /// `NONE` if none.
+    /// `BlockId::NONE` if none.
     active: Vec<BlockId>,
     /// Flash regions (logs).
     flash_regions: u32,
     /// Planes of the device: every region keeps an open block on each (`allocation`).
     planes: u32,
-    /// Per region: planes whose active block has room (not `NONE`).
+    /// Per region: planes whose active block has room (not `BlockId::NONE`).
     open_planes: Vec<PlaneSet>,
     /// Planes with a free block.
     free_planes: PlaneSet,
@@ -127,20 +124,19 @@ impl PageFtl {
         let hw = *flash.engine().hardware();
         let planes = flash.planes();
         let mut free = vec![VecDeque::new(); planes as usize];
-        for b in 0..geometry.blocks {
+        for b in geometry.block_ids() {
             free[flash.plane_of(b) as usize].push_back(b);
         }
         Self {
             geometry,
             pages_per_block: geometry.pages_per_block,
-            ppb: Divisor::new(u64::from(geometry.pages_per_block)),
             flash,
-            l2p: vec![NONE; logical],
+            l2p: vec![Ppn::NONE; logical],
             entered_ns,
             valid_bits: vec![0; (geometry.blocks * words_per_block) as usize],
             words_per_block,
             blocks: BlockTable::new(geometry.blocks, geometry.pages_per_block),
-            active: vec![NONE; (flash_regions * planes) as usize],
+            active: vec![BlockId::NONE; (flash_regions * planes) as usize],
             flash_regions,
             planes,
             open_planes: vec![PlaneSet::new(planes); flash_regions as usize],
@@ -176,7 +172,8 @@ impl PageFtl {
     /// (fraction of it) and per-page access time.
     pub(crate) fn set_ram_region(&mut self, capacity_pages: u32, threshold: f64, ram_page_ns: u64) {
         assert!(self.placement.ram_region(), "the placement has no RAM region");
-        let base = self.geometry.blocks * self.pages_per_block;
+        // RAM slots are numbered past the flash's pages.
+        let base = Ppn::from_u64(self.geometry.physical_pages());
         self.ram =
             Some(RamRegion::new(capacity_pages, threshold, base, self.geometry.page_size_bytes));
         self.ram_page_ns = ram_page_ns;
@@ -210,9 +207,9 @@ impl PageFtl {
     /// threshold (rule 5); the page's flash copy, if any, becomes garbage.
     fn write_ram(&mut self, lpn: Lpn, old: Option<PageState>, now_ns: u64, data: Option<&[u8]>) {
         let ns = self.ram_page_ns;
-        let old_ppn = self.l2p[lpn as usize];
+        let old_ppn = self.l2p[lpn.index()];
         let ram = self.ram.as_mut().expect("the placement's RAM region is configured");
-        if old_ppn != NONE && ram.holds(old_ppn) {
+        if old_ppn != Ppn::NONE && ram.holds(old_ppn) {
             ram.update(old_ppn, data, ns);
             self.flash.charge_ram(ns);
             self.persist_ram(old_ppn, lpn, data);
@@ -224,14 +221,14 @@ impl PageFtl {
             self.write_back_oldest(n, RamWriteBack::Threshold, now_ns);
         }
         // Cleaning during the write-back may have moved the page's flash copy.
-        let old_ppn = self.l2p[lpn as usize];
+        let old_ppn = self.l2p[lpn.index()];
         let ram = self.ram.as_mut().expect("checked");
         let ppn = ram.insert(lpn, data, ns);
         self.flash.charge_ram(ns);
         self.persist_ram(ppn, lpn, data);
-        self.l2p[lpn as usize] = ppn;
+        self.l2p[lpn.index()] = ppn;
         self.set_region_entry(lpn, old, self.ram_index, now_ns);
-        if old_ppn != NONE {
+        if old_ppn != Ppn::NONE {
             self.invalidate(old_ppn, now_ns);
         }
     }
@@ -242,7 +239,7 @@ impl PageFtl {
             let Some((lpn, ppn)) = self.ram.as_ref().and_then(RamRegion::oldest) else { break };
             let state = PageState {
                 region: self.ram_index,
-                entered_ns: self.entered_ns.get(lpn as usize).copied().unwrap_or(0),
+                entered_ns: self.entered_ns.get(lpn.index()).copied().unwrap_or(0),
             };
             let region = self.placement.ram_write_back(lpn, state, now_ns);
             assert!(region < self.ram_index, "a RAM page is written back to a flash region");
@@ -261,7 +258,7 @@ impl PageFtl {
                 RamWriteBack::Shutdown => c.shutdown_write_back_pages += 1,
                 RamWriteBack::EndOfRun => c.final_write_back_pages += 1,
             }
-            self.l2p[lpn as usize] = target;
+            self.l2p[lpn.index()] = target;
             self.mark_valid(target);
             self.set_region_entry(lpn, Some(state), region, now_ns);
         }
@@ -284,10 +281,10 @@ impl PageFtl {
         let counts = &self.blocks.erase_count;
         let window = free.iter().take(WEAR_AWARE_WINDOW).enumerate();
         let pick = if hot {
-            window.min_by_key(|&(_, &b)| counts[b as usize]).map(|(i, _)| i)
+            window.min_by_key(|&(_, &b)| counts[b.index()]).map(|(i, _)| i)
         } else {
             // The first of the most worn: `max_by_key` would take the last.
-            window.min_by_key(|&(_, &b)| std::cmp::Reverse(counts[b as usize])).map(|(i, _)| i)
+            window.min_by_key(|&(_, &b)| std::cmp::Reverse(counts[b.index()])).map(|(i, _)| i)
         };
         let i = pick.expect("the plane the allocator picked has a free block");
         free.remove(i).expect("index in range")
@@ -313,7 +310,7 @@ impl PageFtl {
         let mut free = std::mem::take(&mut self.free);
         for list in &mut free {
             list.retain(|&b| {
-                let worn = self.endurance.after_erase(b, self.blocks.erase_count[b as usize], true);
+                let worn = self.endurance.after_erase(b, self.blocks.erase_count[b.index()], true);
                 if worn {
                     self.blocks.retire(b);
                     self.free_count -= 1;
@@ -332,7 +329,7 @@ impl PageFtl {
         // Retiring is safe while the free blocks left can take one cleaning step's copies
         // (gc_free_blocks_min − 1 ≥ the blocks a step may open, `Config::resolve`).
         let room = self.free_count + 1 >= self.gc_free_blocks_min;
-        if self.endurance.after_erase(block, self.blocks.erase_count[block as usize], room) {
+        if self.endurance.after_erase(block, self.blocks.erase_count[block.index()], room) {
             self.blocks.retire(block);
         } else {
             let plane = self.flash.plane_of(block);
@@ -407,14 +404,14 @@ impl PageFtl {
     /// largest sequence number of each block (which partly programmed block of a region was
     /// written last).
     fn scan_flash(&mut self, now_ns: u64) -> Result<Vec<u64>, RecoveryError> {
-        let ppb = self.pages_per_block;
+        let geometry = self.geometry;
         let flash_regions = self.flash_regions as usize;
         let mut newest_seq = vec![0u64; self.l2p.len()];
         let mut block_seq = vec![0u64; self.geometry.blocks as usize];
         self.free.iter_mut().for_each(VecDeque::clear);
         self.free_count = 0;
-        for block in 0..self.geometry.blocks {
-            let b = block as usize;
+        for block in geometry.block_ids() {
+            let b = block.index();
             let erases = self.flash.erase_count(block);
             if erases > crate::flash::MAX_PLAUSIBLE_ERASE_COUNT {
                 return Err(RecoveryError::Damaged {
@@ -432,10 +429,10 @@ impl PageFtl {
                 self.free_count += 1;
                 continue;
             }
-            let oobs = (0..programmed).map(|o| self.flash.oob(block * ppb + o));
+            let oobs = (0..programmed).map(|o| self.flash.oob(geometry.ppn(block, o)));
             let holds_data =
                 oobs.clone().flatten().any(|o| u64::from(o.lpn) < self.geometry.logical_pages);
-            let mut region = self.flash.oob(block * ppb).map_or(0, |o| o.region);
+            let mut region = self.flash.oob(geometry.ppn(block, 0)).map_or(0, |o| o.region);
             if usize::from(region) >= flash_regions {
                 if holds_data {
                     return Err(RecoveryError::Damaged {
@@ -450,7 +447,7 @@ impl PageFtl {
             }
             self.blocks.open(block, region, now_ns);
             for offset in 0..programmed {
-                let ppn = block * ppb + offset;
+                let ppn = geometry.ppn(block, offset);
                 let Some(oob) = self.flash.oob(ppn) else {
                     return Err(RecoveryError::Damaged {
                         what: format!("page {ppn} below block {block}'s write pointer is erased"),
@@ -466,13 +463,13 @@ impl PageFtl {
                     self.invalidate(ppn, now_ns);
                     continue;
                 }
-                let lpn = oob.lpn as usize;
+                let lpn = oob.lpn.index();
                 let old = self.l2p[lpn];
-                if old == NONE || oob.seq > newest_seq[lpn] {
+                if old == Ppn::NONE || oob.seq > newest_seq[lpn] {
                     newest_seq[lpn] = oob.seq;
                     self.l2p[lpn] = ppn;
                     self.mark_valid(ppn);
-                    if old != NONE {
+                    if old != Ppn::NONE {
                         self.invalidate(old, now_ns);
                     }
                 } else {
@@ -490,20 +487,18 @@ impl PageFtl {
     /// active; any other is sealed (see `recover`). Full blocks are closed only now, so the
     /// victim indexes see final valid counts.
     fn reopen_partial_blocks(&mut self, block_seq: &[u64], now_ns: u64, report: &mut FtlRecovery) {
-        let ppb = self.pages_per_block;
         // One open block per region on each plane: index region × planes + plane.
         let mut open_by_slot: Vec<Vec<BlockId>> = vec![Vec::new(); self.active.len()];
-        for block in 0..self.geometry.blocks {
-            if self.blocks.state[block as usize] == BlockState::Open && !self.blocks.is_full(block)
-            {
-                let r = self.blocks.region[block as usize] as usize;
+        for block in self.geometry.block_ids() {
+            if self.blocks.state[block.index()] == BlockState::Open && !self.blocks.is_full(block) {
+                let r = self.blocks.region[block.index()] as usize;
                 let plane = self.flash.plane_of(block) as usize;
                 open_by_slot[r * self.planes as usize + plane].push(block);
             }
         }
         for (slot, blocks) in open_by_slot.iter().enumerate() {
             let r = slot / self.planes as usize;
-            let keep = blocks.iter().copied().max_by_key(|&b| (block_seq[b as usize], b));
+            let keep = blocks.iter().copied().max_by_key(|&b| (block_seq[b.index()], b));
             for &block in blocks {
                 if Some(block) == keep {
                     self.active[slot] = block;
@@ -511,7 +506,7 @@ impl PageFtl {
                 }
                 let region = r as u8;
                 while !self.blocks.is_full(block) {
-                    let ppn = block * ppb + self.blocks.program(block, now_ns);
+                    let ppn = self.geometry.ppn(block, self.blocks.program(block, now_ns));
                     self.seq += 1;
                     let oob = Oob { lpn: crate::flash::GARBAGE_LPN, seq: self.seq, region };
                     self.flash.program(ppn, oob, Source::Cleaner, None);
@@ -522,8 +517,8 @@ impl PageFtl {
                 report.sealed_blocks += 1;
             }
         }
-        for block in 0..self.geometry.blocks {
-            if self.blocks.state[block as usize] == BlockState::Open && self.blocks.is_full(block) {
+        for block in self.geometry.block_ids() {
+            if self.blocks.state[block.index()] == BlockState::Open && self.blocks.is_full(block) {
                 self.blocks.close(block);
             }
         }
@@ -558,11 +553,11 @@ impl PageFtl {
         // copy: erase such blocks first — the step's own next operation — before looking for a
         // victim to finish (they hold no page a read can reach).
         // (tests/page_recovery.rs: `crash_at_every_operation`, `cleaning_cut_before_its_erase`.)
-        for block in 0..self.geometry.blocks {
+        for block in self.geometry.block_ids() {
             if self.free_count + 1 >= self.gc_free_blocks_min {
                 break;
             }
-            let b = block as usize;
+            let b = block.index();
             if self.blocks.valid[b] > 0 {
                 continue;
             }
@@ -572,7 +567,7 @@ impl PageFtl {
                     let r = usize::from(self.blocks.region[b]);
                     let slot = r * self.planes as usize + self.flash.plane_of(block) as usize;
                     if self.active[slot] == block {
-                        self.active[slot] = NONE;
+                        self.active[slot] = BlockId::NONE;
                         self.open_planes[r].remove(self.flash.plane_of(block));
                     }
                 }
@@ -602,17 +597,20 @@ impl PageFtl {
     /// cleaner copy: the closed block, with valid pages left, that holds the previous copy of
     /// that page's LPN. (After recovery every copy's sequence number is on flash: O(pages).)
     fn interrupted_victim(&self) -> Option<BlockId> {
-        let pages = self.geometry.blocks * self.pages_per_block;
         let logical = self.geometry.logical_pages;
         let flash = &self.flash;
-        let last = (0..pages)
+        let last = self
+            .geometry
+            .ppns()
             .filter_map(|p| flash.oob(p).filter(|o| u64::from(o.lpn) < logical))
             .max_by_key(|o| o.seq)?;
-        let previous = (0..pages)
+        let previous = self
+            .geometry
+            .ppns()
             .filter(|&p| flash.oob(p).is_some_and(|o| o.lpn == last.lpn && o.seq < last.seq))
             .max_by_key(|&p| flash.oob(p).map_or(0, |o| o.seq))?;
-        let block = previous / self.pages_per_block;
-        let b = block as usize;
+        let block = self.geometry.block_of(previous);
+        let b = block.index();
         (self.blocks.state[b] == BlockState::Closed && self.blocks.valid[b] > 0).then_some(block)
     }
 
@@ -622,9 +620,9 @@ impl PageFtl {
     fn completion_fits(&mut self, victim: BlockId, now_ns: u64) -> bool {
         let ppb = self.pages_per_block;
         let mut need = vec![0u32; self.flash_regions as usize];
-        for ppn in victim * ppb..(victim + 1) * ppb {
+        for ppn in self.geometry.pages_of(victim) {
             let Some(lpn) = self.flash.lpn(ppn) else { continue };
-            if u64::from(lpn) < self.geometry.logical_pages && self.l2p[lpn as usize] == ppn {
+            if u64::from(lpn) < self.geometry.logical_pages && self.l2p[lpn.index()] == ppn {
                 let state = self.page_state(lpn, ppn);
                 let region = self.placement.cleaner_copy(lpn, state, now_ns);
                 need[usize::from(region)] += 1;
@@ -632,23 +630,23 @@ impl PageFtl {
         }
         // Copies fill the regions' open blocks on every plane before a new block is opened.
         let planes = self.planes as usize;
-        let blocks: u32 =
-            need.iter()
-                .enumerate()
-                .map(|(r, &n)| {
-                    let left: u32 = self.active[r * planes..(r + 1) * planes]
-                        .iter()
-                        .map(|&a| {
-                            if a == NONE {
-                                0
-                            } else {
-                                ppb - self.blocks.write_pointer[a as usize]
-                            }
-                        })
-                        .sum();
-                    n.saturating_sub(left).div_ceil(ppb)
-                })
-                .sum();
+        let blocks: u32 = need
+            .iter()
+            .enumerate()
+            .map(|(r, &n)| {
+                let left: u32 = self.active[r * planes..(r + 1) * planes]
+                    .iter()
+                    .map(|&a| {
+                        if a == BlockId::NONE {
+                            0
+                        } else {
+                            ppb - self.blocks.write_pointer[a.index()]
+                        }
+                    })
+                    .sum();
+                n.saturating_sub(left).div_ceil(ppb)
+            })
+            .sum();
         blocks <= self.free_count
     }
 
@@ -667,9 +665,9 @@ impl PageFtl {
         newest.sort_unstable_by_key(|&(lpn, order, _)| (lpn, std::cmp::Reverse(order)));
         newest.dedup_by_key(|e| e.0);
         for (lpn, _, seq) in newest {
-            let ppn = self.l2p[lpn as usize];
-            if ppn != NONE && self.flash.oob(ppn).is_some_and(|o| seq >= o.seq) {
-                self.l2p[lpn as usize] = NONE;
+            let ppn = self.l2p[lpn.index()];
+            if ppn != Ppn::NONE && self.flash.oob(ppn).is_some_and(|o| seq >= o.seq) {
+                self.l2p[lpn.index()] = Ppn::NONE;
                 self.invalidate(ppn, now_ns);
             }
         }
@@ -703,8 +701,8 @@ impl PageFtl {
         entries.sort_unstable_by_key(|e| (e.lpn, std::cmp::Reverse(e.order)));
         entries.dedup_by_key(|e| e.lpn);
         entries.retain(|e| {
-            let ppn = self.l2p[e.lpn as usize];
-            ppn == NONE || self.flash.oob(ppn).is_none_or(|o| e.seq >= o.seq)
+            let ppn = self.l2p[e.lpn.index()];
+            ppn == Ppn::NONE || self.flash.oob(ppn).is_none_or(|o| e.seq >= o.seq)
         });
         // Each entry goes back into the RAM slot of the NVRAM slot it was found in, so its cell
         // stays that slot's newest and nothing is written: a crash during this restore finds
@@ -742,8 +740,8 @@ impl PageFtl {
                 ram.counters.write_backs += 1;
                 self.write_back_oldest(n, RamWriteBack::Threshold, now_ns);
             }
-            let old_ppn = self.l2p[lpn as usize];
-            let old = (old_ppn != NONE).then(|| self.page_state(lpn, old_ppn));
+            let old_ppn = self.l2p[lpn.index()];
+            let old = (old_ppn != Ppn::NONE).then(|| self.page_state(lpn, old_ppn));
             let ram = self.ram.as_mut().expect("checked");
             let ppn = if in_place {
                 // One entry per slot, into a region empty until now.
@@ -754,9 +752,9 @@ impl PageFtl {
                 ram.counters.host_write_pages -= 1;
                 ppn
             };
-            self.l2p[lpn as usize] = ppn;
+            self.l2p[lpn.index()] = ppn;
             self.set_region_entry(lpn, old, self.ram_index, now_ns);
-            if old_ppn != NONE {
+            if old_ppn != Ppn::NONE {
                 self.invalidate(old_ppn, now_ns);
             }
             let seq = e.seq;
@@ -794,8 +792,8 @@ impl PageFtl {
     /// Physical page an LPN maps to, if any.
     #[must_use]
     pub fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
-        let p = self.l2p[lpn as usize];
-        (p != NONE).then_some(p)
+        let p = self.l2p[lpn.index()];
+        (p != Ppn::NONE).then_some(p)
     }
 
     #[inline]
@@ -803,9 +801,9 @@ impl PageFtl {
         let region = if self.in_ram(ppn) {
             self.ram_index
         } else {
-            self.blocks.region[self.ppb.div32(ppn) as usize]
+            self.blocks.region[self.flash.block_of(ppn).index()]
         };
-        PageState { region, entered_ns: self.entered_ns.get(lpn as usize).copied().unwrap_or(0) }
+        PageState { region, entered_ns: self.entered_ns.get(lpn.index()).copied().unwrap_or(0) }
     }
 
     /// A page to program in `region` for LPN `lpn` (a host write) or for a cleaner copy out
@@ -816,19 +814,19 @@ impl PageFtl {
         let plane = self.pick_plane(region, lpn, victim_plane);
         let slot = region as usize * self.planes as usize + plane as usize;
         let mut block = self.active[slot];
-        if block == NONE {
+        if block == BlockId::NONE {
             block = self.take_free(region, plane);
             self.blocks.open(block, region, now_ns);
             self.active[slot] = block;
             self.open_planes[region as usize].insert(plane);
         }
         let offset = self.blocks.program(block, now_ns);
-        let ppn = block * self.pages_per_block + offset;
+        let ppn = self.geometry.ppn(block, offset);
         if self.blocks.is_full(block) {
             // A full block stops being active: it may be cleaned and freed from now on.
             self.blocks.close(block);
             self.mark_closed(block);
-            self.active[slot] = NONE;
+            self.active[slot] = BlockId::NONE;
             self.open_planes[region as usize].remove(plane);
         }
         ppn
@@ -841,7 +839,7 @@ impl PageFtl {
         for r in 0..self.flash_regions as usize {
             let mut set = PlaneSet::new(self.planes);
             for (p, &b) in self.active[r * planes..(r + 1) * planes].iter().enumerate() {
-                if b != NONE {
+                if b != BlockId::NONE {
                     set.insert(p as u32);
                 }
             }
@@ -876,7 +874,7 @@ impl PageFtl {
         let plane = match victim_plane {
             Some(v) if !open.is_empty() => self.alloc.cleaner(engine, v, Room { a: open, b: None }),
             Some(v) => self.alloc.cleaner(engine, v, Room { a: free, b: None }),
-            None => self.alloc.host(engine, lpn, Room { a: open, b: Some(free) }),
+            None => self.alloc.host(engine, lpn.get(), Room { a: open, b: Some(free) }),
         };
         debug_assert!(open.contains(plane) || free.contains(plane));
         plane
@@ -900,7 +898,7 @@ impl PageFtl {
     /// Lazy wear leveling's recency record (see `WearHost::has_sector_mapping`).
     #[inline]
     fn mark_closed(&mut self, block: BlockId) {
-        if let Some(s) = self.closed_seq.get_mut(block as usize) {
+        if let Some(s) = self.closed_seq.get_mut(block.index()) {
             *s = self.seq;
         }
     }
@@ -908,9 +906,9 @@ impl PageFtl {
     /// Index of the bitmap word holding `ppn`'s bit, and the bit.
     #[inline]
     fn bit(&self, ppn: Ppn) -> (usize, u64) {
-        let block = self.ppb.div32(ppn);
-        let offset = self.ppb.rem32(ppn);
-        ((block * self.words_per_block + offset / 64) as usize, 1u64 << (offset % 64))
+        let block = self.flash.block_of(ppn);
+        let offset = self.flash.page_in_block(ppn);
+        ((block.get() * self.words_per_block + offset / 64) as usize, 1u64 << (offset % 64))
     }
 
     #[inline]
@@ -925,13 +923,13 @@ impl PageFtl {
         let (w, bit) = self.bit(ppn);
         assert_ne!(self.valid_bits[w] & bit, 0, "invalidate of a page that is not valid");
         self.valid_bits[w] &= !bit;
-        self.blocks.invalidate(self.ppb.div32(ppn), now_ns);
+        self.blocks.invalidate(self.flash.block_of(ppn), now_ns);
     }
 
     #[inline]
     fn set_region_entry(&mut self, lpn: Lpn, old: Option<PageState>, region: u8, now_ns: u64) {
         if !self.entered_ns.is_empty() && old.is_none_or(|o| o.region != region) {
-            self.entered_ns[lpn as usize] = now_ns;
+            self.entered_ns[lpn.index()] = now_ns;
         }
     }
 
@@ -993,45 +991,45 @@ impl PageFtl {
     fn empty_block(&mut self, victim: BlockId, source: Source, now_ns: u64) {
         self.blocks.take_victim(victim);
         let victim_plane = self.flash.plane_of(victim);
-        let first = victim * self.pages_per_block;
-        let first_word = (victim * self.words_per_block) as usize;
+        let geometry = self.geometry;
+        let first_word = (victim.get() * self.words_per_block) as usize;
         // The copies below update one random translation entry each; ask for all of those
         // cache lines up front so their misses overlap instead of queueing one by one.
         self.flash.prefetch_block_oob(victim);
         for word in 0..self.words_per_block as usize {
             let mut bits = self.valid_bits[first_word + word];
             while bits != 0 {
-                let ppn = first + (word as u32) * 64 + bits.trailing_zeros();
+                let ppn = geometry.ppn(victim, (word as u32) * 64 + bits.trailing_zeros());
                 bits &= bits - 1;
                 if let Some(lpn) = self.flash.lpn(ppn) {
-                    nandlab_prefetch::prefetch(&self.l2p, lpn as usize);
+                    nandlab_prefetch::prefetch(&self.l2p, lpn.index());
                 }
             }
         }
         for word in 0..self.words_per_block as usize {
             let mut bits = self.valid_bits[first_word + word];
             while bits != 0 {
-                let ppn = first + (word as u32) * 64 + bits.trailing_zeros();
+                let ppn = geometry.ppn(victim, (word as u32) * 64 + bits.trailing_zeros());
                 bits &= bits - 1;
                 let lpn = self.flash.lpn(ppn).expect("valid page is erased");
                 // Paired with the write path: a valid page's OOB names the LPN mapped to it.
                 // (Debug only: in release this load would be a cache miss per copied page;
                 // `check` verifies the same relation for every page.)
-                debug_assert_eq!(self.l2p[lpn as usize], ppn, "valid bit without mapping");
+                debug_assert_eq!(self.l2p[lpn.index()], ppn, "valid bit without mapping");
                 let state = self.page_state(lpn, ppn);
                 let region = self.placement.cleaner_copy(lpn, state, now_ns);
                 let target = self.next_page(region, lpn, Some(victim_plane), now_ns);
                 self.seq += 1;
                 let new_oob = Oob { lpn, seq: self.seq, region };
                 self.flash.copy(ppn, target, new_oob, source);
-                self.l2p[lpn as usize] = target;
+                self.l2p[lpn.index()] = target;
                 self.mark_valid(target);
                 self.set_region_entry(lpn, Some(state), region, now_ns);
                 self.invalidate(ppn, now_ns);
                 self.counters.gc_valid_pages += 1;
             }
         }
-        assert_eq!(self.blocks.valid[victim as usize], 0, "victim {victim} still has valid pages");
+        assert_eq!(self.blocks.valid[victim.index()], 0, "victim {victim} still has valid pages");
     }
 }
 
@@ -1040,7 +1038,7 @@ impl PageFtl {
 /// is the only kind Algorithm 1 moves.
 impl WearHost for PageFtl {
     fn erase_count(&self, b: BlockId) -> u32 {
-        self.blocks.erase_count[b as usize]
+        self.blocks.erase_count[b.index()]
     }
 
     fn units(&self) -> u32 {
@@ -1060,14 +1058,14 @@ impl WearHost for PageFtl {
 
     fn pbn(&self, u: u32) -> Option<BlockId> {
         (self.blocks.state[u as usize] == BlockState::Closed && self.blocks.valid[u as usize] > 0)
-            .then_some(u)
+            .then_some(BlockId::new(u))
     }
 
     fn erase(&mut self, b: BlockId) {
-        debug_assert_eq!(self.blocks.valid[b as usize], 0);
+        debug_assert_eq!(self.blocks.valid[b.index()], 0);
         self.flash.erase(b, Source::WearLeveling);
         self.blocks.erased(b);
-        self.endurance.observe(self.blocks.erase_count[b as usize]);
+        self.endurance.observe(self.blocks.erase_count[b.index()]);
     }
 
     /// Copies every page of closed block `from` into erased block `to` at the same offsets;
@@ -1075,17 +1073,17 @@ impl WearHost for PageFtl {
     /// victim being cleaned does) with no valid page.
     fn move_block(&mut self, _u: u32, from: BlockId, to: BlockId) {
         let now_ns = self.wear_now_ns;
-        let region = self.blocks.region[from as usize];
-        debug_assert_eq!(self.blocks.valid[from as usize], self.pages_per_block);
+        let region = self.blocks.region[from.index()];
+        debug_assert_eq!(self.blocks.valid[from.index()], self.pages_per_block);
         self.blocks.take_victim(from);
         self.blocks.open(to, region, now_ns);
         for off in 0..self.pages_per_block {
-            let src = from * self.pages_per_block + off;
+            let src = self.geometry.ppn(from, off);
             let lpn = self.flash.lpn(src).expect("a valid page is programmed");
-            let dst = to * self.pages_per_block + self.blocks.program(to, now_ns);
+            let dst = self.geometry.ppn(to, self.blocks.program(to, now_ns));
             self.seq += 1;
             self.flash.copy(src, dst, Oob { lpn, seq: self.seq, region }, Source::WearLeveling);
-            self.l2p[lpn as usize] = dst;
+            self.l2p[lpn.index()] = dst;
             self.mark_valid(dst);
             self.invalidate(src, now_ns);
         }
@@ -1096,7 +1094,7 @@ impl WearHost for PageFtl {
     /// A closed block's valid pages go where the placement sends cleaned pages; then it is
     /// erased and freed. Free and open blocks have nothing static to move.
     fn evict(&mut self, b: BlockId) -> bool {
-        if self.blocks.state[b as usize] != BlockState::Closed {
+        if self.blocks.state[b.index()] != BlockState::Closed {
             return false;
         }
         let now_ns = self.wear_now_ns;
@@ -1126,8 +1124,8 @@ impl Ftl for PageFtl {
         if self.wear.is_some() {
             self.level_wear(now_ns);
         }
-        let old_ppn = self.l2p[lpn as usize];
-        let old = (old_ppn != NONE).then(|| self.page_state(lpn, old_ppn));
+        let old_ppn = self.l2p[lpn.index()];
+        let old = (old_ppn != Ppn::NONE).then(|| self.page_state(lpn, old_ppn));
         let region = self.placement.host_write(lpn, old, now_ns);
         assert!(u32::from(region) < self.placement.regions());
         if self.ram.is_some() && region == self.ram_index {
@@ -1138,17 +1136,17 @@ impl Ftl for PageFtl {
         let ppn = self.next_page(region, lpn, None, now_ns);
         self.seq += 1;
         self.flash.program(ppn, Oob { lpn, seq: self.seq, region }, Source::Host, data);
-        self.l2p[lpn as usize] = ppn;
+        self.l2p[lpn.index()] = ppn;
         self.mark_valid(ppn);
         self.set_region_entry(lpn, old, region, now_ns);
-        if old_ppn != NONE {
+        if old_ppn != Ppn::NONE {
             self.invalidate(old_ppn, now_ns);
         }
     }
 
     fn read_page(&mut self, lpn: Lpn, _now_ns: u64, data: Option<&mut [u8]>) -> bool {
-        let ppn = self.l2p[lpn as usize];
-        if ppn == NONE {
+        let ppn = self.l2p[lpn.index()];
+        if ppn == Ppn::NONE {
             return false;
         }
         if let Some(ram) = self.ram.as_mut().filter(|r| r.holds(ppn)) {
@@ -1181,9 +1179,9 @@ impl Ftl for PageFtl {
     }
 
     fn trim_page(&mut self, lpn: Lpn, now_ns: u64) {
-        let ppn = self.l2p[lpn as usize];
-        if ppn != NONE {
-            self.l2p[lpn as usize] = NONE;
+        let ppn = self.l2p[lpn.index()];
+        if ppn != Ppn::NONE {
+            self.l2p[lpn.index()] = Ppn::NONE;
             match self.ram.as_mut().filter(|r| r.holds(ppn)) {
                 Some(ram) => ram.remove(ppn),
                 None => self.invalidate(ppn, now_ns),
@@ -1201,22 +1199,22 @@ impl Ftl for PageFtl {
 
     #[inline]
     fn prefetch_translation(&self, lpn: Lpn) {
-        nandlab_prefetch::prefetch(&self.l2p, lpn as usize);
+        nandlab_prefetch::prefetch(&self.l2p, lpn.index());
     }
 
     #[inline]
     fn prefetch_mapped(&self, lpn: Lpn) {
-        let Some(&ppn) = self.l2p.get(lpn as usize) else { return };
-        if ppn == NONE || self.in_ram(ppn) {
+        let Some(&ppn) = self.l2p.get(lpn.index()) else { return };
+        if ppn == Ppn::NONE || self.in_ram(ppn) {
             return;
         }
         let (w, _) = self.bit(ppn);
         nandlab_prefetch::prefetch(&self.valid_bits, w);
-        self.blocks.prefetch(self.ppb.div32(ppn));
+        self.blocks.prefetch(self.flash.block_of(ppn));
     }
 
     fn is_mapped(&self, lpn: Lpn) -> bool {
-        self.l2p[lpn as usize] != NONE
+        self.l2p[lpn.index()] != Ppn::NONE
     }
 
     /// A RAM region page reports its pseudo page number (past the flash) and the RAM region's
@@ -1267,7 +1265,7 @@ impl Ftl for PageFtl {
         // (the region is written back at shutdown, before the last checkpoint).
         let l2p: std::borrow::Cow<'_, [Ppn]> = match &self.ram {
             None => std::borrow::Cow::Borrowed(&self.l2p),
-            Some(r) => self.l2p.iter().map(|&p| if r.holds(p) { NONE } else { p }).collect(),
+            Some(r) => self.l2p.iter().map(|&p| if r.holds(p) { Ppn::NONE } else { p }).collect(),
         };
         let cp = Checkpoint {
             seq: self.seq,
@@ -1320,23 +1318,22 @@ impl Ftl for PageFtl {
 
     fn check(&self) {
         self.blocks.check();
-        let ppb = self.pages_per_block;
         let mut valid = vec![0u32; self.geometry.blocks as usize];
         let mut in_ram = 0u32;
         for (lpn, &ppn) in self.l2p.iter().enumerate() {
-            if ppn == NONE {
+            if ppn == Ppn::NONE {
                 continue;
             }
             if let Some(r) = self.ram.as_ref().filter(|r| r.holds(ppn)) {
-                assert_eq!(r.lpn_at(ppn) as usize, lpn, "RAM slot holds another LPN");
+                assert_eq!(r.lpn_at(ppn).index(), lpn, "RAM slot holds another LPN");
                 in_ram += 1;
                 continue;
             }
             let oob = self.flash.oob(ppn).expect("mapped page is erased");
-            assert_eq!(oob.lpn as usize, lpn, "mapping is not the inverse of OOB");
-            let b = (ppn / ppb) as usize;
+            assert_eq!(oob.lpn.index(), lpn, "mapping is not the inverse of OOB");
+            let b = self.geometry.block_of(ppn).index();
             assert_ne!(self.blocks.state[b], BlockState::Free);
-            assert!(ppn % ppb < self.blocks.write_pointer[b]);
+            assert!(self.geometry.page_in_block(ppn) < self.blocks.write_pointer[b]);
             valid[b] += 1;
         }
         assert_eq!(valid, self.blocks.valid, "valid counts do not match the mapping");
@@ -1355,8 +1352,8 @@ impl Ftl for PageFtl {
             .collect();
         assert_eq!(bits, valid, "valid bitmap does not match the mapping");
         let media = self.flash.media();
-        for b in 0..self.geometry.blocks {
-            let i = b as usize;
+        for b in self.geometry.block_ids() {
+            let i = b.index();
             assert_eq!(media.programmed_pages(b), self.blocks.write_pointer[i]);
             assert_eq!(media.erase_count(b), self.blocks.erase_count[i]);
         }
@@ -1370,19 +1367,23 @@ impl Ftl for PageFtl {
             }
         }
         for (slot, &b) in self.active.iter().enumerate() {
-            if b != NONE {
-                assert_eq!(self.blocks.state[b as usize], BlockState::Open);
+            if b != BlockId::NONE {
+                assert_eq!(self.blocks.state[b.index()], BlockState::Open);
                 assert!(!self.blocks.is_full(b));
                 let plane = slot % self.planes as usize;
                 assert_eq!(self.flash.plane_of(b) as usize, plane, "active block {b} on its plane");
                 let region = slot / self.planes as usize;
-                assert_eq!(usize::from(self.blocks.region[b as usize]), region);
+                assert_eq!(usize::from(self.blocks.region[b.index()]), region);
             }
         }
         for r in 0..self.flash_regions as usize {
             let p = self.planes as usize;
             for (q, &b) in self.active[r * p..(r + 1) * p].iter().enumerate() {
-                assert_eq!(b != NONE, self.open_planes[r].contains(q as u32), "open planes set");
+                assert_eq!(
+                    b != BlockId::NONE,
+                    self.open_planes[r].contains(q as u32),
+                    "open planes set"
+                );
             }
         }
         for (q, list) in self.free.iter().enumerate() {

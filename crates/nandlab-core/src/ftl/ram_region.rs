@@ -105,7 +105,7 @@ impl RamRegion {
     pub fn new(capacity_pages: u32, threshold: f64, base_ppn: Ppn, page_size_bytes: u64) -> Self {
         assert!(capacity_pages >= 1);
         assert!(threshold > 0.0 && threshold <= 1.0);
-        assert!(u64::from(base_ppn) + u64::from(capacity_pages) < u64::from(crate::flash::NONE));
+        assert!(u64::from(base_ppn) + u64::from(capacity_pages) < u64::from(Ppn::NONE));
         let c = capacity_pages as usize;
         let threshold_pages = ((f64::from(capacity_pages) * threshold).round() as u32).max(1);
         Self {
@@ -113,7 +113,7 @@ impl RamRegion {
             threshold_pages,
             base_ppn,
             page_size_bytes: page_size_bytes as usize,
-            lpn: vec![0; c],
+            lpn: vec![Lpn::default(); c],
             prev: vec![NIL; c],
             next: vec![NIL; c],
             head: NIL,
@@ -155,13 +155,19 @@ impl RamRegion {
     #[inline]
     #[must_use]
     pub fn holds(&self, ppn: Ppn) -> bool {
-        ppn >= self.base_ppn && ppn - self.base_ppn < self.capacity_pages
+        ppn >= self.base_ppn && ppn.get() - self.base_ppn.get() < self.capacity_pages
     }
 
     #[inline]
     fn slot(&self, ppn: Ppn) -> u32 {
         debug_assert!(self.holds(ppn));
-        ppn - self.base_ppn
+        ppn.get() - self.base_ppn.get()
+    }
+
+    /// The pseudo PPN of slot `slot`.
+    #[inline]
+    fn ppn(&self, slot: u32) -> Ppn {
+        Ppn::new(self.base_ppn.get() + slot)
     }
 
     /// Whether inserting one more page must first write back (rule 5's trigger).
@@ -180,7 +186,7 @@ impl RamRegion {
     /// The LPN in the oldest slot.
     #[must_use]
     pub fn oldest(&self) -> Option<(Lpn, Ppn)> {
-        (self.head != NIL).then(|| (self.lpn[self.head as usize], self.base_ppn + self.head))
+        (self.head != NIL).then(|| (self.lpn[self.head as usize], self.ppn(self.head)))
     }
 
     fn unlink(&mut self, s: u32) {
@@ -230,7 +236,7 @@ impl RamRegion {
         self.store(s, data);
         self.counters.host_write_pages += 1;
         self.counters.ram_ns += ram_page_ns;
-        self.base_ppn + s
+        self.ppn(s)
     }
 
     /// A page restored at start-up into slot `slot` (the NVRAM slot it was found in); it
@@ -241,7 +247,7 @@ impl RamRegion {
         self.lpn[slot as usize] = lpn;
         self.push_newest(slot);
         self.store(slot, data);
-        Some(self.base_ppn + slot)
+        Some(self.ppn(slot))
     }
 
     /// An update of a page already in RAM: in place (rule 6); it becomes the newest.
@@ -342,23 +348,31 @@ impl RamRegion {
 mod tests {
     use super::*;
 
+    fn l(n: u32) -> Lpn {
+        Lpn::new(n)
+    }
+
+    fn p(n: u32) -> Ppn {
+        Ppn::new(n)
+    }
+
     #[test]
     fn oldest_first_in_update_order_and_half_threshold_drain() {
-        let mut r = RamRegion::new(4, 1.0, 100, 16);
-        let a = r.insert(7, None, 10);
-        let b = r.insert(8, None, 10);
-        let _c = r.insert(9, None, 10);
-        assert_eq!((a, b), (100, 101));
-        assert_eq!(r.oldest(), Some((7, 100)));
+        let mut r = RamRegion::new(4, 1.0, p(100), 16);
+        let a = r.insert(l(7), None, 10);
+        let b = r.insert(l(8), None, 10);
+        let _c = r.insert(l(9), None, 10);
+        assert_eq!((a, b), (p(100), p(101)));
+        assert_eq!(r.oldest(), Some((l(7), p(100))));
         // Updating 7 in place makes 8 the oldest.
         r.update(a, None, 10);
-        assert_eq!(r.oldest(), Some((8, 101)));
-        r.insert(10, None, 10);
+        assert_eq!(r.oldest(), Some((l(8), p(101))));
+        r.insert(l(10), None, 10);
         assert!(r.over_threshold_after_insert());
         // Threshold 4: drain until below 2 → 3 of the 4 pages go.
         assert_eq!(r.write_back_count(), 3);
         r.remove(b);
-        assert_eq!(r.oldest(), Some((9, 102)));
+        assert_eq!(r.oldest(), Some((l(9), p(102))));
         r.check();
         assert_eq!(r.counters.host_write_pages, 5);
         assert_eq!(r.counters.in_place_updates, 1);
@@ -367,13 +381,13 @@ mod tests {
 
     #[test]
     fn payloads_round_trip() {
-        let mut r = RamRegion::new(2, 0.5, 0, 4);
+        let mut r = RamRegion::new(2, 0.5, p(0), 4);
         assert_eq!(r.threshold_pages(), 1);
-        let p = r.insert(3, Some(&[1, 2, 3, 4]), 0);
+        let page = r.insert(l(3), Some(&[1, 2, 3, 4]), 0);
         let mut out = [0u8; 4];
-        r.read(p, Some(&mut out), 0);
+        r.read(page, Some(&mut out), 0);
         assert_eq!(out, [1, 2, 3, 4]);
-        assert_eq!(r.payload(p), Some(&[1u8, 2, 3, 4][..]));
-        assert!(r.holds(1) && !r.holds(2));
+        assert_eq!(r.payload(page), Some(&[1u8, 2, 3, 4][..]));
+        assert!(r.holds(p(1)) && !r.holds(p(2)));
     }
 }

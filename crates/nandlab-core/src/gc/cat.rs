@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use super::{age_ns, CleaningEntry, CleaningSpec, Selection, VictimPolicy};
-use crate::flash::NONE;
+use crate::flash::BlockId;
 use crate::ftl::block_table::BlockTable;
 use crate::spec::{check, Param};
 
@@ -49,18 +49,18 @@ impl VictimPolicy for Cat {
     fn select(&mut self, table: &BlockTable, now_ns: u64) -> Option<Selection> {
         let p = table.pages_per_block;
         let empty = table.bucket_head(0);
-        if empty != NONE {
+        if empty != BlockId::NONE {
             return Some(Selection { block: empty, capped: false });
         }
         let t_min = f64::from(table.erase_count_min()) + 1.0;
-        let mut best = NONE;
+        let mut best = BlockId::NONE;
         let mut best_score = f64::INFINITY;
         let mut examined = 0u32;
         for valid in 1..p {
             let u = f64::from(valid) / f64::from(p);
             let ratio = u / (1.0 - u);
             let mut b = table.bucket_head(valid);
-            while b != NONE {
+            while b != BlockId::NONE {
                 let age = age_ns(table, b, now_ns);
                 if ratio * t_min / age >= best_score {
                     break;
@@ -69,7 +69,7 @@ impl VictimPolicy for Cat {
                     return Some(Selection { block: best, capped: true });
                 }
                 examined += 1;
-                let t = f64::from(table.erase_count[b as usize]) + 1.0;
+                let t = f64::from(table.erase_count[b.index()]) + 1.0;
                 let score = ratio * t / age;
                 if score < best_score {
                     best_score = score;
@@ -78,9 +78,9 @@ impl VictimPolicy for Cat {
                 b = table.bucket_next(b);
             }
         }
-        if best == NONE {
+        if best == BlockId::NONE {
             best = table.bucket_head(p);
         }
-        (best != NONE).then_some(Selection { block: best, capped: false })
+        (best != BlockId::NONE).then_some(Selection { block: best, capped: false })
     }
 }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::{age_ns, CleaningEntry, CleaningSpec, Selection, VictimPolicy};
-use crate::flash::NONE;
+use crate::flash::BlockId;
 use crate::ftl::block_table::BlockTable;
 
 pub(super) const ENTRY: CleaningEntry = CleaningEntry {
@@ -35,14 +35,14 @@ impl VictimPolicy for CostBenefit {
     fn select(&mut self, table: &BlockTable, now_ns: u64) -> Option<Selection> {
         let p = table.pages_per_block;
         let empty = table.bucket_head(0);
-        if empty != NONE {
+        if empty != BlockId::NONE {
             return Some(Selection { block: empty, capped: false });
         }
-        let mut best = NONE;
+        let mut best = BlockId::NONE;
         let mut best_score = f64::NEG_INFINITY;
         for valid in 1..p {
             let b = table.bucket_head(valid);
-            if b == NONE {
+            if b == BlockId::NONE {
                 continue;
             }
             let u = f64::from(valid) / f64::from(p);
@@ -52,9 +52,9 @@ impl VictimPolicy for CostBenefit {
                 best = b;
             }
         }
-        if best == NONE {
+        if best == BlockId::NONE {
             best = table.bucket_head(p);
         }
-        (best != NONE).then_some(Selection { block: best, capped: false })
+        (best != BlockId::NONE).then_some(Selection { block: best, capped: false })
     }
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::{CleaningEntry, CleaningSpec, Selection, VictimPolicy};
-use crate::flash::NONE;
+use crate::flash::BlockId;
 use crate::ftl::block_table::BlockTable;
 
 pub(super) const ENTRY: CleaningEntry =
@@ -29,6 +29,6 @@ impl VictimPolicy for Fifo {
 
     fn select(&mut self, table: &BlockTable, _now_ns: u64) -> Option<Selection> {
         let block = table.fifo_head();
-        (block != NONE).then_some(Selection { block, capped: false })
+        (block != BlockId::NONE).then_some(Selection { block, capped: false })
     }
 }

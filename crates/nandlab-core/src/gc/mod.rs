@@ -77,13 +77,13 @@ pub fn names() -> Vec<&'static str> {
 /// Age in ns as the policies use it (see the module doc).
 #[inline]
 fn age_ns(table: &BlockTable, block: BlockId, now_ns: u64) -> f64 {
-    (now_ns - table.last_modified_ns[block as usize] + 1) as f64
+    (now_ns - table.last_modified_ns[block.index()] + 1) as f64
 }
 
 /// The least-valid non-full bucket's head, else a full block: Greedy's choice, also the
 /// fallback of the other policies.
 fn least_valid(table: &BlockTable) -> Option<BlockId> {
-    (0..=table.pages_per_block).map(|v| table.bucket_head(v)).find(|&b| b != crate::flash::NONE)
+    (0..=table.pages_per_block).map(|v| table.bucket_head(v)).find(|&b| b != BlockId::NONE)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use super::{CleaningEntry, CleaningSpec, Selection, VictimPolicy};
+use crate::flash::BlockId;
 use crate::ftl::block_table::{BlockState, BlockTable};
 use crate::rng::Prng;
 use crate::spec::{check, Param};
@@ -58,19 +59,19 @@ impl VictimPolicy for RandomD {
             return None;
         }
         let blocks = u64::from(table.blocks());
-        let mut best: Option<u32> = None;
+        let mut best: Option<BlockId> = None;
         let mut sampled = 0;
         // Rejection sampling over all blocks; closed blocks are the vast majority at steady
         // state, and the attempt cap keeps the search bounded.
         let mut attempts = 0u32;
         while sampled < self.d && attempts < 64 * self.d {
             attempts += 1;
-            let b = self.rng.below(blocks) as u32;
-            if table.state[b as usize] != BlockState::Closed {
+            let b = BlockId::new(self.rng.below(blocks) as u32);
+            if table.state[b.index()] != BlockState::Closed {
                 continue;
             }
             sampled += 1;
-            if best.is_none_or(|x| table.valid[b as usize] < table.valid[x as usize]) {
+            if best.is_none_or(|x| table.valid[b.index()] < table.valid[x.index()]) {
                 best = Some(b);
             }
         }

@@ -202,11 +202,11 @@ impl DebRules {
     }
 
     fn fast_bit(&self, lpn: Lpn) -> bool {
-        self.last_fast[(lpn / 64) as usize] & (1 << (lpn % 64)) != 0
+        self.last_fast[lpn.index() / 64] & (1 << (lpn.get() % 64)) != 0
     }
 
     fn set_fast_bit(&mut self, lpn: Lpn, fast: bool) {
-        let (w, bit) = ((lpn / 64) as usize, 1u64 << (lpn % 64));
+        let (w, bit) = (lpn.index() / 64, 1u64 << (lpn.get() % 64));
         if fast {
             self.last_fast[w] |= bit;
         } else {
@@ -217,7 +217,7 @@ impl DebRules {
     /// Rules 1-4 and 6: where a host write of `lpn` goes; `current` is where the page lives
     /// now (`None`: never written). Records the update.
     pub fn host_write(&mut self, lpn: Lpn, current: Option<DebDest>, now_ns: u64) -> DebDest {
-        let last = std::mem::replace(&mut self.last_update_ns[lpn as usize], now_ns);
+        let last = std::mem::replace(&mut self.last_update_ns[lpn.index()], now_ns);
         let Some(DebDest::Region(r)) = current else {
             // Rules 1 and 6.
             self.set_fast_bit(lpn, false);
@@ -248,7 +248,7 @@ impl DebRules {
     /// Rule 5: the region an EBR page is written back to, from the time since its last update.
     #[must_use]
     pub fn write_back_region(&self, lpn: Lpn, now_ns: u64) -> u8 {
-        let age = now_ns.saturating_sub(self.last_update_ns[lpn as usize]);
+        let age = now_ns.saturating_sub(self.last_update_ns[lpn.index()]);
         // The coldest region whose lower bound the age reaches; below every bound (the EBR's
         // own interval), the hottest.
         (0..=self.top()).find(|&r| age >= self.interval(r).0).unwrap_or(self.top())
@@ -327,74 +327,74 @@ mod tests {
     #[test]
     fn rule_1_new_pages_go_to_the_ebr() {
         let mut d = rules();
-        assert_eq!(d.host_write(5, None, 10 * S), DebDest::Ebr);
+        assert_eq!(d.host_write(Lpn::new(5), None, 10 * S), DebDest::Ebr);
     }
 
     #[test]
     fn rule_2_stable_time_inside_the_interval_stays() {
         let mut d = rules();
-        d.host_write(5, None, 0);
+        d.host_write(Lpn::new(5), None, 0);
         // Region 1 holds [300, 400] s: an update 350 s later stays there.
-        assert_eq!(d.host_write(5, Some(DebDest::Region(1)), 350 * S), DebDest::Region(1));
+        assert_eq!(d.host_write(Lpn::new(5), Some(DebDest::Region(1)), 350 * S), DebDest::Region(1));
         // The bounds belong to the interval: exactly sst (300 s) and exactly lst (400 s).
-        assert_eq!(d.host_write(5, Some(DebDest::Region(1)), 650 * S), DebDest::Region(1));
-        assert_eq!(d.host_write(5, Some(DebDest::Region(1)), 1050 * S), DebDest::Region(1));
+        assert_eq!(d.host_write(Lpn::new(5), Some(DebDest::Region(1)), 650 * S), DebDest::Region(1));
+        assert_eq!(d.host_write(Lpn::new(5), Some(DebDest::Region(1)), 1050 * S), DebDest::Region(1));
         // The hottest flash region holds [100, 200]: 150 s stays.
-        assert_eq!(d.host_write(5, Some(DebDest::Region(3)), 1200 * S), DebDest::Region(3));
+        assert_eq!(d.host_write(Lpn::new(5), Some(DebDest::Region(3)), 1200 * S), DebDest::Region(3));
     }
 
     #[test]
     fn rule_3_fast_goes_hotter_then_to_the_ebr() {
         let mut d = rules();
-        d.host_write(7, None, 0);
+        d.host_write(Lpn::new(7), None, 0);
         // Region 1's sst is 300 s: 50 s is fast, the first one → region 2.
-        assert_eq!(d.host_write(7, Some(DebDest::Region(1)), 50 * S), DebDest::Region(2));
+        assert_eq!(d.host_write(Lpn::new(7), Some(DebDest::Region(1)), 50 * S), DebDest::Region(2));
         // In region 2 ([200, 300]) 30 s later: fast again, the previous was fast → EBR.
-        assert_eq!(d.host_write(7, Some(DebDest::Region(2)), 80 * S), DebDest::Ebr);
+        assert_eq!(d.host_write(Lpn::new(7), Some(DebDest::Region(2)), 80 * S), DebDest::Ebr);
         // The hottest flash region's next hotter region is the EBR: a first fast update there
         // (99 s < 100 s) goes to the EBR too.
         let mut d = rules();
-        d.host_write(8, None, 0);
-        assert_eq!(d.host_write(8, Some(DebDest::Region(3)), 99 * S), DebDest::Ebr);
+        d.host_write(Lpn::new(8), None, 0);
+        assert_eq!(d.host_write(Lpn::new(8), Some(DebDest::Region(3)), 99 * S), DebDest::Ebr);
         // A slow update clears the fast mark: the next fast update goes one hotter only.
-        assert_eq!(d.host_write(8, Some(DebDest::Region(1)), 609 * S), DebDest::Region(0));
-        assert_eq!(d.host_write(8, Some(DebDest::Region(0)), 619 * S), DebDest::Region(1));
+        assert_eq!(d.host_write(Lpn::new(8), Some(DebDest::Region(1)), 609 * S), DebDest::Region(0));
+        assert_eq!(d.host_write(Lpn::new(8), Some(DebDest::Region(0)), 619 * S), DebDest::Region(1));
         // ... and a second one in a row goes to the EBR from any region.
-        assert_eq!(d.host_write(8, Some(DebDest::Region(1)), 629 * S), DebDest::Ebr);
+        assert_eq!(d.host_write(Lpn::new(8), Some(DebDest::Region(1)), 629 * S), DebDest::Ebr);
     }
 
     #[test]
     fn rule_4_slow_goes_colder_and_the_coldest_stays() {
         let mut d = rules();
-        d.host_write(9, None, 0);
+        d.host_write(Lpn::new(9), None, 0);
         // Region 2's lst is 300 s: 350 s is slow → region 1.
-        assert_eq!(d.host_write(9, Some(DebDest::Region(2)), 350 * S), DebDest::Region(1));
+        assert_eq!(d.host_write(Lpn::new(9), Some(DebDest::Region(2)), 350 * S), DebDest::Region(1));
         // The coldest region has no upper bound: 10,000 s later it stays in region 0.
-        assert_eq!(d.host_write(9, Some(DebDest::Region(0)), 10_350 * S), DebDest::Region(0));
+        assert_eq!(d.host_write(Lpn::new(9), Some(DebDest::Region(0)), 10_350 * S), DebDest::Region(0));
     }
 
     #[test]
     fn rule_5_write_back_by_time_since_the_last_update() {
         let mut d = rules();
         for lpn in 0..6 {
-            d.host_write(lpn, None, 0);
+            d.host_write(Lpn::new(lpn), None, 0);
         }
-        assert_eq!(d.write_back_region(0, 20 * S), 3, "inside the EBR's interval: hottest");
-        assert_eq!(d.write_back_region(1, 150 * S), 3);
-        assert_eq!(d.write_back_region(2, 200 * S), 2, "a shared bound goes to the colder");
-        assert_eq!(d.write_back_region(3, 350 * S), 1);
-        assert_eq!(d.write_back_region(4, 400 * S), 0);
-        assert_eq!(d.write_back_region(5, 5000 * S), 0, "above every bound: coldest");
+        assert_eq!(d.write_back_region(Lpn::new(0), 20 * S), 3, "inside the EBR's interval: hottest");
+        assert_eq!(d.write_back_region(Lpn::new(1), 150 * S), 3);
+        assert_eq!(d.write_back_region(Lpn::new(2), 200 * S), 2, "a shared bound goes to the colder");
+        assert_eq!(d.write_back_region(Lpn::new(3), 350 * S), 1);
+        assert_eq!(d.write_back_region(Lpn::new(4), 400 * S), 0);
+        assert_eq!(d.write_back_region(Lpn::new(5), 5000 * S), 0, "above every bound: coldest");
     }
 
     #[test]
     fn rule_6_updates_in_the_ebr_stay_in_place() {
         let mut d = rules();
-        d.host_write(3, None, 0);
-        assert_eq!(d.host_write(3, Some(DebDest::Ebr), 1000 * S), DebDest::Ebr);
+        d.host_write(Lpn::new(3), None, 0);
+        assert_eq!(d.host_write(Lpn::new(3), Some(DebDest::Ebr), 1000 * S), DebDest::Ebr);
         // The update is recorded: write-back measures from it.
-        assert_eq!(d.write_back_region(3, 1010 * S), 3);
-        assert_eq!(d.write_back_region(3, 1250 * S), 2);
+        assert_eq!(d.write_back_region(Lpn::new(3), 1010 * S), 3);
+        assert_eq!(d.write_back_region(Lpn::new(3), 1250 * S), 2);
     }
 
     #[test]
@@ -408,15 +408,15 @@ mod tests {
         let state = |region| Some(PageState { region, entered_ns: 0 });
         let mut with = Deb::new(&[100.0, 200.0, 300.0, 400.0], 8, true);
         assert_eq!((with.regions(), with.ram_region()), (5, true));
-        assert_eq!(with.host_write(1, None, 0), 4, "rule 1: the EBR is region 4");
-        assert_eq!(with.host_write(1, state(4), 10 * S), 4, "rule 6");
+        assert_eq!(with.host_write(Lpn::new(1), None, 0), 4, "rule 1: the EBR is region 4");
+        assert_eq!(with.host_write(Lpn::new(1), state(4), 10 * S), 4, "rule 6");
         let page = PageState { region: 4, entered_ns: 0 };
-        assert_eq!(with.ram_write_back(1, page, 260 * S), 2, "rule 5: 250 s → region 2");
+        assert_eq!(with.ram_write_back(Lpn::new(1), page, 260 * S), 2, "rule 5: 250 s → region 2");
         // No EBR (the paper's "LFSS (No EBR)"): the EBR's pages go to the hottest region.
         let mut without = Deb::new(&[100.0, 200.0, 300.0, 400.0], 8, false);
         assert_eq!((without.regions(), without.ram_region()), (4, false));
-        assert_eq!(without.host_write(1, None, 0), 3);
-        assert_eq!(without.host_write(1, state(3), 10 * S), 3, "fast in the hottest stays");
-        assert_eq!(without.cleaner_copy(1, PageState { region: 3, entered_ns: 0 }, 0), 2);
+        assert_eq!(without.host_write(Lpn::new(1), None, 0), 3);
+        assert_eq!(without.host_write(Lpn::new(1), state(3), 10 * S), 3, "fast in the hottest stays");
+        assert_eq!(without.cleaner_copy(Lpn::new(1), PageState { region: 3, entered_ns: 0 }, 0), 2);
     }
 }

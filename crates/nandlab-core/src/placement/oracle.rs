@@ -137,12 +137,12 @@ impl Placement for Oracle {
         } else {
             (u64::from(d), self.cursor - 1 + u64::from(d))
         };
-        self.next_write_at[lpn as usize] = at;
+        self.next_write_at[lpn.index()] = at;
         self.region_for(distance)
     }
 
     fn cleaner_copy(&mut self, lpn: Lpn, _current: PageState, _now_ns: u64) -> u8 {
-        let at = self.next_write_at[lpn as usize];
+        let at = self.next_write_at[lpn.index()];
         let distance = if at == u64::MAX { u64::MAX } else { at - self.cursor };
         self.region_for(distance)
     }
@@ -156,11 +156,11 @@ pub fn next_write_distances(writes: &[Lpn], logical_pages: u64) -> Vec<u32> {
     let mut last_seen = vec![u32::MAX; logical_pages as usize];
     let mut out = vec![NEVER; writes.len()];
     for (i, &lpn) in writes.iter().enumerate().rev() {
-        let next = last_seen[lpn as usize];
+        let next = last_seen[lpn.index()];
         if next != u32::MAX {
             out[i] = next - i as u32;
         }
-        last_seen[lpn as usize] = i as u32;
+        last_seen[lpn.index()] = i as u32;
     }
     out
 }

@@ -57,7 +57,7 @@ impl Endurance {
 
     #[must_use]
     pub fn is_retired(&self, b: BlockId) -> bool {
-        self.retired.get(b as usize).copied().unwrap_or(false)
+        self.retired.get(b.index()).copied().unwrap_or(false)
     }
 
     /// Block `b` was erased and keeps its data role (a wear-leveling erase before a block
@@ -87,8 +87,8 @@ impl Endurance {
             self.state.unusable = true;
             return false;
         }
-        debug_assert!(!self.retired[b as usize]);
-        self.retired[b as usize] = true;
+        debug_assert!(!self.retired[b.index()]);
+        self.retired[b.index()] = true;
         self.good_blocks -= 1;
         self.state.retired_blocks += 1;
         true
@@ -102,25 +102,29 @@ mod tests {
     #[test]
     fn retires_until_the_minimum_then_is_unusable() {
         let mut e = Endurance::new(3, 5, 3);
-        assert!(!e.after_erase(0, 2, true));
+        assert!(!e.after_erase(BlockId::new(0), 2, true));
         assert!(!e.state().worn);
-        assert!(!e.after_erase(0, 3, false), "no room: stays in service");
-        assert!(e.state().worn && !e.is_retired(0));
-        assert!(e.after_erase(0, 3, true));
+        assert!(!e.after_erase(BlockId::new(0), 3, false), "no room: stays in service");
+        assert!(e.state().worn && !e.is_retired(BlockId::new(0)));
+        assert!(e.after_erase(BlockId::new(0), 3, true));
         let s = e.state();
         assert_eq!((s.retired_blocks, s.worn, s.unusable), (1, true, false));
-        assert!(e.after_erase(1, 3, true));
+        assert!(e.after_erase(BlockId::new(1), 3, true));
         // Good blocks 3 = the minimum: block 2 stays in service and the device is unusable.
-        assert!(!e.after_erase(2, 3, true));
+        assert!(!e.after_erase(BlockId::new(2), 3, true));
         let s = e.state();
         assert_eq!((s.retired_blocks, s.worn, s.unusable), (2, true, true));
-        assert!(e.is_retired(0) && e.is_retired(1) && !e.is_retired(2));
+        assert!(
+            e.is_retired(BlockId::new(0))
+                && e.is_retired(BlockId::new(1))
+                && !e.is_retired(BlockId::new(2))
+        );
     }
 
     #[test]
     fn zero_cycles_is_unlimited() {
         let mut e = Endurance::new(0, 4, 2);
-        assert!(!e.after_erase(0, u32::MAX, true));
+        assert!(!e.after_erase(BlockId::new(0), u32::MAX, true));
         assert_eq!(e.state(), LifetimeState::default());
         assert_eq!(e.cycles(), 0);
     }

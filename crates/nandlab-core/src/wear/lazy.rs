@@ -190,6 +190,10 @@ impl WearLeveler for LazyWearLeveling {
 mod tests {
     use super::*;
 
+    fn b(n: u32) -> BlockId {
+        BlockId::new(n)
+    }
+
     /// Four physical blocks, three logical blocks. Block 0 is worn (erase count 9, average 3),
     /// Δ = 4: erasing it must re-map the first logical block in permutation order with no
     /// sector mapping — the walk finds that logical block 1 is being updated, skips it, and
@@ -203,7 +207,7 @@ mod tests {
 
     impl WearHost for Mock {
         fn erase_count(&self, b: BlockId) -> u32 {
-            self.erase[b as usize]
+            self.erase[b.index()]
         }
         fn units(&self) -> u32 {
             self.data.len() as u32
@@ -218,7 +222,7 @@ mod tests {
             self.data[lbn as usize]
         }
         fn erase(&mut self, b: BlockId) {
-            self.erase[b as usize] += 1;
+            self.erase[b.index()] += 1;
             self.log.push(format!("erase {b}"));
         }
         fn move_block(&mut self, lbn: u32, from: BlockId, to: BlockId) {
@@ -238,14 +242,14 @@ mod tests {
         let seed = (0..1000).find(|&s| order(3, s) == [1, 2, 0]).unwrap();
         let mut host = Mock {
             erase: vec![9, 1, 1, 1],
-            data: vec![Some(1), Some(2), Some(3)],
+            data: vec![Some(b(1)), Some(b(2)), Some(b(3))],
             in_log: vec![false, true, false],
             log: Vec::new(),
         };
         let mut wl = LazyWearLeveling::new(4.0, 3, 4, seed);
         wl.erase_sum = 12; // average 3
-        assert_eq!(wl.substitute(&mut host, 0), 3, "logical block 2's old block is handed back");
-        assert_eq!(host.data, [Some(1), Some(2), Some(0)], "logical block 2 now lives in block 0");
+        assert_eq!(wl.substitute(&mut host, b(0)), b(3), "logical block 2's old block is handed back");
+        assert_eq!(host.data, [Some(b(1)), Some(b(2)), Some(b(0))], "logical block 2 now lives in block 0");
         assert_eq!(host.log, ["erase 0", "move lbn 2: 3 -> 0"]);
         assert_eq!(host.erase[0], 10);
         assert_eq!((wl.remaps, wl.erase_sum), (1, 13));
@@ -255,18 +259,18 @@ mod tests {
     fn victim_within_delta_is_kept() {
         let mut host = Mock {
             erase: vec![7, 1, 1, 3],
-            data: vec![Some(1), Some(2), Some(3)],
+            data: vec![Some(b(1)), Some(b(2)), Some(b(3))],
             in_log: vec![false; 3],
             log: Vec::new(),
         };
         let mut wl = LazyWearLeveling::new(4.0, 3, 4, 1);
         wl.erase_sum = 12; // average 3: 7 − 3 = 4 is not above Δ
-        assert_eq!(wl.substitute(&mut host, 0), 0);
+        assert_eq!(wl.substitute(&mut host, b(0)), b(0));
         assert!(host.log.is_empty());
         // Every logical block being updated: nothing to move, the victim is erased as usual.
         host.erase[0] = 20;
         host.in_log = vec![true; 3];
-        assert_eq!(wl.substitute(&mut host, 0), 0);
+        assert_eq!(wl.substitute(&mut host, b(0)), b(0));
         assert!(host.log.is_empty());
     }
 }

@@ -125,7 +125,7 @@ impl WearLeveler for StaticWearLeveling {
 
     fn erased(&mut self, b: BlockId) {
         self.ecnt += 1;
-        self.mark(b / self.set_blocks);
+        self.mark(b.get() / self.set_blocks);
     }
 
     fn wants_work(&self) -> bool {
@@ -148,7 +148,7 @@ impl WearLeveler for StaticWearLeveling {
             self.forced_sets += 1;
             let first = set * self.set_blocks;
             let end = (first + self.set_blocks).min(self.physical_blocks);
-            for b in first..end {
+            for b in (first..end).map(BlockId::new) {
                 if host.evict(b) {
                     self.evicted_blocks += 1;
                     self.erased(b);
@@ -204,7 +204,7 @@ mod tests {
             unreachable!()
         }
         fn evict(&mut self, b: BlockId) -> bool {
-            let m = std::mem::take(&mut self.movable[b as usize]);
+            let m = std::mem::take(&mut self.movable[b.index()]);
             if m {
                 self.evicted.push(b);
             }
@@ -227,7 +227,7 @@ mod tests {
         };
         let mut hot_erases = 0;
         while wl.bitmap_resets == 0 {
-            wl.erased(hot_erases % 2);
+            wl.erased(BlockId::new(hot_erases % 2));
             hot_erases += 1;
             if wl.wants_work() {
                 wl.work(&mut host);
@@ -240,6 +240,7 @@ mod tests {
             .iter()
             .flat_map(|&s| [2 * s, 2 * s + 1])
             .filter(|&b| [2, 4, 5, 7].contains(&b))
+            .map(BlockId::new)
             .collect();
         assert_eq!(host.evicted, expect);
         assert_eq!(wl.forced_sets, 3);
@@ -256,10 +257,10 @@ mod tests {
     fn below_threshold_does_nothing() {
         let mut wl = StaticWearLeveling::new(16.0, 1, 8, 1);
         for _ in 0..15 {
-            wl.erased(0);
+            wl.erased(BlockId::new(0));
         }
         assert!(!wl.wants_work(), "15 erases over one erased block: below TH 16");
-        wl.erased(0);
+        wl.erased(BlockId::new(0));
         assert!(wl.wants_work());
     }
 }

@@ -22,7 +22,6 @@ use std::sync::{Arc, Mutex};
 
 use nandlab_core::media::{
     BlockId, BlockRecord, Checkpoint, CountingMedia, Lpn, Media, NvramEntry, Oob, Ppn, GARBAGE_LPN,
-    NONE,
 };
 use nandlab_core::parts::Ftl;
 use nandlab_core::Geometry;
@@ -77,7 +76,7 @@ pub enum Op {
     },
     /// Not a media operation: the host trimmed `lpn` here.
     Trim {
-        lpn: u32,
+        lpn: Lpn,
     },
     /// Not a flash operation: checkpoint number `n` was written here.
     Checkpoint {
@@ -188,12 +187,12 @@ impl Media for Tracked {
         let origin = data.map_or(oob.seq, origin_of);
         let mut t = self.track.lock().unwrap();
         t.ops.push(Op::Program { ppn, oob, origin });
-        t.origin[ppn as usize] = origin;
+        t.origin[ppn.index()] = origin;
     }
     fn read(&mut self, ppn: Ppn, data: Option<&mut [u8]>) -> Oob {
         let oob = self.inner.read(ppn, None);
         if let Some(d) = data {
-            let origin = self.track.lock().unwrap().origin[ppn as usize];
+            let origin = self.track.lock().unwrap().origin[ppn.index()];
             d.fill(0);
             d[..8].copy_from_slice(&origin.to_le_bytes());
         }
@@ -203,7 +202,7 @@ impl Media for Tracked {
         self.inner.copy(from, to, oob);
         let mut t = self.track.lock().unwrap();
         t.ops.push(Op::Copy { from, to, oob });
-        t.origin[to as usize] = t.origin[from as usize];
+        t.origin[to.index()] = t.origin[from.index()];
     }
     fn oob(&self, ppn: Ppn) -> Option<Oob> {
         self.inner.oob(ppn)
@@ -220,7 +219,7 @@ impl Media for Tracked {
         let garbage = Oob { lpn: GARBAGE_LPN, seq: 0, region: 0 };
         let mut t = self.track.lock().unwrap();
         t.ops.push(Op::Program { ppn, oob: garbage, origin: 0 });
-        t.origin[ppn as usize] = 0;
+        t.origin[ppn.index()] = 0;
     }
     fn erase_count(&self, block: BlockId) -> u32 {
         self.inner.erase_count(block)
@@ -301,8 +300,8 @@ impl Image {
         let t = track.lock().unwrap();
         Self {
             geometry,
-            pages: (0..geometry.physical_pages() as Ppn).map(|p| media.oob(p)).collect(),
-            erase_counts: (0..geometry.blocks).map(|b| media.erase_count(b)).collect(),
+            pages: geometry.ppns().map(|p| media.oob(p)).collect(),
+            erase_counts: geometry.block_ids().map(|b| media.erase_count(b)).collect(),
             origin: t.origin.clone(),
             nvram: t.nvram.clone(),
         }
@@ -312,15 +311,15 @@ impl Image {
         let ppb = self.geometry.pages_per_block as usize;
         match op {
             Op::Program { ppn, oob, origin } => {
-                self.pages[ppn as usize] = Some(oob);
-                self.origin[ppn as usize] = origin;
+                self.pages[ppn.index()] = Some(oob);
+                self.origin[ppn.index()] = origin;
             }
             Op::Copy { from, to, oob } => {
-                self.pages[to as usize] = Some(oob);
-                self.origin[to as usize] = self.origin[from as usize];
+                self.pages[to.index()] = Some(oob);
+                self.origin[to.index()] = self.origin[from.index()];
             }
             Op::Erase { block } => {
-                let b = block as usize;
+                let b = block.index();
                 self.pages[b * ppb..(b + 1) * ppb].fill(None);
                 self.erase_counts[b] += 1;
             }
@@ -334,13 +333,12 @@ impl Image {
     /// An erase of `block` cut short: the header counts it, only the pages `cleared` picks lose
     /// their OOB.
     pub fn cut_erase(&mut self, block: BlockId, cleared: impl Fn(u32) -> bool) {
-        let ppb = self.geometry.pages_per_block;
-        for i in 0..ppb {
-            if cleared(i) {
-                self.pages[(block * ppb + i) as usize] = None;
+        for (i, ppn) in self.geometry.pages_of(block).enumerate() {
+            if cleared(i as u32) {
+                self.pages[ppn.index()] = None;
             }
         }
-        self.erase_counts[block as usize] += 1;
+        self.erase_counts[block.index()] += 1;
     }
 
     /// The media a restart reads (`Tracked`, keeping the origins and the NVRAM), and its track.
@@ -366,20 +364,21 @@ impl Image {
         let unchanged =
             |b: usize| cp.blocks[b].state == 2 && cp.blocks[b].erase_count == self.erase_counts[b];
         let mut rescan = Vec::new();
-        for (b, rec) in cp.blocks.iter().enumerate() {
+        for (block, rec) in self.geometry.block_ids().zip(&cp.blocks) {
+            let b = block.index();
             if rec.state == 0 && rec.erase_count == self.erase_counts[b] {
                 continue;
             }
             if !unchanged(b) {
-                rescan.push(b);
+                rescan.push(block);
                 continue;
             }
             for slot in &mut view.pages[b * ppb..(b + 1) * ppb] {
                 *slot = Some(Oob { lpn: GARBAGE_LPN, seq: 0, region: rec.region });
             }
         }
-        for &b in &cp.free_order {
-            let b = b as usize;
+        for &block in &cp.free_order {
+            let b = block.index();
             if cp.blocks[b].erase_count != self.erase_counts[b] {
                 continue;
             }
@@ -389,24 +388,24 @@ impl Image {
                 self.pages[b * ppb..(b + 1) * ppb].iter().any(Option::is_some)
             };
             if written {
-                rescan.push(b);
+                rescan.push(block);
             } else if first_page_walk {
                 break;
             }
         }
-        for (lpn, &ppn) in cp.l2p.iter().enumerate() {
-            let b = ppn as usize / ppb;
-            if ppn != NONE && unchanged(b) {
+        for (lpn, &ppn) in (0..).map(Lpn::new).zip(&cp.l2p) {
+            let b = self.geometry.block_of(ppn).index();
+            if ppn != Ppn::NONE && unchanged(b) {
                 let region = cp.blocks[b].region;
-                view.pages[ppn as usize] = Some(Oob { lpn: lpn as u32, seq: cp.seq, region });
+                view.pages[ppn.index()] = Some(Oob { lpn, seq: cp.seq, region });
             }
         }
-        for &b in &rescan {
-            for ppn in b * ppb..(b + 1) * ppb {
-                let Some(oob) = self.pages[ppn] else { continue };
-                view.pages[ppn] = Some(if oob.seq > cp.seq || oob.lpn == GARBAGE_LPN {
+        for &block in &rescan {
+            for ppn in self.geometry.pages_of(block) {
+                let Some(oob) = self.pages[ppn.index()] else { continue };
+                view.pages[ppn.index()] = Some(if oob.seq > cp.seq || oob.lpn == GARBAGE_LPN {
                     oob
-                } else if cp.l2p.get(oob.lpn as usize) == Some(&(ppn as Ppn)) {
+                } else if cp.l2p.get(oob.lpn.index()) == Some(&ppn) {
                     Oob { seq: cp.seq, ..oob }
                 } else {
                     Oob { lpn: GARBAGE_LPN, ..oob }

@@ -85,9 +85,9 @@ pub struct HybridFtl {
     /// Log blocks the pool may hold at once.
     log_blocks_max: u32,
     logical_blocks: u32,
-    /// LBN → its data block (`NONE`: never consolidated).
+    /// LBN → its data block (`BlockId::NONE`: never consolidated).
     data: Vec<BlockId>,
-    /// LPN → the newest copy when it is in a log block, else `NONE`.
+    /// LPN → the newest copy when it is in a log block, else `Ppn::NONE`.
     log_ppn: Vec<Ppn>,
     /// One bit per physical page: set iff it holds the newest copy of its LPN.
     valid_bits: Vec<u64>,
@@ -162,7 +162,7 @@ impl HybridFtl {
         let hw = *flash.engine().hardware();
         let planes = flash.planes();
         let mut free = vec![VecDeque::new(); planes as usize];
-        for b in 0..geometry.blocks {
+        for b in geometry.block_ids() {
             free[flash.plane_of(b) as usize].push_back(b);
         }
         Self {
@@ -173,8 +173,8 @@ impl HybridFtl {
             name,
             log_blocks_max,
             logical_blocks,
-            data: vec![NONE; logical_blocks as usize],
-            log_ppn: vec![NONE; geometry.logical_pages as usize],
+            data: vec![BlockId::NONE; logical_blocks as usize],
+            log_ppn: vec![Ppn::NONE; geometry.logical_pages as usize],
             valid_bits: vec![0; (geometry.physical_pages() as usize).div_ceil(64)],
             block_valid: vec![0; blocks],
             erase_counts: vec![0; blocks],
@@ -229,7 +229,7 @@ impl HybridFtl {
     #[must_use]
     pub fn data_block(&self, lbn: u32) -> Option<BlockId> {
         let d = self.data[lbn as usize];
-        (d != NONE).then_some(d)
+        (d != BlockId::NONE).then_some(d)
     }
 
     /// The log blocks in use, oldest first: `(block, owner, write pointer)`. The owner is the
@@ -260,35 +260,53 @@ impl HybridFtl {
 
     #[inline]
     fn is_valid(&self, ppn: Ppn) -> bool {
-        self.valid_bits[(ppn / 64) as usize] & (1 << (ppn % 64)) != 0
+        self.valid_bits[ppn.index() / 64] & (1 << (ppn.get() % 64)) != 0
     }
 
     #[inline]
     fn mark_valid(&mut self, ppn: Ppn) {
         debug_assert!(!self.is_valid(ppn));
-        self.valid_bits[(ppn / 64) as usize] |= 1 << (ppn % 64);
-        self.block_valid[(ppn / self.ppb) as usize] += 1;
+        self.valid_bits[ppn.index() / 64] |= 1 << (ppn.get() % 64);
+        self.block_valid[self.geometry.block_of(ppn).index()] += 1;
     }
 
     #[inline]
     fn invalidate(&mut self, ppn: Ppn) {
         debug_assert!(self.is_valid(ppn));
-        self.valid_bits[(ppn / 64) as usize] &= !(1 << (ppn % 64));
-        self.block_valid[(ppn / self.ppb) as usize] -= 1;
+        self.valid_bits[ppn.index() / 64] &= !(1 << (ppn.get() % 64));
+        self.block_valid[self.geometry.block_of(ppn).index()] -= 1;
+    }
+
+    /// The logical block of `lpn`.
+    #[inline]
+    fn lbn(&self, lpn: Lpn) -> u32 {
+        lpn.get() / self.ppb
+    }
+
+    /// The offset of `lpn` in its logical block (and of its copy in a data block).
+    #[inline]
+    fn offset(&self, lpn: Lpn) -> u32 {
+        lpn.get() % self.ppb
+    }
+
+    /// Page `offset` of logical block `lbn`.
+    #[inline]
+    fn lpn(&self, lbn: u32, offset: u32) -> Lpn {
+        Lpn::new(lbn * self.ppb + offset)
     }
 
     /// The newest copy of `lpn`, if any.
     #[inline]
     fn newest(&self, lpn: Lpn) -> Option<Ppn> {
-        let l = self.log_ppn[lpn as usize];
-        if l != NONE {
+        let l = self.log_ppn[lpn.index()];
+        if l != Ppn::NONE {
             return Some(l);
         }
-        let d = self.data[(lpn / self.ppb) as usize];
-        if d == NONE {
+        let d = self.data[self.lbn(lpn) as usize];
+        if d == BlockId::NONE {
             return None;
         }
-        let ppn = d * self.ppb + lpn % self.ppb;
+        let ppn = self.geometry.ppn(d, self.offset(lpn));
         self.is_valid(ppn).then_some(ppn)
     }
 
@@ -329,7 +347,7 @@ impl HybridFtl {
     /// Erases a block that holds no valid page and returns it to the free pool. A block that was
     /// never programmed since its last erase goes back without another erase.
     fn release(&mut self, block: BlockId) {
-        debug_assert_eq!(self.block_valid[block as usize], 0);
+        debug_assert_eq!(self.block_valid[block.index()], 0);
         if self.flash.media().programmed_pages(block) == 0 {
             self.push_free(block, true);
             return;
@@ -352,7 +370,7 @@ impl HybridFtl {
     /// Counts an erase of `block` (done by the caller) and returns it to the free pool, unless
     /// it has worn out and is retired.
     fn return_erased(&mut self, block: BlockId) {
-        let count = &mut self.erase_counts[block as usize];
+        let count = &mut self.erase_counts[block.index()];
         *count += 1;
         // Good blocks ≥ data + log blocks + 1 leaves a free block for every merge step.
         if !self.endurance.after_erase(block, *count, true) {
@@ -422,14 +440,14 @@ impl HybridFtl {
     fn program_log(&mut self, slot: u32, lpn: Lpn, data: Option<&[u8]>) {
         let mut log = self.log(slot);
         debug_assert!(log.write_pointer < self.ppb);
-        let ppn = log.block * self.ppb + log.write_pointer;
+        let ppn = self.geometry.ppn(log.block, log.write_pointer);
         if let Some(old) = self.newest(lpn) {
             self.invalidate(old);
         }
         self.seq += 1;
         self.flash.program(ppn, Oob { lpn, seq: self.seq, region: 0 }, Source::Host, data);
         self.mark_valid(ppn);
-        self.log_ppn[lpn as usize] = ppn;
+        self.log_ppn[lpn.index()] = ppn;
         self.clock += 1;
         log.write_pointer += 1;
         log.last_write = self.clock;
@@ -444,10 +462,9 @@ impl HybridFtl {
         if log.write_pointer == 0 {
             return false;
         }
-        let first_lpn = lbn * self.ppb;
         (0..log.write_pointer).all(|i| {
-            let ppn = log.block * self.ppb + i;
-            self.is_valid(ppn) && self.flash.lpn(ppn) == Some(first_lpn + i)
+            let ppn = self.geometry.ppn(log.block, i);
+            self.is_valid(ppn) && self.flash.lpn(ppn) == Some(self.lpn(lbn, i))
         })
     }
 
@@ -455,13 +472,13 @@ impl HybridFtl {
     /// (skipping pages with no copy), making `block` hold them.
     fn gather(&mut self, lbn: u32, block: BlockId, from: u32) {
         for off in from..self.ppb {
-            let lpn = lbn * self.ppb + off;
+            let lpn = self.lpn(lbn, off);
             if u64::from(lpn) >= self.geometry.logical_pages {
                 break;
             }
             let Some(src) = self.newest(lpn) else { continue };
-            self.move_page(src, block * self.ppb + off, Source::Cleaner);
-            self.log_ppn[lpn as usize] = NONE;
+            self.move_page(src, self.geometry.ppn(block, off), Source::Cleaner);
+            self.log_ppn[lpn.index()] = Ppn::NONE;
         }
     }
 
@@ -486,7 +503,8 @@ impl HybridFtl {
             Some(slot) => {
                 let log = self.log(slot);
                 for off in 0..log.write_pointer {
-                    self.log_ppn[(lbn * self.ppb + off) as usize] = NONE;
+                    let lpn = self.lpn(lbn, off);
+                    self.log_ppn[lpn.index()] = Ppn::NONE;
                 }
                 self.gather(lbn, log.block, log.write_pointer);
                 self.drop_slot(slot);
@@ -503,14 +521,14 @@ impl HybridFtl {
                 (RecycleKind::FullMerge, block)
             }
         };
-        if self.block_valid[new_data as usize] == 0 {
+        if self.block_valid[new_data.index()] == 0 {
             // Nothing of this logical block is left (trimmed): it needs no data block.
             self.release(new_data);
-            self.data[lbn as usize] = NONE;
+            self.data[lbn as usize] = BlockId::NONE;
         } else {
             self.data[lbn as usize] = new_data;
         }
-        if old_data != NONE {
+        if old_data != BlockId::NONE {
             self.release(old_data);
         }
         self.recycling.merged(lbn);
@@ -528,11 +546,11 @@ impl HybridFtl {
             }
             let log = self.log(slot);
             for i in 0..log.write_pointer {
-                let ppn = log.block * self.ppb + i;
+                let ppn = self.geometry.ppn(log.block, i);
                 if !self.is_valid(ppn) {
                     continue;
                 }
-                let lbn = self.flash.lpn(ppn).expect("valid page is programmed") / self.ppb;
+                let lbn = self.lbn(self.flash.lpn(ppn).expect("valid page is programmed"));
                 let candidate = self.candidate_for(lbn, slots);
                 let start = self.mark();
                 let kind = self.merge_lbn(lbn, candidate);
@@ -562,10 +580,10 @@ impl HybridFtl {
     /// The log among `slots` (or FAST's sequential log) whose first page is `lbn`'s page 0:
     /// the only one that can hold `lbn` in place.
     fn candidate_for(&self, lbn: u32, slots: &[u32]) -> Option<u32> {
-        let first = lbn * self.ppb;
+        let first = self.lpn(lbn, 0);
         let starts_lbn = |s: u32| {
             self.logs[s as usize].is_some_and(|l| {
-                l.write_pointer > 0 && self.flash.lpn(l.block * self.ppb) == Some(first)
+                l.write_pointer > 0 && self.flash.lpn(self.geometry.ppn(l.block, 0)) == Some(first)
             })
         };
         if self.sequential != NONE && starts_lbn(self.sequential) {
@@ -582,13 +600,13 @@ impl HybridFtl {
         let block = self.take_free(old.owner);
         let mut w = 0;
         for i in 0..old.write_pointer {
-            let src = old.block * self.ppb + i;
+            let src = self.geometry.ppn(old.block, i);
             if !self.is_valid(src) {
                 continue;
             }
-            let dst = block * self.ppb + w;
+            let dst = self.geometry.ppn(block, w);
             let lpn = self.move_page(src, dst, Source::Cleaner);
-            self.log_ppn[lpn as usize] = dst;
+            self.log_ppn[lpn.index()] = dst;
             w += 1;
         }
         self.release(old.block);
@@ -628,7 +646,7 @@ impl HybridFtl {
     }
 
     fn write_set(&mut self, lpn: Lpn, data: Option<&[u8]>, n: u32, k: u32) {
-        let lbn = lpn / self.ppb;
+        let lbn = self.lbn(lpn);
         let group = lbn / n;
         let g = group as usize;
         loop {
@@ -640,7 +658,7 @@ impl HybridFtl {
             if active != NONE && self.group_logs[g] >= k {
                 // The group's logs are all full: recycle them.
                 if n == 1 && k == 1 && !self.in_place(active, lbn) {
-                    let valid = self.block_valid[self.log(active).block as usize];
+                    let valid = self.block_valid[self.log(active).block.index()];
                     if valid == 0 {
                         self.merge_group(group);
                         continue;
@@ -672,8 +690,8 @@ impl HybridFtl {
     // ---- fully associative (FAST) -----------------------------------------------------------
 
     fn write_fast(&mut self, lpn: Lpn, data: Option<&[u8]>) {
-        let lbn = lpn / self.ppb;
-        let off = lpn % self.ppb;
+        let lbn = self.lbn(lpn);
+        let off = self.offset(lpn);
         if off == 0 {
             if self.sequential != NONE {
                 let slot = self.sequential;
@@ -709,7 +727,7 @@ impl HybridFtl {
             if self.sequential != NONE {
                 if self.logs[self.sequential as usize].is_none() {
                     self.sequential = NONE; // consumed: its logical block was merged in place
-                } else if self.block_valid[self.log(self.sequential).block as usize] == 0 {
+                } else if self.block_valid[self.log(self.sequential).block.index()] == 0 {
                     // Its logical block was fully merged: nothing in it is worth keeping.
                     let slot = self.sequential;
                     self.sequential = NONE;
@@ -724,7 +742,7 @@ impl HybridFtl {
 /// it in a log block; its data block is `pbn`.
 impl WearHost for HybridFtl {
     fn erase_count(&self, b: BlockId) -> u32 {
-        self.erase_counts[b as usize]
+        self.erase_counts[b.index()]
     }
 
     fn units(&self) -> u32 {
@@ -734,30 +752,29 @@ impl WearHost for HybridFtl {
     fn has_sector_mapping(&mut self, lbn: u32) -> bool {
         let first = u64::from(lbn) * u64::from(self.ppb);
         let end = (first + u64::from(self.ppb)).min(self.geometry.logical_pages);
-        (first..end).any(|lpn| self.log_ppn[lpn as usize] != NONE)
+        (first..end).any(|lpn| self.log_ppn[lpn as usize] != Ppn::NONE)
     }
 
     fn pbn(&self, lbn: u32) -> Option<BlockId> {
         let d = self.data[lbn as usize];
-        (d != NONE && self.block_valid[d as usize] > 0).then_some(d)
+        (d != BlockId::NONE && self.block_valid[d.index()] > 0).then_some(d)
     }
 
     fn erase(&mut self, b: BlockId) {
-        debug_assert_eq!(self.block_valid[b as usize], 0);
+        debug_assert_eq!(self.block_valid[b.index()], 0);
         self.flash.erase(b, Source::WearLeveling);
-        self.erase_counts[b as usize] += 1;
-        self.endurance.observe(self.erase_counts[b as usize]);
+        self.erase_counts[b.index()] += 1;
+        self.endurance.observe(self.erase_counts[b.index()]);
     }
 
     /// A data block whose logical block has no log mapping is copied into a free block; the
     /// old block is erased and freed. Log blocks, free blocks and data blocks being updated
     /// are left to the merges that will erase them anyway.
     fn evict(&mut self, b: BlockId) -> bool {
-        let first = b * self.ppb;
-        let Some(ppn) = (first..first + self.ppb).find(|&p| self.is_valid(p)) else {
+        let Some(ppn) = self.geometry.pages_of(b).find(|&p| self.is_valid(p)) else {
             return false;
         };
-        let lbn = self.flash.lpn(ppn).expect("valid page is programmed") / self.ppb;
+        let lbn = self.lbn(self.flash.lpn(ppn).expect("valid page is programmed"));
         if self.data[lbn as usize] != b || self.has_sector_mapping(lbn) {
             return false;
         }
@@ -771,9 +788,9 @@ impl WearHost for HybridFtl {
     fn move_block(&mut self, lbn: u32, from: BlockId, to: BlockId) {
         debug_assert_eq!(self.data[lbn as usize], from);
         for off in 0..self.ppb {
-            let src = from * self.ppb + off;
+            let src = self.geometry.ppn(from, off);
             if self.is_valid(src) {
-                self.move_page(src, to * self.ppb + off, Source::WearLeveling);
+                self.move_page(src, self.geometry.ppn(to, off), Source::WearLeveling);
             }
         }
         self.data[lbn as usize] = to;
@@ -812,7 +829,7 @@ impl Ftl for HybridFtl {
     fn trim_page(&mut self, lpn: Lpn, _now_ns: u64) {
         if let Some(ppn) = self.newest(lpn) {
             self.invalidate(ppn);
-            self.log_ppn[lpn as usize] = NONE;
+            self.log_ppn[lpn.index()] = Ppn::NONE;
         }
     }
 
@@ -822,7 +839,7 @@ impl Ftl for HybridFtl {
 
     /// Region 0: a data block; region 1: a log block.
     fn locate(&self, lpn: Lpn) -> Option<(Ppn, u8)> {
-        self.newest(lpn).map(|ppn| (ppn, u8::from(self.log_ppn[lpn as usize] != NONE)))
+        self.newest(lpn).map(|ppn| (ppn, u8::from(self.log_ppn[lpn.index()] != Ppn::NONE)))
     }
 
     fn flash(&self) -> &Flash {
@@ -854,24 +871,26 @@ impl Ftl for HybridFtl {
     /// next erase (data blocks: recovery never programs one; full logs), 0 free or retired.
     fn checkpoint(&mut self, now_ns: u64) -> Result<(), crate::error::MediaError> {
         let mut state = vec![0u8; self.geometry.blocks as usize];
-        for &d in self.data.iter().filter(|&&d| d != NONE) {
-            state[d as usize] = 2;
+        for &d in self.data.iter().filter(|&&d| d != BlockId::NONE) {
+            state[d.index()] = 2;
         }
         for log in self.logs.iter().flatten() {
-            state[log.block as usize] = if log.write_pointer < self.ppb { 1 } else { 2 };
+            state[log.block.index()] = if log.write_pointer < self.ppb { 1 } else { 2 };
         }
         let media = self.flash.media();
-        let blocks: Vec<BlockRecord> = (0..self.geometry.blocks)
+        let blocks: Vec<BlockRecord> = self
+            .geometry
+            .block_ids()
             .map(|b| BlockRecord {
-                erase_count: self.erase_counts[b as usize],
+                erase_count: self.erase_counts[b.index()],
                 region: 0,
-                state: state[b as usize],
+                state: state[b.index()],
                 write_pointer: media.programmed_pages(b),
-                valid_pages: self.block_valid[b as usize],
+                valid_pages: self.block_valid[b.index()],
             })
             .collect();
-        let l2p: Vec<Ppn> = (0..self.geometry.logical_pages as Lpn)
-            .map(|l| self.newest(l).unwrap_or(NONE))
+        let l2p: Vec<Ppn> = (0..self.geometry.logical_pages)
+            .map(|l| self.newest(Lpn::from_u64(l)).unwrap_or(Ppn::NONE))
             .collect();
         let free_order: Vec<BlockId> = self.free.iter().flatten().copied().collect();
         let cp = Checkpoint {
@@ -891,17 +910,17 @@ impl Ftl for HybridFtl {
     }
 
     fn check(&self) {
-        let ppb = self.ppb;
+        let geometry = &self.geometry;
         let mut valid = vec![0u32; self.block_valid.len()];
         let mut role = vec![0u8; self.block_valid.len()]; // 0 free, 1 data, 2 log
-        for &d in self.data.iter().filter(|&&d| d != NONE) {
-            assert_eq!(role[d as usize], 0, "block {d} has two roles");
-            role[d as usize] = 1;
+        for &d in self.data.iter().filter(|&&d| d != BlockId::NONE) {
+            assert_eq!(role[d.index()], 0, "block {d} has two roles");
+            role[d.index()] = 1;
         }
         let mut in_use = 0;
         for log in self.logs.iter().flatten() {
-            assert_eq!(role[log.block as usize], 0, "log block {} has two roles", log.block);
-            role[log.block as usize] = 2;
+            assert_eq!(role[log.block.index()], 0, "log block {} has two roles", log.block);
+            role[log.block.index()] = 2;
             assert_eq!(self.flash.media().programmed_pages(log.block), log.write_pointer);
             in_use += 1;
         }
@@ -916,32 +935,33 @@ impl Ftl for HybridFtl {
             assert_eq!(!list.is_empty(), self.free_planes.contains(plane as u32), "free planes");
         }
         for &b in self.free.iter().flatten() {
-            assert_eq!(role[b as usize], 0, "free block {b} is in use");
+            assert_eq!(role[b.index()], 0, "free block {b} is in use");
             assert_eq!(self.flash.media().programmed_pages(b), 0, "free block {b} not erased");
-            assert_eq!(self.block_valid[b as usize], 0);
-            role[b as usize] = 3;
+            assert_eq!(self.block_valid[b.index()], 0);
+            role[b.index()] = 3;
         }
-        for b in 0..self.geometry.blocks {
+        for b in geometry.block_ids() {
             if self.endurance.is_retired(b) {
-                assert_eq!(role[b as usize], 0, "retired block {b} is in use");
-                role[b as usize] = 4;
+                assert_eq!(role[b.index()], 0, "retired block {b} is in use");
+                role[b.index()] = 4;
             }
         }
         assert!(role.iter().all(|&r| r != 0), "every block is data, log, free or retired");
-        for lpn in 0..self.geometry.logical_pages as u32 {
-            let lbn = lpn / ppb;
-            let l = self.log_ppn[lpn as usize];
-            if l != NONE {
-                assert_eq!(role[(l / ppb) as usize], 2, "log copy of {lpn} outside a log block");
+        for lpn in (0..geometry.logical_pages).map(Lpn::from_u64) {
+            let l = self.log_ppn[lpn.index()];
+            if l != Ppn::NONE {
+                let role_of_l = role[geometry.block_of(l).index()];
+                assert_eq!(role_of_l, 2, "log copy of {lpn} outside a log block");
                 assert!(self.is_valid(l));
                 assert_eq!(self.flash.lpn(l), Some(lpn));
-                let d = self.data[lbn as usize];
-                if d != NONE {
-                    assert!(!self.is_valid(d * ppb + lpn % ppb), "two valid copies of {lpn}");
+                let d = self.data[self.lbn(lpn) as usize];
+                if d != BlockId::NONE {
+                    let in_data = geometry.ppn(d, self.offset(lpn));
+                    assert!(!self.is_valid(in_data), "two valid copies of {lpn}");
                 }
             }
             if let Some(ppn) = self.newest(lpn) {
-                valid[(ppn / ppb) as usize] += 1;
+                valid[geometry.block_of(ppn).index()] += 1;
                 assert_eq!(self.flash.lpn(ppn), Some(lpn), "newest copy of {lpn} holds another");
             }
         }

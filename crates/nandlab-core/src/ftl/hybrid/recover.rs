@@ -56,7 +56,7 @@ use std::collections::VecDeque;
 
 use super::{Association, HybridFtl, HybridSpec, Log};
 use crate::error::RecoveryError;
-use crate::flash::{BlockId, Flash, Geometry, Ppn, Source, NONE};
+use crate::flash::{BlockId, Flash, Geometry, Lpn, Ppn, Source, NONE};
 use crate::ftl::{FtlRecovery, RecycleKind};
 
 /// Rebuilds the tables of the hybrid FTL `spec` describes from `flash`, whose geometry must be
@@ -103,7 +103,7 @@ impl HybridFtl {
     /// repair is an error; what the flash holds never makes it panic.
     pub fn recover(&mut self) -> Result<FtlRecovery, RecoveryError> {
         assert!(
-            self.seq == 0 && self.logs_in_use == 0 && self.data.iter().all(|&d| d == NONE),
+            self.seq == 0 && self.logs_in_use == 0 && self.data.iter().all(|&d| d == BlockId::NONE),
             "recover runs once, on a new FTL"
         );
         // Recovery's own releases erase directly: a leveler must not move data while the
@@ -123,7 +123,8 @@ impl HybridFtl {
         // Every valid page outside its logical block's data block is a log copy (in an adopted
         // log, or in a block about to be repaired).
         for (lpn, &ppn) in newest.iter().enumerate() {
-            if ppn != NONE && self.data[lpn / self.ppb as usize] != ppn / self.ppb {
+            let data_block = self.data[lpn / self.ppb as usize];
+            if ppn != Ppn::NONE && self.geometry.block_of(ppn) != data_block {
                 self.log_ppn[lpn] = ppn;
             }
         }
@@ -136,15 +137,16 @@ impl HybridFtl {
 
     /// Step 1: the newest copy of every LPN is marked valid; erase counts, write pointers and
     /// ages are read; `seq` continues after the newest page. Returns the blocks and each LPN's
-    /// newest copy (`NONE`: none).
+    /// newest copy (`Ppn::NONE`: none).
     fn scan(&mut self) -> Result<(Vec<BlockScan>, Vec<Ppn>), RecoveryError> {
         let ppb = self.ppb;
-        let logical = self.geometry.logical_pages;
+        let geometry = self.geometry;
+        let logical = geometry.logical_pages;
         let mut newest_seq = vec![0u64; logical as usize];
-        let mut newest_ppn = vec![NONE; logical as usize];
-        let mut scans = Vec::with_capacity(self.geometry.blocks as usize);
-        for block in 0..self.geometry.blocks {
-            self.erase_counts[block as usize] = self.flash.erase_count(block);
+        let mut newest_ppn = vec![Ppn::NONE; logical as usize];
+        let mut scans = Vec::with_capacity(geometry.blocks as usize);
+        for block in geometry.block_ids() {
+            self.erase_counts[block.index()] = self.flash.erase_count(block);
             let programmed = self.flash.media().programmed_pages(block);
             if programmed > ppb {
                 return Err(RecoveryError::Damaged {
@@ -153,7 +155,7 @@ impl HybridFtl {
             }
             let mut s = BlockScan { programmed, oldest: u64::MAX, newest: 0 };
             for offset in 0..programmed {
-                let ppn = block * ppb + offset;
+                let ppn = geometry.ppn(block, offset);
                 // A skipped page below the write pointer (a merge skips trimmed pages).
                 let Some(oob) = self.flash.oob(ppn) else { continue };
                 if oob.region != 0 {
@@ -178,16 +180,16 @@ impl HybridFtl {
                 self.seq = self.seq.max(oob.seq);
                 s.oldest = s.oldest.min(oob.seq);
                 s.newest = s.newest.max(oob.seq);
-                let l = oob.lpn as usize;
+                let l = oob.lpn.index();
                 // Equal seqs (a damaged image) keep the first copy found: deterministic.
-                if newest_ppn[l] == NONE || oob.seq > newest_seq[l] {
+                if newest_ppn[l] == Ppn::NONE || oob.seq > newest_seq[l] {
                     newest_ppn[l] = ppn;
                     newest_seq[l] = oob.seq;
                 }
             }
             scans.push(s);
         }
-        for &ppn in newest_ppn.iter().filter(|&&p| p != NONE) {
+        for &ppn in newest_ppn.iter().filter(|&&p| p != Ppn::NONE) {
             self.mark_valid(ppn);
         }
         // Allocation and LRU times are seqs; later ones continue above them.
@@ -202,8 +204,8 @@ impl HybridFtl {
         self.free_count = 0;
         self.free_planes = crate::allocation::PlaneSet::new(self.free.len() as u32);
         let mut emptied = Vec::new();
-        for (b, s) in scans.iter().enumerate() {
-            let block = b as BlockId;
+        for (block, s) in self.geometry.block_ids().zip(scans) {
+            let b = block.index();
             if s.programmed == 0 {
                 let count = self.erase_counts[b];
                 if !self.endurance.after_erase(block, count, true) {
@@ -223,30 +225,29 @@ impl HybridFtl {
     /// Step 3: `data[x]` = the oldest block pure for `x`. Returns each block's pure logical
     /// block (`NONE`: none, or no valid page).
     fn choose_data_blocks(&mut self, scans: &[BlockScan]) -> Vec<u32> {
-        let ppb = self.ppb;
         let mut pure = vec![NONE; scans.len()];
         // Per logical block: (oldest valid seq, more pages first, block number) of the best.
         let mut best: Vec<Option<(u64, std::cmp::Reverse<u32>, BlockId)>> =
             vec![None; self.logical_blocks as usize];
-        for (b, s) in scans.iter().enumerate() {
+        for (block, s) in self.geometry.block_ids().zip(scans) {
+            let b = block.index();
             if self.block_valid[b] == 0 {
                 continue;
             }
-            let block = b as BlockId;
             let mut lbn = NONE;
             let mut oldest_valid = u64::MAX;
             let is_pure = (0..s.programmed).all(|offset| {
-                let ppn = block * ppb + offset;
+                let ppn = self.geometry.ppn(block, offset);
                 if !self.is_valid(ppn) {
                     return true;
                 }
                 let oob = self.flash.oob(ppn).expect("a valid page is programmed");
                 oldest_valid = oldest_valid.min(oob.seq);
-                let x = oob.lpn / ppb;
+                let x = self.lbn(oob.lpn);
                 if lbn == NONE {
                     lbn = x;
                 }
-                oob.lpn % ppb == offset && lbn == x
+                self.offset(oob.lpn) == offset && lbn == x
             });
             if !is_pure {
                 continue;
@@ -271,19 +272,21 @@ impl HybridFtl {
     fn adopt_logs(&mut self, scans: &[BlockScan], pure: &[u32]) -> Vec<BlockId> {
         let is_data = {
             let mut d = vec![false; scans.len()];
-            for &b in self.data.iter().filter(|&&b| b != NONE) {
-                d[b as usize] = true;
+            for &b in self.data.iter().filter(|&&b| b != BlockId::NONE) {
+                d[b.index()] = true;
             }
             d
         };
-        let mut candidates: Vec<(u64, BlockId)> = (0..scans.len())
-            .filter(|&b| self.block_valid[b] > 0 && !is_data[b])
-            .map(|b| (scans[b].oldest, b as BlockId))
+        let mut candidates: Vec<(u64, BlockId)> = self
+            .geometry
+            .block_ids()
+            .filter(|&b| self.block_valid[b.index()] > 0 && !is_data[b.index()])
+            .map(|b| (scans[b.index()].oldest, b))
             .collect();
         candidates.sort_unstable();
         let mut unadopted = Vec::new();
         for (_, block) in candidates {
-            let s = scans[block as usize];
+            let s = scans[block.index()];
             let owner = match self.association {
                 Association::Set { data_blocks, log_blocks } => {
                     let group = self.group_of_valid_pages(block, s.programmed, data_blocks, pure);
@@ -333,15 +336,14 @@ impl HybridFtl {
         group_size: u32,
         pure: &[u32],
     ) -> Option<u32> {
-        if pure[block as usize] != NONE {
-            return Some(pure[block as usize] / group_size);
+        if pure[block.index()] != NONE {
+            return Some(pure[block.index()] / group_size);
         }
         let mut group = None;
-        for ppn in block * self.ppb..block * self.ppb + programmed {
+        for ppn in self.geometry.pages_of(block).take(programmed as usize) {
             if self.is_valid(ppn) {
-                let g = self.flash.lpn(ppn).expect("a valid page is programmed")
-                    / self.ppb
-                    / group_size;
+                let g =
+                    self.lbn(self.flash.lpn(ppn).expect("a valid page is programmed")) / group_size;
                 if *group.get_or_insert(g) != g {
                     return None;
                 }
@@ -356,12 +358,12 @@ impl HybridFtl {
     fn sequential_owner(&self, block: BlockId, programmed: u32) -> Option<u32> {
         let mut lbn = None;
         for offset in 0..programmed {
-            let Some(oob) = self.flash.oob(block * self.ppb + offset) else { continue };
+            let Some(oob) = self.flash.oob(self.geometry.ppn(block, offset)) else { continue };
             if u64::from(oob.lpn) >= self.geometry.logical_pages {
                 continue;
             }
-            let x = oob.lpn / self.ppb;
-            if oob.lpn % self.ppb != offset || *lbn.get_or_insert(x) != x {
+            let x = self.lbn(oob.lpn);
+            if self.offset(oob.lpn) != offset || *lbn.get_or_insert(x) != x {
                 return None;
             }
         }
@@ -372,12 +374,12 @@ impl HybridFtl {
     /// until it holds no valid page (then it is erased) or becomes a data block itself.
     fn repair(&mut self, u: BlockId, report: &mut FtlRecovery) -> Result<(), RecoveryError> {
         loop {
-            let first = u * self.ppb;
             let programmed = self.flash.media().programmed_pages(u);
-            let Some(ppn) = (first..first + programmed).find(|&p| self.is_valid(p)) else {
+            let mut pages = self.geometry.pages_of(u).take(programmed as usize);
+            let Some(ppn) = pages.find(|&p| self.is_valid(p)) else {
                 break;
             };
-            let lbn = self.flash.lpn(ppn).expect("a valid page is programmed") / self.ppb;
+            let lbn = self.lbn(self.flash.lpn(ppn).expect("a valid page is programmed"));
             if self.data[lbn as usize] == u {
                 // A partial merge completed into it (this repair's or an earlier one's): it is
                 // that logical block's data block now, holding nothing else.
@@ -400,10 +402,10 @@ impl HybridFtl {
         let end = (u64::from(first + ppb)).min(self.geometry.logical_pages) as u32;
         let old_data = self.data[lbn as usize];
         let mut holders = vec![u];
-        for lpn in first..end {
-            let l = self.log_ppn[lpn as usize];
-            if l != NONE && !holders.contains(&(l / ppb)) {
-                holders.push(l / ppb);
+        for lpn in (first..end).map(Lpn::new) {
+            let l = self.log_ppn[lpn.index()];
+            if l != Ppn::NONE && !holders.contains(&self.geometry.block_of(l)) {
+                holders.push(self.geometry.block_of(l));
             }
         }
         let target = holders.iter().copied().find(|&t| self.completes(t, lbn));
@@ -411,9 +413,10 @@ impl HybridFtl {
             Some(t) => {
                 // Its in-place prefix becomes data; the rest is copied in after it.
                 let programmed = self.flash.media().programmed_pages(t);
-                for lpn in first..end.min(first + programmed) {
-                    if self.log_ppn[lpn as usize] == t * ppb + (lpn - first) {
-                        self.log_ppn[lpn as usize] = NONE;
+                for offset in 0..programmed.min(end - first) {
+                    let lpn = self.lpn(lbn, offset);
+                    if self.log_ppn[lpn.index()] == self.geometry.ppn(t, offset) {
+                        self.log_ppn[lpn.index()] = Ppn::NONE;
                     }
                 }
                 if let Some(slot) = self.slot_of(t) {
@@ -436,14 +439,14 @@ impl HybridFtl {
                 (RecycleKind::FullMerge, block)
             }
         };
-        debug_assert!(self.block_valid[new_data as usize] > 0, "u held a page of {lbn}");
+        debug_assert!(self.block_valid[new_data.index()] > 0, "u held a page of {lbn}");
         self.data[lbn as usize] = new_data;
-        if old_data != NONE {
+        if old_data != BlockId::NONE {
             self.release(old_data);
         }
         // Logs this emptied are erased, as a merge erases them; `u` is its caller's.
         for &h in &holders[1..] {
-            if h != new_data && self.block_valid[h as usize] == 0 {
+            if h != new_data && self.block_valid[h.index()] == 0 {
                 if let Some(slot) = self.slot_of(h) {
                     self.forget_log(slot);
                     self.release(h);
@@ -464,17 +467,15 @@ impl HybridFtl {
         if self.data[lbn as usize] == t {
             return false;
         }
-        let ppb = self.ppb;
-        let first = lbn * ppb;
         let programmed = self.flash.media().programmed_pages(t);
         let pure = (0..programmed).all(|offset| {
-            let ppn = t * ppb + offset;
-            !self.is_valid(ppn) || self.flash.lpn(ppn) == Some(first + offset)
+            let ppn = self.geometry.ppn(t, offset);
+            !self.is_valid(ppn) || self.flash.lpn(ppn) == Some(self.lpn(lbn, offset))
         });
         pure && (0..programmed).all(|offset| {
-            let lpn = first + offset;
+            let lpn = self.lpn(lbn, offset);
             u64::from(lpn) >= self.geometry.logical_pages
-                || self.newest(lpn).is_none_or(|p| p == t * ppb + offset)
+                || self.newest(lpn).is_none_or(|p| p == self.geometry.ppn(t, offset))
         })
     }
 

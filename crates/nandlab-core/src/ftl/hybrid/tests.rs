@@ -4,7 +4,7 @@
 use super::recycling::{self, CostModel};
 use super::{cost_model, Association, HybridFtl};
 use crate::flash::Geometry;
-use crate::flash::{CountingMedia, Flash, Source};
+use crate::flash::{BlockId, CountingMedia, Flash, Lpn, Source};
 use crate::ftl::{Ftl, RecycleKind, RecycleStats};
 use crate::rng::Prng;
 
@@ -35,7 +35,7 @@ fn ftl(association: Association, logs: u32, recycling: &str, period: u32) -> Hyb
 
 fn write(f: &mut HybridFtl, lpns: &[u32]) {
     for &lpn in lpns {
-        f.write_page(lpn, 0, None);
+        f.write_page(Lpn::new(lpn), 0, None);
         f.check();
     }
 }
@@ -143,12 +143,12 @@ fn sast_merges_the_whole_group() {
 fn trimmed_blocks_need_no_data_block() {
     let mut f = ftl(BAST, 1, "merge-only", 0);
     write(&mut f, &[1, 2]);
-    f.trim_page(1, 0);
-    f.trim_page(2, 0);
+    f.trim_page(Lpn::new(1), 0);
+    f.trim_page(Lpn::new(2), 0);
     f.check();
     write(&mut f, &[4]); // evicts an all-invalid log: discarded, no copy
     assert_eq!(stats(&f, RecycleKind::Discard), (1, 0, 1));
-    assert!(!f.is_mapped(1) && !f.is_mapped(2));
+    assert!(!f.is_mapped(Lpn::new(1)) && !f.is_mapped(Lpn::new(2)));
 }
 
 /// Random writes, reads and trims against a model of what is mapped: every association and
@@ -176,18 +176,18 @@ fn random_workloads_keep_every_invariant() {
                 let lpn = if rng.below(4) == 0 { rng.below(16) } else { rng.below(4) } as u32;
                 match rng.below(20) {
                     0 => {
-                        f.trim_page(lpn, 0);
+                        f.trim_page(Lpn::new(lpn), 0);
                         mapped[lpn as usize] = false;
                     }
                     1..=3 => {
                         let start = lpn & !3;
                         for l in start..start + 4 {
-                            f.write_page(l, 0, None);
+                            f.write_page(Lpn::new(l), 0, None);
                             mapped[l as usize] = true;
                         }
                     }
                     _ => {
-                        f.write_page(lpn, 0, None);
+                        f.write_page(Lpn::new(lpn), 0, None);
                         mapped[lpn as usize] = true;
                     }
                 }
@@ -195,7 +195,11 @@ fn random_workloads_keep_every_invariant() {
                     f.check();
                 }
                 for l in 0..16 {
-                    assert_eq!(f.is_mapped(l), mapped[l as usize], "{policy} {assoc:?} lpn {l}");
+                    assert_eq!(
+                        f.is_mapped(Lpn::new(l)),
+                        mapped[l as usize],
+                        "{policy} {assoc:?} lpn {l}"
+                    );
                 }
             }
             f.check();
@@ -240,19 +244,19 @@ fn wear_leveling_evens_wear_and_keeps_every_invariant() {
         };
         f.set_wear_leveler(leveler);
         for lpn in 0..g.logical_pages as u32 {
-            f.write_page(lpn, 0, None);
+            f.write_page(Lpn::new(lpn), 0, None);
         }
         let mut rng = Prng::new(5);
         for step in 0..40_000 {
             // 90 % of writes to the first 5 logical blocks.
             let lpn = if rng.below(10) < 9 { rng.below(20) } else { rng.below(192) } as u32;
-            f.write_page(lpn, 0, None);
+            f.write_page(Lpn::new(lpn), 0, None);
             if step % 97 == 0 {
                 f.check();
             }
         }
         f.check();
-        assert!((0..192).all(|l| f.is_mapped(l)));
+        assert!((0..192).all(|l| f.is_mapped(Lpn::new(l))));
         let counts = f.erase_counts();
         let n = counts.len() as f64;
         let mean = counts.iter().map(|&c| f64::from(c)).sum::<f64>() / n;
@@ -312,11 +316,11 @@ fn lazy_wear_leveling_remaps_the_cold_logical_block_on_bast() {
     let setup = crate::wear::WearSetup { units: 2, physical_blocks: 6, erases_so_far: 0, seed };
     f.set_wear_leveler(Some(Box::new(crate::wear::LazyWearLeveling::with(2.0, None, setup))));
     write(&mut f, &[0, 1, 2, 3]);
-    assert_eq!(f.data[0], 0, "logical block 0 was switch-merged into block 0");
+    assert_eq!(f.data[0], BlockId::new(0), "logical block 0 was switch-merged into block 0");
     let mut steps = 0;
     while f.wear_leveling().unwrap().remaps == 0 {
         let counts_before = f.erase_counts.clone();
-        f.write_page(2, 0, None);
+        f.write_page(Lpn::new(2), 0, None);
         f.check();
         steps += 1;
         assert!(steps < 100, "no re-mapping");
@@ -329,8 +333,8 @@ fn lazy_wear_leveling_remaps_the_cold_logical_block_on_bast() {
             assert_eq!(steps, 67);
             assert_eq!(counts_before, [0, 13, 13, 13, 13, 12]);
             assert_eq!(f.erase_counts, [1, 14, 13, 13, 13, 13]);
-            assert_eq!(f.data[0], 1, "logical block 0 now lives in the worn block 1");
-            assert!([0, 1].iter().all(|&l| f.is_mapped(l)));
+            assert_eq!(f.data[0], BlockId::new(1), "logical block 0 now lives in the worn block 1");
+            assert!([0, 1].iter().all(|&l| f.is_mapped(Lpn::new(l))));
         }
     }
     assert_eq!(f.flash().counters.erases[Source::WearLeveling as usize], 1);
