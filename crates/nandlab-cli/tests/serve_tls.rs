@@ -145,6 +145,8 @@ fn read_only_export_refuses_writes() {
         return;
     }
     let dir = tmp_dir("ro");
+    // `--read-only` never creates an image: one made by a served drive that stopped cleanly.
+    drop(Serve::start(&dir, &[]));
     let srv = Serve::start(&dir, &["--read-only"]);
     let uri = format!("nbd://127.0.0.1:{}", srv.port);
     let (ok, out) = run(Command::new("nbdinfo").arg(&uri));
