@@ -222,6 +222,11 @@ pub enum Unchosen {
     /// (`ftl.random_d`). Another value is refused naming the policies that use it; this one is
     /// accepted, so that a resolved configuration resolves again.
     Default(fn() -> Value),
+    /// Left out (not even as `null`, and its table too when it has no other key); a value set
+    /// for it is refused naming the policy that uses it, as for `Unset`. For parameters added
+    /// after results of other configurations were published (`tests/golden/metrics/`): a
+    /// configuration that does not choose the policy keeps the exact shape it had before.
+    Omitted,
 }
 
 impl Param {
@@ -229,6 +234,13 @@ impl Param {
     #[must_use]
     pub const fn new(table: &'static str, key: &'static str) -> Self {
         Self { table, key, unchosen: Unchosen::Unset }
+    }
+
+    /// A parameter left out of configurations that do not choose its policy (see
+    /// `Unchosen::Omitted`).
+    #[must_use]
+    pub const fn omitted(table: &'static str, key: &'static str) -> Self {
+        Self { table, key, unchosen: Unchosen::Omitted }
     }
 
     /// A parameter every configuration shows at `default` (see `Unchosen::Default`).
@@ -306,8 +318,26 @@ impl Tables {
         for family in families {
             for (_, params) in &family.entries {
                 for p in *params {
+                    let claimed = self.claimed.contains(&(p.table.to_string(), p.key.to_string()));
+                    if !claimed && matches!(p.unchosen, Unchosen::Omitted) {
+                        if self.value(p.table, p.key).is_some() {
+                            let who = family.owners(p.table, p.key).unwrap_or_default();
+                            return Err(ConfigError::new(
+                                format!("{}.{}", p.table, p.key),
+                                format!("only {who} uses it"),
+                            ));
+                        }
+                        // A `null` read back from a results file is no value: dropped too.
+                        if let Some(map) = self.maps.get_mut(p.table) {
+                            map.remove(p.key);
+                            if map.is_empty() {
+                                self.maps.remove(p.table);
+                            }
+                        }
+                        continue;
+                    }
                     let map = self.maps.entry(p.table.to_string()).or_default();
-                    if self.claimed.contains(&(p.table.to_string(), p.key.to_string())) {
+                    if claimed {
                         // Read by the chosen policy; left unset, it is still recorded.
                         map.entry(p.key.to_string()).or_insert(None);
                         continue;
@@ -324,6 +354,7 @@ impl Tables {
                         Unchosen::Unset => {
                             map.insert(p.key.to_string(), None);
                         }
+                        Unchosen::Omitted => unreachable!("left out above"),
                         Unchosen::Default(default) => {
                             let value = map.get(p.key).cloned().flatten();
                             if value.as_ref().is_some_and(|v| !same_value(v, &default())) {

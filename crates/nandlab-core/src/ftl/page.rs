@@ -30,7 +30,7 @@ use crate::flash::Geometry;
 use crate::flash::{
     BlockId, BlockRecord, Checkpoint, Flash, Lpn, Media, NvramEntry, Oob, Ppn, Source,
 };
-use crate::ftl::policy::{PageState, Placement, VictimPolicy};
+use crate::ftl::policy::{Collected, PageState, Placement, VictimPolicy, WriteClock};
 use crate::wear::{Endurance, LifetimeState, WearHost, WearLeveler, WearLevelingStats};
 
 pub struct PageFtl {
@@ -41,6 +41,14 @@ pub struct PageFtl {
     l2p: Vec<Ppn>,
     /// LPN → time it entered its region (empty unless the placement needs it).
     entered_ns: Vec<u64>,
+    /// The placement keeps time in host writes (`Placement::needs_write_clock`): the FTL counts
+    /// them, keeps `last_write` and `opened_at`, and reports fills and collections.
+    write_clock: bool,
+    clock: WriteClock,
+    /// LPN → the write clock at its last host write (empty unless `write_clock`).
+    last_write: Vec<u64>,
+    /// Block → the write clock when it was opened (empty unless `write_clock`).
+    opened_at: Vec<u64>,
     /// One bit per physical page: set iff the translation table points at it. Redundant with
     /// `l2p`, but the cleaner can find a victim's valid pages from these few cache lines
     /// instead of one random translation-table load per page.
@@ -120,6 +128,9 @@ impl PageFtl {
         let logical = geometry.logical_pages as usize;
         let entered_ns =
             if placement.needs_residence_time() { vec![0; logical] } else { Vec::new() };
+        let write_clock = placement.needs_write_clock();
+        let last_write = if write_clock { vec![0; logical] } else { Vec::new() };
+        let opened_at = if write_clock { vec![0; geometry.blocks as usize] } else { Vec::new() };
         let words_per_block = geometry.pages_per_block.div_ceil(64);
         let hw = *flash.engine().hardware();
         let planes = flash.planes();
@@ -133,6 +144,10 @@ impl PageFtl {
             flash,
             l2p: vec![Ppn::NONE; logical],
             entered_ns,
+            write_clock,
+            clock: WriteClock::default(),
+            last_write,
+            opened_at,
             valid_bits: vec![0; (geometry.blocks * words_per_block) as usize],
             words_per_block,
             blocks: BlockTable::new(geometry.blocks, geometry.pages_per_block),
@@ -240,6 +255,7 @@ impl PageFtl {
             let state = PageState {
                 region: self.ram_index,
                 entered_ns: self.entered_ns.get(lpn.index()).copied().unwrap_or(0),
+                last_write: self.last_write.get(lpn.index()).copied().unwrap_or(0),
             };
             let region = self.placement.ram_write_back(lpn, state, now_ns);
             assert!(region < self.ram_index, "a RAM page is written back to a flash region");
@@ -390,6 +406,7 @@ impl PageFtl {
             ftl.entered_ns.fill(now_ns);
         }
         ftl.finish_interrupted_cleaning(now_ns, &mut report);
+        ftl.recount_mapped();
         if ftl.free.is_empty() {
             return Err(RecoveryError::NoSpace {
                 what: "no erased block on the flash and no interrupted cleaning step to finish"
@@ -582,7 +599,13 @@ impl PageFtl {
             // record) and may need more room than the step opened: then the step cannot be
             // finished here — refused below rather than running out of blocks mid-copy
             // (tests/page_recovery.rs `crash_at_every_operation`, `Sweep::trim_cuts`).
-            let victim = self.interrupted_victim().filter(|&v| self.completion_fits(v, now_ns));
+            let victim = self.interrupted_victim();
+            if let Some(v) = victim {
+                // Before the fit check: it asks the placement where each copy goes, which may
+                // depend on what the collection tells it.
+                self.report_collecting(v);
+            }
+            let victim = victim.filter(|&v| self.completion_fits(v, now_ns));
             if let Some(victim) = victim {
                 self.empty_block(victim, Source::Cleaner, now_ns);
                 self.flash.erase(victim, Source::Cleaner);
@@ -615,8 +638,9 @@ impl PageFtl {
     }
 
     /// Whether the valid pages of `victim` fit where the placement sends them: the pages left
-    /// in each region's active block, then whole free blocks. (The placements' `cleaner_copy`
-    /// is a pure function of the page's state: asking it here changes nothing.)
+    /// in each region's active block, then whole free blocks. (Asked through
+    /// `cleaner_copy_peek`, which records nothing and answers as the copies' `cleaner_copy`
+    /// will.)
     fn completion_fits(&mut self, victim: BlockId, now_ns: u64) -> bool {
         let ppb = self.pages_per_block;
         let mut need = vec![0u32; self.flash_regions as usize];
@@ -624,7 +648,7 @@ impl PageFtl {
             let Some(lpn) = self.flash.lpn(ppn) else { continue };
             if u64::from(lpn) < self.geometry.logical_pages && self.l2p[lpn.index()] == ppn {
                 let state = self.page_state(lpn, ppn);
-                let region = self.placement.cleaner_copy(lpn, state, now_ns);
+                let region = self.placement.cleaner_copy_peek(lpn, state, now_ns);
                 need[usize::from(region)] += 1;
             }
         }
@@ -770,6 +794,7 @@ impl PageFtl {
                 self.flash.media_mut().nvram_write(slot, lpn, seq, e.data.as_deref());
             }
         }
+        self.recount_mapped();
         Ok(())
     }
 
@@ -803,7 +828,11 @@ impl PageFtl {
         } else {
             self.blocks.region[self.flash.block_of(ppn).index()]
         };
-        PageState { region, entered_ns: self.entered_ns.get(lpn.index()).copied().unwrap_or(0) }
+        PageState {
+            region,
+            entered_ns: self.entered_ns.get(lpn.index()).copied().unwrap_or(0),
+            last_write: self.last_write.get(lpn.index()).copied().unwrap_or(0),
+        }
     }
 
     /// A page to program in `region` for LPN `lpn` (a host write) or for a cleaner copy out
@@ -817,6 +846,9 @@ impl PageFtl {
         if block == BlockId::NONE {
             block = self.take_free(region, plane);
             self.blocks.open(block, region, now_ns);
+            if let Some(t) = self.opened_at.get_mut(block.index()) {
+                *t = self.clock.host_writes;
+            }
             self.active[slot] = block;
             self.open_planes[region as usize].insert(plane);
         }
@@ -828,6 +860,9 @@ impl PageFtl {
             self.mark_closed(block);
             self.active[slot] = BlockId::NONE;
             self.open_planes[region as usize].remove(plane);
+            if self.write_clock {
+                self.placement.filled(region);
+            }
         }
         ppn
     }
@@ -933,6 +968,37 @@ impl PageFtl {
         }
     }
 
+    /// Advances the write clock for a host write of `lpn` (`new_page`: never written, or
+    /// trimmed) and tells the placement, before it decides (`Placement::tick`).
+    #[inline(never)]
+    fn tick(&mut self, lpn: Lpn, new_page: bool) {
+        self.clock.host_writes += 1;
+        self.placement.tick(self.clock);
+        self.clock.mapped_pages += u64::from(new_page);
+        self.last_write[lpn.index()] = self.clock.host_writes;
+    }
+
+    /// GC feedback (`Placement::collecting`), before `victim`'s pages are copied.
+    fn report_collecting(&mut self, victim: BlockId) {
+        if self.write_clock {
+            let b = victim.index();
+            self.placement.collecting(Collected {
+                region: self.blocks.region[b],
+                opened_at: self.opened_at[b],
+                valid_pages: self.blocks.valid[b],
+                pages_per_block: self.pages_per_block,
+            });
+        }
+    }
+
+    /// Counts the mapped logical pages afresh (after recovery rebuilt the table).
+    fn recount_mapped(&mut self) {
+        if !self.write_clock {
+            return;
+        }
+        self.clock.mapped_pages = self.l2p.iter().filter(|&&p| p != Ppn::NONE).count() as u64;
+    }
+
     /// Cleans victims until the free-block reserve is restored.
     fn clean(&mut self, now_ns: u64) {
         // Each victim frees one block and its copies consume at most that many pages, so the
@@ -963,6 +1029,7 @@ impl PageFtl {
         let victim = selection.block;
         self.counters.gc_victims += 1;
         self.counters.victim_searches_capped += u64::from(selection.capped);
+        self.report_collecting(victim);
         self.empty_block(victim, Source::Cleaner, now_ns);
         // Lazy wear leveling may put a cold block's data into a worn victim and hand back the
         // block that data came from, which is then erased instead (Algorithm 1).
@@ -1077,6 +1144,10 @@ impl WearHost for PageFtl {
         debug_assert_eq!(self.blocks.valid[from.index()], self.pages_per_block);
         self.blocks.take_victim(from);
         self.blocks.open(to, region, now_ns);
+        if self.write_clock {
+            // The same data, as old as it was.
+            self.opened_at[to.index()] = self.opened_at[from.index()];
+        }
         for off in 0..self.pages_per_block {
             let src = self.geometry.ppn(from, off);
             let lpn = self.flash.lpn(src).expect("a valid page is programmed");
@@ -1098,6 +1169,7 @@ impl WearHost for PageFtl {
             return false;
         }
         let now_ns = self.wear_now_ns;
+        self.report_collecting(b);
         self.empty_block(b, Source::WearLeveling, now_ns);
         self.flash.erase(b, Source::WearLeveling);
         self.return_erased(b);
@@ -1126,6 +1198,9 @@ impl Ftl for PageFtl {
         }
         let old_ppn = self.l2p[lpn.index()];
         let old = (old_ppn != Ppn::NONE).then(|| self.page_state(lpn, old_ppn));
+        if self.write_clock {
+            self.tick(lpn, old.is_none());
+        }
         let region = self.placement.host_write(lpn, old, now_ns);
         assert!(u32::from(region) < self.placement.regions());
         if self.ram.is_some() && region == self.ram_index {
@@ -1182,6 +1257,9 @@ impl Ftl for PageFtl {
         let ppn = self.l2p[lpn.index()];
         if ppn != Ppn::NONE {
             self.l2p[lpn.index()] = Ppn::NONE;
+            if self.write_clock {
+                self.clock.mapped_pages -= 1;
+            }
             match self.ram.as_mut().filter(|r| r.holds(ppn)) {
                 Some(ram) => ram.remove(ppn),
                 None => self.invalidate(ppn, now_ns),
@@ -1309,7 +1387,11 @@ impl Ftl for PageFtl {
         // Lookup table: state 1, valid 4, write pointer 4, last modified 8, erase count 4,
         // region 1; indexes: 4 links of 4 bytes.
         let per_block = 1 + 4 + 4 + 8 + 4 + 1 + 16;
-        (self.l2p.len() * 4 + self.entered_ns.len() * 8 + self.valid_bits.len() * 8) as u64
+        (self.l2p.len() * 4
+            + self.entered_ns.len() * 8
+            + self.last_write.len() * 8
+            + self.opened_at.len() * 8
+            + self.valid_bits.len() * 8) as u64
             + blocks * per_block
             + blocks * 4 // free list
             + self.active.len() as u64 * 4

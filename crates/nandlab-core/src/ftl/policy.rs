@@ -32,11 +32,41 @@ pub trait CleaningSpec: fmt::Debug + Send + Sync {
 }
 
 /// Where a mapped page lives now and since when.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PageState {
     pub region: u8,
     /// Simulated time the page entered its region (only tracked when the placement asks).
     pub entered_ns: u64,
+    /// The write clock (`WriteClock::host_writes`) at the page's last host write: only tracked
+    /// when the placement asks (`Placement::needs_write_clock`); 0 otherwise, and for a page
+    /// written before a served drive restarted (the clock restarts at 0).
+    pub last_write: u64,
+}
+
+/// Time measured in host page writes, which the page FTL keeps for placements that ask
+/// (`Placement::needs_write_clock`) and reports before each host write (`Placement::tick`).
+/// Placement papers (SepBIT, WARCIP, FADaC; docs/ALGORITHMS.md §11) measure lifespans and ages
+/// in written blocks, not in seconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriteClock {
+    /// Host page writes so far, the one being placed included. Starts at 0 when the FTL is
+    /// built or recovered.
+    pub host_writes: u64,
+    /// Logical pages holding data (written and not trimmed) before this write.
+    pub mapped_pages: u64,
+}
+
+/// GC feedback: a closed block the cleaner (or a wear leveler's eviction) is about to empty,
+/// reported before any of its pages is copied (`Placement::collecting`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Collected {
+    pub region: u8,
+    /// The write clock when the block was opened (its first page programmed); 0 for a block
+    /// opened before a restart.
+    pub opened_at: u64,
+    /// Valid pages left: the copies to come.
+    pub valid_pages: u32,
+    pub pages_per_block: u32,
 }
 
 pub trait Placement: Send {
@@ -50,6 +80,29 @@ pub trait Placement: Send {
     fn host_write(&mut self, lpn: Lpn, current: Option<PageState>, now_ns: u64) -> u8;
     /// Region for a valid page the cleaner moves out of a victim block.
     fn cleaner_copy(&mut self, lpn: Lpn, current: PageState, now_ns: u64) -> u8;
+    /// The region `cleaner_copy` would pick, recording nothing: recovery asks it for every page
+    /// of an interrupted cleaning step to check the copies fit, then copies them through
+    /// `cleaner_copy`, which must answer the same. Default: `cleaner_copy` (placements whose
+    /// copies change their own bookkeeping override it).
+    fn cleaner_copy_peek(&mut self, lpn: Lpn, current: PageState, now_ns: u64) -> u8 {
+        self.cleaner_copy(lpn, current, now_ns)
+    }
+    /// The FTL keeps a write clock for this placement (mechanism for the placement papers of
+    /// docs/ALGORITHMS.md §11): it reports the clock before each host write (`tick`), keeps each
+    /// page's last host write (`PageState::last_write`) and each block's opening time, and
+    /// reports blocks that fill up (`filled`) and blocks the cleaner collects (`collecting`).
+    /// None of this is on flash: after a restart the clock starts again at 0 and every page
+    /// counts as last written at 0 — it only steers placement, never which data is current.
+    fn needs_write_clock(&self) -> bool {
+        false
+    }
+    /// Before the placement decides a host write (`host_write`), with the write clock.
+    fn tick(&mut self, _clock: WriteClock) {}
+    /// A block of `region` was filled (its last page programmed, by a host write or a cleaner
+    /// copy) and closed.
+    fn filled(&mut self, _region: u8) {}
+    /// The cleaner is about to copy `block`'s valid pages (`cleaner_copy`) and erase it.
+    fn collecting(&mut self, _block: Collected) {}
     /// Whether the hottest region (`regions() - 1`) is RAM rather than flash (DEB's Extra
     /// Buffer Region, DAC's RAM region): the page FTL keeps its pages in a `RamRegion`, updates
     /// them in place and writes them back when it fills.

@@ -405,18 +405,18 @@ mod tests {
 
     #[test]
     fn the_placement_puts_the_ebr_above_the_flash_regions_or_drops_it() {
-        let state = |region| Some(PageState { region, entered_ns: 0 });
+        let state = |region| Some(PageState { region, entered_ns: 0, last_write: 0 });
         let mut with = Deb::new(&[100.0, 200.0, 300.0, 400.0], 8, true);
         assert_eq!((with.regions(), with.ram_region()), (5, true));
         assert_eq!(with.host_write(Lpn::new(1), None, 0), 4, "rule 1: the EBR is region 4");
         assert_eq!(with.host_write(Lpn::new(1), state(4), 10 * S), 4, "rule 6");
-        let page = PageState { region: 4, entered_ns: 0 };
+        let page = PageState { region: 4, entered_ns: 0, last_write: 0 };
         assert_eq!(with.ram_write_back(Lpn::new(1), page, 260 * S), 2, "rule 5: 250 s → region 2");
         // No EBR (the paper's "LFSS (No EBR)"): the EBR's pages go to the hottest region.
         let mut without = Deb::new(&[100.0, 200.0, 300.0, 400.0], 8, false);
         assert_eq!((without.regions(), without.ram_region()), (4, false));
         assert_eq!(without.host_write(Lpn::new(1), None, 0), 3);
         assert_eq!(without.host_write(Lpn::new(1), state(3), 10 * S), 3, "fast in the hottest stays");
-        assert_eq!(without.cleaner_copy(Lpn::new(1), PageState { region: 3, entered_ns: 0 }, 0), 2);
+        assert_eq!(without.cleaner_copy(Lpn::new(1), PageState { region: 3, entered_ns: 0, last_write: 0 }, 0), 2);
     }
 }

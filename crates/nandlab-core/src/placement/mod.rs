@@ -11,7 +11,7 @@ pub use oracle::next_write_distances;
 use std::sync::Arc;
 
 use crate::error::ConfigError;
-pub use crate::ftl::policy::{PageState, Placement, PlacementSpec};
+pub use crate::ftl::policy::{Collected, PageState, Placement, PlacementSpec, WriteClock};
 use crate::ftl::FtlConfig;
 use crate::spec::{self, Family, Named, Param, Params, Tables};
 

@@ -12,7 +12,7 @@ const S: u64 = 1_000_000_000;
 fn dac_without_threshold_promotes_and_demotes_one_step() {
     let mut d = Dac::new(4, None, false);
     assert_eq!(d.host_write(Lpn::new(7), None, 0), 0, "new data enters the Bottom region");
-    let at = |region| PageState { region, entered_ns: 0 };
+    let at = |region| PageState { region, entered_ns: 0, last_write: 0 };
     assert_eq!(d.host_write(Lpn::new(7), Some(at(0)), 5 * S), 1);
     assert_eq!(d.host_write(Lpn::new(7), Some(at(2)), 5 * S), 3);
     assert_eq!(d.host_write(Lpn::new(7), Some(at(3)), 5 * S), 3, "Top stays Top");
@@ -25,7 +25,7 @@ fn dac_without_threshold_promotes_and_demotes_one_step() {
 fn dac_time_threshold() {
     let mut d = Dac::new(4, Some(10 * S), false);
     assert!(d.needs_residence_time());
-    let page = PageState { region: 1, entered_ns: 100 * S };
+    let page = PageState { region: 1, entered_ns: 100 * S, last_write: 0 };
     // Updated 9 s after entering: young → promoted.
     assert_eq!(d.host_write(Lpn::new(1), Some(page), 109 * S), 2);
     // Updated 11 s after: old → rewritten in the same region.
@@ -56,7 +56,7 @@ fn oracle_bands_host_and_cleaner_writes() {
     assert_eq!(o.host_write(Lpn::new(2), None, 0), 0, "never rewritten: Bottom");
     assert_eq!(o.host_write(Lpn::new(3), None, 0), 0, "distance 20 >= 10: Bottom");
     // LPN 3 is next written at index 3 + 20 = 23; now 4 writes done → 19 away → Bottom.
-    let page = PageState { region: 0, entered_ns: 0 };
+    let page = PageState { region: 0, entered_ns: 0, last_write: 0 };
     assert_eq!(o.cleaner_copy(Lpn::new(3), page, 0), 0);
     // LPN 1 is next written at 1 + 5 = 6; 2 away now → middle band.
     assert_eq!(o.cleaner_copy(Lpn::new(1), page, 0), 1);
