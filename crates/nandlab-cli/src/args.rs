@@ -76,12 +76,13 @@ pub struct BenchArgs {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum BenchSection {
     // The page-mapped FTL; the hybrid FTLs (BAST, SAST, FAST); the RAM buffers; the parallel
-    // engine on the MQSim-comparable benchmark; trace analysis.
+    // engine on the MQSim-comparable benchmark; trace analysis; each data placement's cost.
     Page,
     Hybrid,
     Buffer,
     Parallel,
     Analyze,
+    Placement,
 }
 
 impl BenchSection {
@@ -93,6 +94,7 @@ impl BenchSection {
             BenchSection::Buffer => "buffer",
             BenchSection::Parallel => "parallel",
             BenchSection::Analyze => "analyze",
+            BenchSection::Placement => "placement",
         }
     }
 }

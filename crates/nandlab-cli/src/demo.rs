@@ -87,6 +87,100 @@ pub fn bench(blocks: u32, passes: f64, only: Option<&str>) -> Result<(), String>
     if want("analyze") {
         bench_analyze()?;
     }
+    if want("placement") {
+        bench_placement(blocks / 4, passes)?;
+    }
+    Ok(())
+}
+
+/// What each data placement costs the simulator: every registered placement (6 regions where it
+/// takes a region count) on the same Zipf-like hot/cold workload, best of three interleaved runs
+/// (the machine is shared), against the default configuration's placement (one log) run the same
+/// way. A placement's own cost per host write is its run's measured seconds per host page write
+/// minus the default's: the work of deciding, keeping
+/// its per-page history, and the extra logs' bookkeeping in the FTL.
+fn bench_placement(blocks: u32, passes: f64) -> Result<(), String> {
+    const ROUNDS: usize = 3;
+    outln!(
+        "\nData placements: hot/cold 80/20 4 KiB writes, greedy, {blocks} blocks × 64 pages, \
+         utilization 0.85, 1 warm-up pass, then {passes} measured passes; best of {ROUNDS} \
+         interleaved runs.\nns/write over default = (measured s ÷ host writes) − the default placement's (one log); B/logical \
+         page = what the placement keeps per logical page.\n"
+    )?;
+    // The baseline is the default configuration's placement (one log): no `ftl.placement` key.
+    let mut names = vec![""];
+    names.extend(nandlab_core::names::placements());
+    let options = |name: &str, regions: bool| -> Vec<String> {
+        let mut o = vec![
+            format!("device.blocks={blocks}"),
+            "device.pages_per_block=64".into(),
+            "device.utilization=0.85".into(),
+            "workload.kind=hotcold".into(),
+            "workload.hot_access_fraction=0.8".into(),
+            "workload.hot_data_fraction=0.2".into(),
+            "workload.warmup_passes=1".into(),
+            format!("workload.passes={passes}"),
+            "ftl.cleaning=greedy".into(),
+        ];
+        if !name.is_empty() {
+            o.push(format!("ftl.placement={name}"));
+        }
+        if regions {
+            o.push("ftl.regions=6".into());
+        }
+        o
+    };
+    // 6 regions where the placement takes a region count (`host-gc` and `none` have their own).
+    let options: Vec<Vec<String>> = names
+        .iter()
+        .map(|n| {
+            let six = options(n, true);
+            let takes_six = load_config(None, &six).is_ok_and(|c| c.resolve().is_ok());
+            if takes_six {
+                six
+            } else {
+                options(n, false)
+            }
+        })
+        .collect();
+    let mut best: Vec<Option<nandlab_core::Metrics>> = vec![None; names.len()];
+    for _ in 0..ROUNDS {
+        for (i, o) in options.iter().enumerate() {
+            let m = run_with(o)?;
+            if best[i].as_ref().is_none_or(|b| m.measured_wall_seconds < b.measured_wall_seconds) {
+                best[i] = Some(m);
+            }
+        }
+    }
+    let per_write = |m: &nandlab_core::Metrics| {
+        m.measured_wall_seconds / (m.host_writes_per_wall_second * m.measured_wall_seconds).max(1.0)
+    };
+    let base = best[0].clone().ok_or("no baseline run")?;
+    // What the placement itself keeps per logical page (the device's tables are the same for all).
+    let placement_bytes = |o: &[String]| -> Result<u64, String> {
+        let resolved = load_config(None, o).map_err(|e| e.to_string())?;
+        let resolved = resolved.resolve().map_err(|e| e.to_string())?;
+        Ok(resolved.placement().map_or(0, |p| p.bytes_per_logical_page()))
+    };
+    let mut t = Table::new(&[
+        "placement",
+        "host writes/s",
+        "ns/write over default",
+        "WA",
+        "B/logical page",
+    ]);
+    for ((name, m), o) in names.iter().zip(&best).zip(&options).skip(1) {
+        let Some(m) = m else { continue };
+        let over = (per_write(m) - per_write(&base)) * 1e9;
+        t.row(vec![
+            (*name).into(),
+            format!("{:.2} M", m.host_writes_per_wall_second / 1e6),
+            format!("{over:+.0}"),
+            format!("{:.3}", m.write_amplification),
+            placement_bytes(o)?.to_string(),
+        ]);
+    }
+    outp!("{}", t.render())?;
     Ok(())
 }
 
