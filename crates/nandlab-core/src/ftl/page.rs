@@ -44,6 +44,8 @@ pub struct PageFtl {
     /// The placement keeps time in host writes (`Placement::needs_write_clock`): the FTL counts
     /// them, keeps `last_write` and `opened_at`, and reports fills and collections.
     write_clock: bool,
+    /// `Placement::wants_prefetch`, asked once.
+    placement_prefetch: bool,
     clock: WriteClock,
     /// LPN → the write clock at its last host write (empty unless `write_clock`).
     last_write: Vec<u64>,
@@ -145,6 +147,7 @@ impl PageFtl {
             l2p: vec![Ppn::NONE; logical],
             entered_ns,
             write_clock,
+            placement_prefetch: placement.wants_prefetch(),
             clock: WriteClock::default(),
             last_write,
             opened_at,
@@ -1070,6 +1073,9 @@ impl PageFtl {
                 bits &= bits - 1;
                 if let Some(lpn) = self.flash.lpn(ppn) {
                     nandlab_prefetch::prefetch(&self.l2p, lpn.index());
+                    if self.placement_prefetch {
+                        self.placement.prefetch(lpn);
+                    }
                 }
             }
         }
@@ -1278,6 +1284,9 @@ impl Ftl for PageFtl {
     #[inline]
     fn prefetch_translation(&self, lpn: Lpn) {
         nandlab_prefetch::prefetch(&self.l2p, lpn.index());
+        if self.placement_prefetch {
+            self.placement.prefetch(lpn);
+        }
     }
 
     #[inline]

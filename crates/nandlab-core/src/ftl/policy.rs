@@ -87,6 +87,15 @@ pub trait Placement: Send {
     fn cleaner_copy_peek(&mut self, lpn: Lpn, current: PageState, now_ns: u64) -> u8 {
         self.cleaner_copy(lpn, current, now_ns)
     }
+    /// The placement keeps per-page state of its own, indexed by LPN, that misses the cache on
+    /// large devices: the FTL then calls `prefetch` for a host write's LPN as early as it asks
+    /// for its translation entry, and for a victim's LPNs before it copies them, so the misses
+    /// overlap.
+    fn wants_prefetch(&self) -> bool {
+        false
+    }
+    /// Asks for the cache lines of `lpn`'s state (a hint: nothing changes).
+    fn prefetch(&self, _lpn: Lpn) {}
     /// The FTL keeps a write clock for this placement (mechanism for the placement papers of
     /// docs/ALGORITHMS.md §11): it reports the clock before each host write (`tick`), keeps each
     /// page's last host write (`PageState::last_write`) and each block's opening time, and

@@ -252,6 +252,16 @@ impl Placement for Lifetime {
         self.regions
     }
 
+    /// The history is a random access per host write and per copy: on a large device, a cache
+    /// miss each unless asked for early.
+    fn wants_prefetch(&self) -> bool {
+        true
+    }
+
+    fn prefetch(&self, lpn: Lpn) {
+        nandlab_prefetch::prefetch(&self.history, lpn.index());
+    }
+
     fn host_write(&mut self, lpn: Lpn, _current: Option<PageState>, _now_ns: u64) -> u8 {
         let now = self.clock;
         self.clock = self.clock.wrapping_add(1);
