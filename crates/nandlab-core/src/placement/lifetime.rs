@@ -17,9 +17,10 @@
 //! Each host write of a page that was written before scores both predictions against the interval
 //! that just ended (squared error in log2, decayed over about 1 / `ERROR_DECAY` writes). A page
 //! written for the first time goes to the Bottom (nothing is known about it). A page the cleaner
-//! copies is predicted to live at least as long as it already has since its last write (a page
-//! that has not been written for a long time is likely colder than its estimate says): its
-//! prediction is the larger of the estimate and its age.
+//! copies has lived `age` host writes since its last write, which says it is likely colder than
+//! its estimate: with the slow estimate (a steady rate), the age counts as one more interval, so a
+//! mean of n intervals grows by age / n (n at most 10, the estimate's memory); with the fast one
+//! (a rate that may have just changed), the prediction is the larger of the estimate and the age.
 //!
 //! Memory: 8 B per logical page (the last write's time, both estimates and a 4-bit write
 //! count), beyond the region byte every placement has. Time is counted in host page writes, kept
@@ -48,9 +49,10 @@ pub(super) const ENTRY: PlacementEntry = PlacementEntry {
 const DEFAULT_BANDS_6: [f64; 5] = [0.0017, 0.0073, 0.0857, 1.05, 3.15];
 /// Weight of the newest interval's log2 in the fast estimate.
 const FAST_WEIGHT: f64 = 0.5;
-/// The slow estimate averages the first 1/`SLOW_WEIGHT_MIN` intervals exactly, then weighs the
-/// newest by this.
-const SLOW_WEIGHT_MIN: f64 = 0.1;
+/// The slow estimate averages the first `SLOW_INTERVALS_EXACT` intervals exactly, then weighs the
+/// newest by `SLOW_WEIGHT_MIN` = 1 / that.
+const SLOW_INTERVALS_EXACT: u16 = 10;
+const SLOW_WEIGHT_MIN: f64 = 1.0 / SLOW_INTERVALS_EXACT as f64;
 /// Per scored write, the fraction of the accumulated prediction error forgotten.
 const ERROR_DECAY: f64 = 1e-5;
 /// E[ln X] = ln E[X] − γ for an exponential X: the fast (log) estimate sits γ / ln 2 bits below
@@ -287,7 +289,18 @@ impl Placement for Lifetime {
             return 0;
         }
         let age = f64::from(self.clock.wrapping_sub(h.last_write)) + 1.0;
-        self.region_for(self.estimate(h).max(log2_approx(age)))
+        let bits = if self.fast_error < self.slow_error {
+            // The fast estimate stands for a rate that may have just changed: the page has
+            // lived at least its age.
+            h.fast_bits().max(log2_approx(age))
+        } else {
+            // A page that keeps its rate: its age is one more (unfinished) interval, so the
+            // mean of n intervals grows by age / n — the posterior mean of an exponential
+            // interval given that it has lasted `age` so far.
+            let intervals = f64::from((h.writes() - 1).min(SLOW_INTERVALS_EXACT));
+            log2_approx(exp2_approx(h.slow_bits()) + age / intervals)
+        };
+        self.region_for(bits)
     }
 }
 
@@ -307,25 +320,35 @@ mod tests {
     fn first_write_goes_to_the_bottom_and_a_short_interval_to_the_top() {
         let mut p = lifetime(3, &[2.0, 100f64.log2()]);
         assert_eq!(p.host_write(Lpn::new(1), None, 0), 0);
-        // Interval 0 (written again right away): predicted 1 write, below 4: the Top.
+        // Written again right away: interval 1, predicted 2 writes, below 4: the Top.
         assert_eq!(p.host_write(Lpn::new(1), state(), 0), 2);
         for _ in 0..10 {
             p.host_write(Lpn::new(2), state(), 0);
         }
-        // Page 1's interval is now 10: 11 writes, between the bands: the middle.
+        // Page 1's interval is now 11: the running mean of 2 and 12 is 7 writes, between the
+        // bands (4 and 100): the middle.
         assert_eq!(p.host_write(Lpn::new(1), state(), 0), 1);
     }
 
     #[test]
     fn a_copy_is_predicted_to_live_at_least_its_age() {
-        let mut p = lifetime(3, &[2.0, 100f64.log2()]);
+        let mut p = lifetime(3, &[3.0, 100f64.log2()]);
         p.host_write(Lpn::new(1), None, 0);
         p.host_write(Lpn::new(1), state(), 0);
+        // Interval 1 seen (estimate 2 writes), age 1 (+1): 2 + 2 / 1 = 4 writes, below 8: the Top.
         assert_eq!(p.cleaner_copy(Lpn::new(1), PageState::default(), 0), 2);
+        // First writes of other pages move the clock without scoring the estimates.
+        p.host_write(Lpn::new(2), None, 0);
+        p.host_write(Lpn::new(3), None, 0);
+        // Age 3 (+1): 2 + 4 = 6 writes, still the Top; two writes later 2 + 6 = 8: the middle.
+        assert_eq!(p.cleaner_copy(Lpn::new(1), PageState::default(), 0), 2);
+        p.host_write(Lpn::new(4), None, 0);
+        p.host_write(Lpn::new(5), None, 0);
+        assert_eq!(p.cleaner_copy(Lpn::new(1), PageState::default(), 0), 1);
         for _ in 0..200 {
-            p.host_write(Lpn::new(2), state(), 0);
+            p.host_write(Lpn::new(6), state(), 0);
         }
-        // 200 writes old: beyond the last band.
+        // 200 writes old: 2 + 205 / 1 writes, beyond the last band.
         assert_eq!(p.cleaner_copy(Lpn::new(1), PageState::default(), 0), 0);
         // Never rewritten: the Bottom.
         assert_eq!(p.cleaner_copy(Lpn::new(3), PageState::default(), 0), 0);
