@@ -222,6 +222,10 @@ pub enum Unchosen {
     /// (`ftl.random_d`). Another value is refused naming the policies that use it; this one is
     /// accepted, so that a resolved configuration resolves again.
     Default(fn() -> Value),
+    /// Left out of the resolved configuration altogether (a value set for it is refused, as
+    /// for `Unset`): a parameter added after results were recorded, so that configurations
+    /// choosing another policy record exactly what they recorded before.
+    Omitted,
 }
 
 impl Param {
@@ -229,6 +233,12 @@ impl Param {
     #[must_use]
     pub const fn new(table: &'static str, key: &'static str) -> Self {
         Self { table, key, unchosen: Unchosen::Unset }
+    }
+
+    /// A parameter recorded only when its policy is chosen (see `Unchosen::Omitted`).
+    #[must_use]
+    pub const fn own(table: &'static str, key: &'static str) -> Self {
+        Self { table, key, unchosen: Unchosen::Omitted }
     }
 
     /// A parameter every configuration shows at `default` (see `Unchosen::Default`).
@@ -314,7 +324,7 @@ impl Tables {
                     }
                     let set = map.get(p.key).is_some_and(Option::is_some);
                     match p.unchosen {
-                        Unchosen::Unset if set => {
+                        Unchosen::Unset | Unchosen::Omitted if set => {
                             let who = family.owners(p.table, p.key).unwrap_or_default();
                             return Err(ConfigError::new(
                                 format!("{}.{}", p.table, p.key),
@@ -323,6 +333,9 @@ impl Tables {
                         }
                         Unchosen::Unset => {
                             map.insert(p.key.to_string(), None);
+                        }
+                        Unchosen::Omitted => {
+                            map.remove(p.key);
                         }
                         Unchosen::Default(default) => {
                             let value = map.get(p.key).cloned().flatten();
