@@ -16,7 +16,8 @@
 //!    for instance MSR needs 7 comma-separated fields with `Read`/`Write` in
 //!    the 4th, Tencent 5 comma-separated integers with `0`/`1` in the 4th,
 //!    SPC `r`/`w` in the 4th of at least 5, SYSTOR (headerless) 6 fields with
-//!    `R`/`W` in the 3rd, blkparse a `maj,min` first token. CloudPhysics is
+//!    `R`/`W` in the 3rd, Alibaba 5 comma-separated fields with `R`/`W` in the 2nd,
+//!    blkparse a `maj,min` first token. CloudPhysics is
 //!    only detected by its header.
 //! 3. DiskSim and MQSim lines have the same five whitespace-separated
 //!    columns. MQSim's time column is integer nanoseconds and its 5th column
@@ -167,6 +168,7 @@ mod tests {
             detect(&["version,time,op,size,lbn", "1,5633898,2a,512,42932745"]).unwrap(),
             Cloudphysics
         );
+        assert_eq!(detect(&["419,W,7471104,4096,1577808000000009"]).unwrap(), Alibaba);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! # nandlab-trace: real block I/O traces as a uniform record stream
 //!
-//! Reads block-level I/O traces in eight published formats and yields
+//! Reads block-level I/O traces in nine published formats and yields
 //! [`TraceRecord`]s: operation, byte offset, byte length, time in ns relative
 //! to the first record, device number, and source line. Standalone: it does
 //! not depend on the rest of nandlab.
@@ -15,6 +15,7 @@
 //! | `tencent` | Tencent CBS CSV | Unix seconds | 512 B sectors | VolumeID |
 //! | `systor` | SYSTOR'17 CSV (header) | Unix seconds.ns | bytes | LUN |
 //! | `cloudphysics` | CloudPhysics VSCSI CSV (header) | microseconds | lbn in 512 B blocks, size in bytes | 0 |
+//! | `alibaba` | Alibaba Cloud block trace CSV | microseconds | bytes | device_id |
 //!
 //! Each `formats/*.rs` module documents its columns and rules; the crate's
 //! `README.md` is the user-facing description.
@@ -99,11 +100,13 @@ pub enum TraceFormat {
     Systor,
     /// CloudPhysics VSCSI CSV.
     Cloudphysics,
+    /// Alibaba Cloud block trace CSV.
+    Alibaba,
 }
 
 impl TraceFormat {
     /// Every format, in detection order.
-    pub const ALL: [TraceFormat; 8] = [
+    pub const ALL: [TraceFormat; 9] = [
         TraceFormat::Msr,
         TraceFormat::Spc,
         TraceFormat::Disksim,
@@ -112,10 +115,11 @@ impl TraceFormat {
         TraceFormat::Tencent,
         TraceFormat::Systor,
         TraceFormat::Cloudphysics,
+        TraceFormat::Alibaba,
     ];
 
     /// The configuration name: `"msr"`, `"spc"`, `"disksim"`, `"mqsim"`,
-    /// `"blkparse"`, `"tencent"`, `"systor"` or `"cloudphysics"`.
+    /// `"blkparse"`, `"tencent"`, `"systor"`, `"cloudphysics"` or `"alibaba"`.
     pub fn name(self) -> &'static str {
         match self {
             TraceFormat::Msr => "msr",
@@ -126,6 +130,7 @@ impl TraceFormat {
             TraceFormat::Tencent => "tencent",
             TraceFormat::Systor => "systor",
             TraceFormat::Cloudphysics => "cloudphysics",
+            TraceFormat::Alibaba => "alibaba",
         }
     }
 

@@ -81,6 +81,7 @@ fn bad_op_in_each_format() {
         (TraceFormat::Tencent, "1,0,8,2,5", "field 4 (IOType)"),
         (TraceFormat::Systor, "1.0,0.1,T,0,0,512", "field 3 (IOType)"),
         (TraceFormat::Cloudphysics, "1,5,c1,512,0", "unsupported SCSI opcode 0xc1"),
+        (TraceFormat::Alibaba, "7,D,0,4096,5", "field 2 (opcode)"),
     ];
     for (format, bad, expect) in cases {
         let content = format!("\n{bad}\n");
@@ -196,4 +197,25 @@ fn blkparse_bad_completion_line_number() {
     let (line, msg) = parse_error(&e);
     assert_eq!(line, 2);
     assert!(msg.contains("field 10 (sector count)"), "{msg}");
+}
+
+#[test]
+fn alibaba_malformed_line_names_file_line_and_field() {
+    let p = write_tmp("err-alibaba.csv", b"3,W,0,4096,10\n3,W,4096,4096,11\n3,W,8192,4k,12\n");
+    let (ok, e) = first_error(&p, &with_format(TraceFormat::Alibaba));
+    assert_eq!(ok, 2);
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}:3: field 4 (length (bytes)): expected a non-negative integer, found \"4k\": \
+             \"3,W,8192,4k,12\"",
+            p.display()
+        )
+    );
+    let p = write_tmp("err-alibaba-fields.csv", b"3,W,0,4096,10,extra\n");
+    let (_, e) = first_error(&p, &with_format(TraceFormat::Alibaba));
+    assert_eq!(
+        parse_error(&e),
+        (1, "expected 5 comma-separated fields, found 6: \"3,W,0,4096,10,extra\"")
+    );
 }

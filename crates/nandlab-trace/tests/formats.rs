@@ -195,6 +195,33 @@ fn cloudphysics_exact_records() {
 }
 
 #[test]
+fn alibaba_exact_records_and_one_volume() {
+    // Two volumes interleaved, as the release stores them; times in microseconds.
+    let p = write_tmp(
+        "fmt-alibaba.csv",
+        b"419,W,7471104,4096,1577808000000009\n\
+          7,R,0,8192,1577808000000010\n\
+          419,r,8192,512,1577808000000250\n\
+          419,W,4096,0,1577808000000300\n",
+    );
+    assert_eq!(detect_format(&p).unwrap(), TraceFormat::Alibaba);
+    use TraceOp::*;
+    assert_eq!(
+        read_all(&p, &detected()),
+        vec![
+            r(Write, 7_471_104, 4096, 0, 419, 1),
+            r(Read, 0, 8192, 1000, 7, 2),
+            r(Read, 8192, 512, 241_000, 419, 3),
+        ]
+    );
+    // One volume: its first request is time 0; the zero-length write is skipped.
+    assert_eq!(
+        read_all(&p, &only_device(419)),
+        vec![r(Write, 7_471_104, 4096, 0, 419, 1), r(Read, 8192, 512, 241_000, 419, 3)]
+    );
+}
+
+#[test]
 fn format_names_round_trip() {
     for f in TraceFormat::ALL {
         assert_eq!(TraceFormat::from_name(f.name()), Some(f));
@@ -205,7 +232,17 @@ fn format_names_round_trip() {
     let names: Vec<_> = TraceFormat::ALL.iter().map(|f| f.name()).collect();
     assert_eq!(
         names,
-        ["msr", "spc", "disksim", "mqsim", "blkparse", "tencent", "systor", "cloudphysics"]
+        [
+            "msr",
+            "spc",
+            "disksim",
+            "mqsim",
+            "blkparse",
+            "tencent",
+            "systor",
+            "cloudphysics",
+            "alibaba"
+        ]
     );
 }
 

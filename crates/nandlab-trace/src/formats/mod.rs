@@ -10,6 +10,7 @@
 //! (`u128`, so no format can overflow); the reader turns them into times
 //! relative to the first record.
 
+pub(crate) mod alibaba;
 pub(crate) mod blkparse;
 pub(crate) mod cloudphysics;
 pub(crate) mod disksim;
@@ -56,6 +57,7 @@ pub(crate) fn parse_line(format: TraceFormat, line: &[u8]) -> ParseResult {
         TraceFormat::Tencent => tencent::parse(line),
         TraceFormat::Systor => systor::parse(line),
         TraceFormat::Cloudphysics => cloudphysics::parse(line),
+        TraceFormat::Alibaba => alibaba::parse(line),
     }
 }
 
