@@ -3,6 +3,8 @@
 //! The first [`SAMPLE_LINES`] lines that are neither blank nor `#` comments
 //! are sampled (after gunzipping, if the file is gzip). Then:
 //!
+//! 0. A file whose first line starts with `$$TR_IOREC` is an SRT trace (binary records after
+//!    a text header); nothing else is sampled.
 //! 1. If the first sampled line is a known header line -
 //!    `Timestamp,Response,IOType,LUN,Offset,Size` (SYSTOR'17) or
 //!    `version,time,op,size,lbn` (CloudPhysics) - that format is chosen.
@@ -47,6 +49,10 @@ pub fn detect_format(path: &Path) -> Result<TraceFormat, TraceError> {
     let mut sample: Vec<(u64, Vec<u8>)> = Vec::with_capacity(SAMPLE_LINES);
     while sample.len() < SAMPLE_LINES && lines.advance()? {
         if !lines.is_ignorable() {
+            // A binary SRT trace: its text header's first line is all there is to sample.
+            if sample.is_empty() && lines.text().starts_with(formats::srt::MAGIC) {
+                return Ok(TraceFormat::Srt);
+            }
             sample.push((lines.line(), lines.text().to_vec()));
         }
     }
@@ -90,6 +96,10 @@ pub(crate) fn detect_sample(
     for f in TraceFormat::ALL {
         if f == TraceFormat::Cloudphysics {
             reasons.push("cloudphysics: needs the header line \"version,time,op,size,lbn\"".into());
+            continue;
+        }
+        if f == TraceFormat::Srt {
+            reasons.push("srt: needs \"$$TR_IOREC\" at the start of the file".into());
             continue;
         }
         let (accepted, failure) = check(f, sample);

@@ -17,6 +17,7 @@ pub(crate) mod disksim;
 pub(crate) mod mqsim;
 pub(crate) mod msr;
 pub(crate) mod spc;
+pub(crate) mod srt;
 pub(crate) mod systor;
 pub(crate) mod tencent;
 
@@ -58,6 +59,8 @@ pub(crate) fn parse_line(format: TraceFormat, line: &[u8]) -> ParseResult {
         TraceFormat::Systor => systor::parse(line),
         TraceFormat::Cloudphysics => cloudphysics::parse(line),
         TraceFormat::Alibaba => alibaba::parse(line),
+        // Binary: read record by record (`srt::SrtReader`), never line by line.
+        TraceFormat::Srt => Err("an SRT trace is binary: its records are not lines".into()),
     }
 }
 
