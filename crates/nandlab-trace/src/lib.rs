@@ -71,6 +71,7 @@ mod detect;
 mod error;
 mod fit;
 mod formats;
+mod input;
 mod reader;
 pub mod suites;
 

@@ -9,14 +9,12 @@
 //! `formats::srt::SrtReader` from the same (possibly gunzipped) stream; every
 //! request then passes the same checks (`TraceReader::next_record`).
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
-
-use flate2::bufread::MultiGzDecoder;
 
 use crate::formats::srt::SrtReader;
 use crate::formats::{self, excerpt, trim, Parsed, Raw};
+use crate::input::open_input;
 use crate::{TraceError, TraceFormat, TraceOp, TraceRecord};
 
 /// The longest line accepted, in bytes.
@@ -35,8 +33,6 @@ pub const MAX_TRIM_BYTES: u64 = 1 << 41;
 /// corrupt field, not something to saturate silently.
 pub const MAX_TRACE_SPAN_NS: u64 = 1_000_000_000_000_000_000;
 
-const BUFFER_BYTES: usize = 256 * 1024;
-
 /// Reads a (possibly gzipped) text file line by line into a reused buffer.
 pub(crate) struct LineReader {
     path: PathBuf,
@@ -44,24 +40,6 @@ pub(crate) struct LineReader {
     gzip: bool,
     buf: Vec<u8>,
     line: u64,
-}
-
-/// The content of `path`, gunzipped when it starts with the gzip magic, and whether it was.
-pub(crate) fn open_input(path: &Path) -> Result<(Box<dyn BufRead + Send>, bool), TraceError> {
-    let io_err = |what: &str, e: std::io::Error| TraceError::Io {
-        path: path.to_path_buf(),
-        message: format!("{what}: {e}"),
-    };
-    let file = File::open(path).map_err(|e| io_err("cannot open", e))?;
-    let mut raw = BufReader::with_capacity(BUFFER_BYTES, file);
-    let head = raw.fill_buf().map_err(|e| io_err("cannot read", e))?;
-    let gzip = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
-    let input: Box<dyn BufRead + Send> = if gzip {
-        Box::new(BufReader::with_capacity(BUFFER_BYTES, MultiGzDecoder::new(raw)))
-    } else {
-        Box::new(raw)
-    };
-    Ok((input, gzip))
 }
 
 impl LineReader {

@@ -37,7 +37,7 @@ use std::io::{BufRead, ErrorKind, Read};
 use std::path::{Path, PathBuf};
 
 use super::Raw;
-use crate::reader::open_input;
+use crate::input::open_input;
 use crate::{TraceError, TraceOp};
 
 /// How an SRT file begins.
