@@ -4,7 +4,7 @@
 //! `-timeout`) or unbounded memory (`-rss_limit_mb`) is a finding.
 //!
 //! Input: byte 0 = selector, then the file content.
-//!   selector & 0x0f: 0..=7 the format in `TraceFormat::ALL` order, 8..=15 detection.
+//!   selector & 0x0f: 0..=9 the format in `TraceFormat::ALL` order, 10..=15 detection.
 //!   selector & 0x10: keep only device 0 (`TraceOptions::device`).
 //!   selector & 0x20: gzip the content first; with 0x40 also cut the compressed stream short.
 //!   selector & 0x80: `multi_device` for compact fitting.
@@ -41,7 +41,7 @@ fuzz_target!(|data: &[u8]| {
 
     let detected = detect_format(&path).ok();
     let format = match selector & 0x0f {
-        i @ 0..=7 => Some(TraceFormat::ALL[usize::from(i)]),
+        i @ 0..=9 => Some(TraceFormat::ALL[usize::from(i)]),
         _ => detected,
     };
     let Some(format) = format else { return };

@@ -21,7 +21,7 @@ pub struct AnalyzeArgs {
     /// The trace file (gzip allowed; its format is detected)
     #[arg(value_name = "TRACE")]
     pub trace: PathBuf,
-    /// Trace format: msr spc disksim mqsim blkparse tencent systor cloudphysics
+    /// Trace format: msr spc disksim mqsim blkparse tencent systor cloudphysics alibaba srt
     #[arg(long, value_name = "F")]
     pub format: Option<String>,
     /// Keep only this device / volume / LUN of the trace

@@ -4,11 +4,12 @@
 //!
 //! The estimate adds the tables every part sizes from the geometry: the flash metadata the media
 //! keeps per page and block, the FTL's translation and lookup tables, the RAM buffer and the RAM
-//! region, the oracle's look-ahead, and, for a served drive, the payload store's per-page CRCs,
-//! the mount's temporary tables and the payloads RAM holds. Per-request and per-event memory is
-//! small and bounded and is covered by a fixed allowance. The figures mirror the allocations in
-//! `flash/counting.rs`, `ftl/page.rs`, `ftl/hybrid/mod.rs`, `buffer/`, `ftl/ram_region.rs` and
-//! `nandlab-store` (tests compare them with measured peak RSS).
+//! region, the oracle's look-ahead, a workload kind's own tables (`Plan::table_bytes`), and, for a
+//! served drive, the payload store's per-page CRCs, the mount's temporary tables and the payloads
+//! RAM holds. Per-request and per-event memory is small and bounded and is covered by a fixed
+//! allowance. The figures mirror the allocations in `flash/counting.rs`, `ftl/page.rs`,
+//! `ftl/hybrid/mod.rs`, `buffer/`, `ftl/ram_region.rs`, `workload/kinds/` and `nandlab-store`
+//! (tests compare them with measured peak RSS).
 
 use crate::config::Resolved;
 
@@ -52,7 +53,8 @@ const ORACLE: &str = "oracle look-ahead";
 const BUFFER: &str = "RAM buffer";
 const RAM_REGION: &str = "RAM region";
 const FIXED: &str = "program and scratch";
-const GEOMETRY_PARTS: [&str; 4] = [FLASH, FTL, SERVED, ORACLE];
+const WORKLOAD: &str = "workload tables";
+const GEOMETRY_PARTS: [&str; 5] = [FLASH, FTL, SERVED, ORACLE, WORKLOAD];
 
 /// The process itself, allocator slack, per-request state, histograms, scratch pages.
 const FIXED_BYTES: u64 = 48 << 20;
@@ -98,6 +100,11 @@ pub fn estimate(r: &Resolved, served: bool) -> MemoryEstimate {
         let passes = 1.0 + w.warmup_passes.unwrap_or(0.0) + w.passes.unwrap_or(1.0);
         let writes = (passes * logical as f64 * w.repeat as f64) as u64;
         parts.push((ORACLE, writes.saturating_mul(8) + logical * 4));
+    }
+    // A workload kind's own tables (`zipf`'s permutation, `fio`'s random map).
+    let workload = r.workload.plan.table_bytes(&r.workload);
+    if workload > 0 {
+        parts.push((WORKLOAD, workload));
     }
     let buffer_pages = u64::from(r.buffer_pages());
     if buffer_pages > 0 {

@@ -136,6 +136,23 @@ const CASES: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "page-costbenefit-zipf-drift",
+        &[
+            "ftl.cleaning=cost-benefit",
+            "workload.kind=zipf",
+            "workload.zipf_exponent=1.0",
+            "workload.zipf_drift_fraction=0.2",
+        ],
+    ),
+    (
+        "page-greedy-fio-zoned-reads",
+        &[
+            "workload.kind=fio",
+            "workload.random_distribution=zoned:60/10:30/20:10/70",
+            "workload.read_fraction=0.3",
+        ],
+    ),
+    (
         "page-poisson-uniform",
         &["workload.kind=uniform", "workload.arrival=poisson", "workload.duration_s=2"],
     ),

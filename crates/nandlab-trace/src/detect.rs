@@ -3,6 +3,8 @@
 //! The first [`SAMPLE_LINES`] lines that are neither blank nor `#` comments
 //! are sampled (after gunzipping, if the file is gzip). Then:
 //!
+//! 0. A file whose first line starts with `$$TR_IOREC` is an SRT trace (binary records after
+//!    a text header); nothing else is sampled.
 //! 1. If the first sampled line is a known header line -
 //!    `Timestamp,Response,IOType,LUN,Offset,Size` (SYSTOR'17) or
 //!    `version,time,op,size,lbn` (CloudPhysics) - that format is chosen.
@@ -16,7 +18,8 @@
 //!    for instance MSR needs 7 comma-separated fields with `Read`/`Write` in
 //!    the 4th, Tencent 5 comma-separated integers with `0`/`1` in the 4th,
 //!    SPC `r`/`w` in the 4th of at least 5, SYSTOR (headerless) 6 fields with
-//!    `R`/`W` in the 3rd, blkparse a `maj,min` first token. CloudPhysics is
+//!    `R`/`W` in the 3rd, Alibaba 5 comma-separated fields with `R`/`W` in the 2nd,
+//!    blkparse a `maj,min` first token. CloudPhysics is
 //!    only detected by its header.
 //! 3. DiskSim and MQSim lines have the same five whitespace-separated
 //!    columns. MQSim's time column is integer nanoseconds and its 5th column
@@ -46,6 +49,10 @@ pub fn detect_format(path: &Path) -> Result<TraceFormat, TraceError> {
     let mut sample: Vec<(u64, Vec<u8>)> = Vec::with_capacity(SAMPLE_LINES);
     while sample.len() < SAMPLE_LINES && lines.advance()? {
         if !lines.is_ignorable() {
+            // A binary SRT trace: its text header's first line is all there is to sample.
+            if sample.is_empty() && lines.text().starts_with(formats::srt::MAGIC) {
+                return Ok(TraceFormat::Srt);
+            }
             sample.push((lines.line(), lines.text().to_vec()));
         }
     }
@@ -89,6 +96,10 @@ pub(crate) fn detect_sample(
     for f in TraceFormat::ALL {
         if f == TraceFormat::Cloudphysics {
             reasons.push("cloudphysics: needs the header line \"version,time,op,size,lbn\"".into());
+            continue;
+        }
+        if f == TraceFormat::Srt {
+            reasons.push("srt: needs \"$$TR_IOREC\" at the start of the file".into());
             continue;
         }
         let (accepted, failure) = check(f, sample);
@@ -167,6 +178,7 @@ mod tests {
             detect(&["version,time,op,size,lbn", "1,5633898,2a,512,42932745"]).unwrap(),
             Cloudphysics
         );
+        assert_eq!(detect(&["419,W,7471104,4096,1577808000000009"]).unwrap(), Alibaba);
     }
 
     #[test]

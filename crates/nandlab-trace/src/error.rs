@@ -31,7 +31,8 @@ pub enum TraceError {
     Parse {
         /// The trace file.
         path: PathBuf,
-        /// 1-based line number in the (decompressed) file.
+        /// 1-based line number in the (decompressed) file (`srt`: the record's number, its
+        /// byte offset in `message`).
         line: u64,
         /// What is wrong, followed by the quoted line text.
         message: String,

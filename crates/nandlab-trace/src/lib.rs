@@ -1,6 +1,6 @@
 //! # nandlab-trace: real block I/O traces as a uniform record stream
 //!
-//! Reads block-level I/O traces in eight published formats and yields
+//! Reads block-level I/O traces in ten published formats (nine text, one binary) and yields
 //! [`TraceRecord`]s: operation, byte offset, byte length, time in ns relative
 //! to the first record, device number, and source line. Standalone: it does
 //! not depend on the rest of nandlab.
@@ -15,6 +15,8 @@
 //! | `tencent` | Tencent CBS CSV | Unix seconds | 512 B sectors | VolumeID |
 //! | `systor` | SYSTOR'17 CSV (header) | Unix seconds.ns | bytes | LUN |
 //! | `cloudphysics` | CloudPhysics VSCSI CSV (header) | microseconds | lbn in 512 B blocks, size in bytes | 0 |
+//! | `alibaba` | Alibaba Cloud block trace CSV | microseconds | bytes | device_id |
+//! | `srt` | HP SRT binary (`$$TR_IOREC`), as DiskSim reads it | seconds + microseconds | 512 B sectors, size in bytes | devno |
 //!
 //! Each `formats/*.rs` module documents its columns and rules; the crate's
 //! `README.md` is the user-facing description.
@@ -23,6 +25,9 @@
 //!
 //! * **Compression**: a file whose first two bytes are the gzip magic is
 //!   gunzipped transparently, whatever its name.
+//! * **SRT** (`srt`, binary): a text header, then fixed-size big-endian
+//!   records; a record's number stands in for the line number in records and
+//!   errors (see `formats/srt.rs` for the layout assumed, DiskSim's).
 //! * **Lines**: line numbers are 1-based in the decompressed text. Blank lines,
 //!   lines starting with `#`, and the format's header line are skipped. Any
 //!   other line that does not parse is a [`TraceError::Parse`] naming the file
@@ -66,6 +71,7 @@ mod detect;
 mod error;
 mod fit;
 mod formats;
+mod input;
 mod reader;
 pub mod suites;
 
@@ -99,11 +105,15 @@ pub enum TraceFormat {
     Systor,
     /// CloudPhysics VSCSI CSV.
     Cloudphysics,
+    /// Alibaba Cloud block trace CSV.
+    Alibaba,
+    /// HP SRT binary records (`$$TR_IOREC`).
+    Srt,
 }
 
 impl TraceFormat {
     /// Every format, in detection order.
-    pub const ALL: [TraceFormat; 8] = [
+    pub const ALL: [TraceFormat; 10] = [
         TraceFormat::Msr,
         TraceFormat::Spc,
         TraceFormat::Disksim,
@@ -112,10 +122,12 @@ impl TraceFormat {
         TraceFormat::Tencent,
         TraceFormat::Systor,
         TraceFormat::Cloudphysics,
+        TraceFormat::Alibaba,
+        TraceFormat::Srt,
     ];
 
     /// The configuration name: `"msr"`, `"spc"`, `"disksim"`, `"mqsim"`,
-    /// `"blkparse"`, `"tencent"`, `"systor"` or `"cloudphysics"`.
+    /// `"blkparse"`, `"tencent"`, `"systor"`, `"cloudphysics"`, `"alibaba"` or `"srt"`.
     pub fn name(self) -> &'static str {
         match self {
             TraceFormat::Msr => "msr",
@@ -126,6 +138,8 @@ impl TraceFormat {
             TraceFormat::Tencent => "tencent",
             TraceFormat::Systor => "systor",
             TraceFormat::Cloudphysics => "cloudphysics",
+            TraceFormat::Alibaba => "alibaba",
+            TraceFormat::Srt => "srt",
         }
     }
 
@@ -191,7 +205,7 @@ pub struct TraceRecord {
     /// Device number / volume id / LUN / disk number (0 when the format has
     /// none); for blkparse `maj << 20 | min`.
     pub device: u64,
-    /// 1-based line number in the (decompressed) file.
+    /// 1-based line number in the (decompressed) file (`srt`: the record's number).
     pub line: u64,
 }
 
@@ -211,8 +225,12 @@ pub fn open(path: &Path, options: &TraceOptions) -> Result<TraceReader, TraceErr
         Some(f) => f,
         None => detect_format(path)?,
     };
-    let lines = reader::LineReader::open(path)?;
-    Ok(TraceReader::new(lines, format, options.device))
+    let source = if format == TraceFormat::Srt {
+        reader::Source::Srt(formats::srt::SrtReader::open(path)?)
+    } else {
+        reader::Source::Lines(reader::LineReader::open(path)?)
+    };
+    Ok(TraceReader::new(source, format, options.device))
 }
 
 /// Totals over a whole trace, from [`scan`].

@@ -5,15 +5,16 @@
 //! `1f 8b`, whatever its name; concatenated gzip members are read as one
 //! stream. Lines are read into one reused buffer (no per-line allocation);
 //! a line longer than [`MAX_LINE_BYTES`] is an error (it usually means the
-//! file is binary).
+//! file is binary). The one binary format, `srt`, is read record by record by
+//! `formats::srt::SrtReader` from the same (possibly gunzipped) stream; every
+//! request then passes the same checks (`TraceReader::next_record`).
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
-use flate2::bufread::MultiGzDecoder;
-
-use crate::formats::{self, excerpt, trim, Parsed};
+use crate::formats::srt::SrtReader;
+use crate::formats::{self, excerpt, trim, Parsed, Raw};
+use crate::input::open_input;
 use crate::{TraceError, TraceFormat, TraceOp, TraceRecord};
 
 /// The longest line accepted, in bytes.
@@ -32,8 +33,6 @@ pub const MAX_TRIM_BYTES: u64 = 1 << 41;
 /// corrupt field, not something to saturate silently.
 pub const MAX_TRACE_SPAN_NS: u64 = 1_000_000_000_000_000_000;
 
-const BUFFER_BYTES: usize = 256 * 1024;
-
 /// Reads a (possibly gzipped) text file line by line into a reused buffer.
 pub(crate) struct LineReader {
     path: PathBuf,
@@ -45,19 +44,7 @@ pub(crate) struct LineReader {
 
 impl LineReader {
     pub(crate) fn open(path: &Path) -> Result<Self, TraceError> {
-        let io_err = |what: &str, e: std::io::Error| TraceError::Io {
-            path: path.to_path_buf(),
-            message: format!("{what}: {e}"),
-        };
-        let file = File::open(path).map_err(|e| io_err("cannot open", e))?;
-        let mut raw = BufReader::with_capacity(BUFFER_BYTES, file);
-        let head = raw.fill_buf().map_err(|e| io_err("cannot read", e))?;
-        let gzip = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
-        let input: Box<dyn BufRead + Send> = if gzip {
-            Box::new(BufReader::with_capacity(BUFFER_BYTES, MultiGzDecoder::new(raw)))
-        } else {
-            Box::new(raw)
-        };
+        let (input, gzip) = open_input(path)?;
         Ok(LineReader {
             path: path.to_path_buf(),
             input,
@@ -145,7 +132,7 @@ impl LineReader {
 /// passes the device selection, and stops after the first error (which it
 /// yields as `Err`): once an error has been returned, `next` returns `None`.
 pub struct TraceReader {
-    lines: LineReader,
+    source: Source,
     format: TraceFormat,
     device: Option<u64>,
     t0: Option<u128>,
@@ -153,20 +140,85 @@ pub struct TraceReader {
     finished: bool,
 }
 
+/// Where records come from: the lines of a text format, or the records of the binary SRT
+/// format.
+pub(crate) enum Source {
+    Lines(LineReader),
+    Srt(SrtReader),
+}
+
+impl Source {
+    fn path(&self) -> &Path {
+        match self {
+            Source::Lines(l) => l.path(),
+            Source::Srt(s) => s.path(),
+        }
+    }
+
+    fn gzip(&self) -> bool {
+        match self {
+            Source::Lines(l) => l.gzip(),
+            Source::Srt(s) => s.gzip(),
+        }
+    }
+
+    /// The line (SRT: record) number of the last request read.
+    fn position(&self) -> u64 {
+        match self {
+            Source::Lines(l) => l.line(),
+            Source::Srt(s) => s.record(),
+        }
+    }
+
+    /// A Parse error for the last line or record read.
+    fn error(&self, reason: &str) -> TraceError {
+        match self {
+            Source::Lines(l) => l.parse_error(reason),
+            Source::Srt(s) => s.error(reason),
+        }
+    }
+
+    /// The next request as the format gives it, or `None` at the end.
+    fn next_raw(&mut self, format: TraceFormat) -> Result<Option<Raw>, TraceError> {
+        let lines = match self {
+            Source::Srt(s) => return s.next_raw(),
+            Source::Lines(l) => l,
+        };
+        loop {
+            if !lines.advance()? {
+                return Ok(None);
+            }
+            if lines.is_ignorable() {
+                continue;
+            }
+            let text = lines.text();
+            if formats::is_header(format, text) {
+                continue;
+            }
+            match formats::parse_line(format, text) {
+                Ok(Parsed::Record(raw)) => return Ok(Some(raw)),
+                Ok(Parsed::Skip) => continue,
+                Ok(Parsed::End) => return Ok(None),
+                Err(reason) => return Err(lines.parse_error(&reason)),
+            }
+        }
+    }
+}
+
 impl std::fmt::Debug for TraceReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TraceReader")
-            .field("path", &self.lines.path())
+            .field("path", &self.source.path())
             .field("format", &self.format)
             .field("device", &self.device)
-            .field("line", &self.lines.line())
+            .field("line", &self.source.position())
             .finish_non_exhaustive()
     }
 }
 
 impl TraceReader {
-    pub(crate) fn new(lines: LineReader, format: TraceFormat, device: Option<u64>) -> Self {
-        TraceReader { lines, format, device, t0: None, last_ns: 0, finished: false }
+    pub(crate) fn new(source: Source, format: TraceFormat, device: Option<u64>) -> Self {
+        TraceReader { source, format, device, t0: None, last_ns: 0, finished: false }
     }
 
     /// The format being read (given in the options or detected).
@@ -176,31 +228,18 @@ impl TraceReader {
 
     /// The trace file.
     pub fn path(&self) -> &Path {
-        self.lines.path()
+        self.source.path()
     }
 
     /// Whether the file is gzip-compressed (read through a decompressor).
     pub fn is_gzip(&self) -> bool {
-        self.lines.gzip()
+        self.source.gzip()
     }
 
     fn next_record(&mut self) -> Result<Option<TraceRecord>, TraceError> {
         loop {
-            if !self.lines.advance()? {
+            let Some(raw) = self.source.next_raw(self.format)? else {
                 return Ok(None);
-            }
-            if self.lines.is_ignorable() {
-                continue;
-            }
-            let text = self.lines.text();
-            if formats::is_header(self.format, text) {
-                continue;
-            }
-            let raw = match formats::parse_line(self.format, text) {
-                Ok(Parsed::Record(raw)) => raw,
-                Ok(Parsed::Skip) => continue,
-                Ok(Parsed::End) => return Ok(None),
-                Err(reason) => return Err(self.lines.parse_error(&reason)),
             };
             if self.device.is_some_and(|d| d != raw.device) {
                 continue;
@@ -209,13 +248,11 @@ impl TraceReader {
                 continue;
             }
             if raw.offset_bytes.checked_add(raw.length_bytes).is_none() {
-                return Err(self
-                    .lines
-                    .parse_error("offset + length overflows a 64-bit byte address"));
+                return Err(self.source.error("offset + length overflows a 64-bit byte address"));
             }
             let limit = if raw.op == TraceOp::Trim { MAX_TRIM_BYTES } else { MAX_REQUEST_BYTES };
             if raw.length_bytes > limit {
-                return Err(self.lines.parse_error(&format!(
+                return Err(self.source.error(&format!(
                     "a {} of {} bytes is longer than the {} bytes one request may have \
                      (corrupt length field, or a length in the wrong unit?)",
                     raw.op, raw.length_bytes, limit
@@ -224,7 +261,7 @@ impl TraceReader {
             let t0 = *self.t0.get_or_insert(raw.time_ns);
             let rel = raw.time_ns.saturating_sub(t0);
             if rel > u128::from(MAX_TRACE_SPAN_NS) {
-                return Err(self.lines.parse_error(&format!(
+                return Err(self.source.error(&format!(
                     "timestamp lies {:.3e} s after the first record's; a trace may span at most \
                      {:.0e} s (a wrong time unit or a corrupt field?)",
                     rel as f64 / 1e9,
@@ -240,7 +277,7 @@ impl TraceReader {
                 length_bytes: raw.length_bytes,
                 time_ns,
                 device: raw.device,
-                line: self.lines.line(),
+                line: self.source.position(),
             }));
         }
     }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{gzip, write_tmp};
+use common::{gzip, srt_file, write_tmp};
 use nandlab_trace::{detect_format, open, scan, TraceError, TraceFormat, TraceOptions};
 
 fn with_format(f: TraceFormat) -> TraceOptions {
@@ -81,6 +81,7 @@ fn bad_op_in_each_format() {
         (TraceFormat::Tencent, "1,0,8,2,5", "field 4 (IOType)"),
         (TraceFormat::Systor, "1.0,0.1,T,0,0,512", "field 3 (IOType)"),
         (TraceFormat::Cloudphysics, "1,5,c1,512,0", "unsupported SCSI opcode 0xc1"),
+        (TraceFormat::Alibaba, "7,D,0,4096,5", "field 2 (opcode)"),
     ];
     for (format, bad, expect) in cases {
         let content = format!("\n{bad}\n");
@@ -196,4 +197,84 @@ fn blkparse_bad_completion_line_number() {
     let (line, msg) = parse_error(&e);
     assert_eq!(line, 2);
     assert!(msg.contains("field 10 (sector count)"), "{msg}");
+}
+
+#[test]
+fn alibaba_malformed_line_names_file_line_and_field() {
+    let p = write_tmp("err-alibaba.csv", b"3,W,0,4096,10\n3,W,4096,4096,11\n3,W,8192,4k,12\n");
+    let (ok, e) = first_error(&p, &with_format(TraceFormat::Alibaba));
+    assert_eq!(ok, 2);
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}:3: field 4 (length (bytes)): expected a non-negative integer, found \"4k\": \
+             \"3,W,8192,4k,12\"",
+            p.display()
+        )
+    );
+    let p = write_tmp("err-alibaba-fields.csv", b"3,W,0,4096,10,extra\n");
+    let (_, e) = first_error(&p, &with_format(TraceFormat::Alibaba));
+    assert_eq!(
+        parse_error(&e),
+        (1, "expected 5 comma-separated fields, found 6: \"3,W,0,4096,10,extra\"")
+    );
+}
+
+/// A version 3 short I/O write of 4096 bytes at sector `sector`.
+fn srt_write(sector: u32) -> Vec<u32> {
+    vec![52, 3 << 16 | 1, 50, 0, 1, 2, 4096, sector, 7, 0, 0, 0, 0]
+}
+
+#[test]
+fn srt_bad_records_name_file_record_and_byte() {
+    let header = "$$TR_IOREC-1.3\n";
+    let at = |record: usize| header.len() + 1 + 52 * record;
+    let srt = TraceFormat::Srt;
+    // An unknown version (the "shortIO_v7" files): refused, not guessed.
+    let mut v7 = srt_write(2);
+    v7[1] = 7 << 16 | 1;
+    let p = write_tmp("err-srt-version.srt", &srt_file(header, &[srt_write(1), v7]));
+    let (ok, e) = first_error(&p, &with_format(srt));
+    assert_eq!(ok, 1);
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}:2: SRT record 2 at byte {}: record version 7 (id 0x00070001); the layout known \
+             (DiskSim's) is that of versions 1 to 4",
+            p.display(),
+            at(1)
+        )
+    );
+    // A size that does not match the version, an unknown type, a length in part sectors.
+    let mut wrong_size = srt_write(2);
+    wrong_size[0] = 88;
+    let mut text_record = srt_write(2);
+    text_record[1] = 3 << 16 | 3;
+    let mut odd = srt_write(2);
+    odd[6] = 1000;
+    for (name, bad, expect) in [
+        ("size", wrong_size, "size field 88; a version 3 type 1 record is 52 bytes"),
+        ("type", text_record, "record type 3; expected 1 (short I/O) or 4 (suspect I/O)"),
+        ("length", odd, "length 1000 bytes is not a multiple of 512"),
+    ] {
+        let p = write_tmp(&format!("err-srt-{name}.srt"), &srt_file(header, &[srt_write(1), bad]));
+        let (ok, e) = first_error(&p, &with_format(srt));
+        assert_eq!((ok, parse_error(&e).0), (1, 2), "{name}");
+        assert!(parse_error(&e).1.contains(expect), "{name}: {e}");
+    }
+    // A record cut short by the end of the file.
+    let mut cut = srt_file(header, &[srt_write(1), srt_write(2)]);
+    cut.truncate(cut.len() - 10);
+    let p = write_tmp("err-srt-cut.srt", &cut);
+    let (ok, e) = first_error(&p, &with_format(srt));
+    assert_eq!(ok, 1);
+    assert!(parse_error(&e).1.contains("truncated: 42 of its 52 bytes"), "{e}");
+    // Not an SRT file, or a header without its form feed.
+    let p = write_tmp("err-srt-text.srt", b"1,hm,0,Write,0,512,1\n");
+    let e = open(&p, &with_format(srt)).unwrap_err();
+    assert!(matches!(e, TraceError::UnknownFormat { .. }));
+    assert!(e.to_string().contains("does not begin with \"$$TR_IOREC\""), "{e}");
+    let p = write_tmp("err-srt-header.srt", b"$$TR_IOREC-1.3\nversion = 1.3;\n");
+    let e = open(&p, &with_format(srt)).unwrap_err();
+    assert!(e.to_string().contains("no form feed (0x0C) ends the text header"), "{e}");
 }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{fixture, gzip, read_all, write_tmp};
+use common::{fixture, gzip, read_all, srt_file, write_tmp};
 use nandlab_trace::{detect_format, open, scan, TraceFormat, TraceOp, TraceOptions, TraceRecord};
 
 fn r(op: TraceOp, offset: u64, length: u64, time_ns: u64, device: u64, line: u64) -> TraceRecord {
@@ -195,6 +195,85 @@ fn cloudphysics_exact_records() {
 }
 
 #[test]
+fn alibaba_exact_records_and_one_volume() {
+    // Two volumes interleaved, as the release stores them; times in microseconds.
+    let p = write_tmp(
+        "fmt-alibaba.csv",
+        b"419,W,7471104,4096,1577808000000009\n\
+          7,R,0,8192,1577808000000010\n\
+          419,r,8192,512,1577808000000250\n\
+          419,W,4096,0,1577808000000300\n",
+    );
+    assert_eq!(detect_format(&p).unwrap(), TraceFormat::Alibaba);
+    use TraceOp::*;
+    assert_eq!(
+        read_all(&p, &detected()),
+        vec![
+            r(Write, 7_471_104, 4096, 0, 419, 1),
+            r(Read, 0, 8192, 1000, 7, 2),
+            r(Read, 8192, 512, 241_000, 419, 3),
+        ]
+    );
+    // One volume: its first request is time 0; the zero-length write is skipped.
+    assert_eq!(
+        read_all(&p, &only_device(419)),
+        vec![r(Write, 7_471_104, 4096, 0, 419, 1), r(Read, 8192, 512, 241_000, 419, 3)]
+    );
+}
+
+/// A short I/O record of SRT `version` (1 to 4): issued at `sec`.`usec`, `bytes` at `sector` of
+/// `devno`, a read when `read`.
+fn srt_short_io(
+    version: u32,
+    time: (u32, u32),
+    bytes: u32,
+    sector: u32,
+    devno: u32,
+    read: bool,
+) -> Vec<u32> {
+    let size = if version == 4 { 56 } else { 52 };
+    let flags = if read { 0x0020_4001 } else { 0x0020_4000 };
+    let mut r =
+        vec![size, version << 16 | 1, time.0, time.1, 3, 700, bytes, sector, devno, 0, 0, flags, 0];
+    if version == 4 {
+        r.push(2);
+    }
+    r
+}
+
+#[test]
+fn srt_exact_records() {
+    // Version 3 and 4 short I/O records, a suspect I/O record (skipped, as DiskSim does), two
+    // devices; gzip like the other formats.
+    let mut suspect = srt_short_io(4, (100, 999_999), 1024, 9, 0x1f01_6000, true);
+    suspect[0] = 60;
+    suspect[1] = 4 << 16 | 4;
+    suspect.push(1);
+    let records = [
+        srt_short_io(3, (100, 500_000), 8192, 1000, 0x1f01_6000, false),
+        srt_short_io(4, (100, 500_250), 4096, 24, 0x1f02_6000, true),
+        suspect,
+        srt_short_io(4, (101, 0), 512, 7, 0x1f01_6000, false),
+    ];
+    let content = srt_file("$$TR_IOREC-1.4 : a hand-made sample\nversion = 1.4;\n", &records);
+    let p = write_tmp("fmt-srt.srt.gz", &gzip(&content));
+    assert_eq!(detect_format(&p).unwrap(), TraceFormat::Srt);
+    use TraceOp::*;
+    assert_eq!(
+        read_all(&p, &detected()),
+        vec![
+            r(Write, 1000 * 512, 8192, 0, 0x1f01_6000, 1),
+            r(Read, 24 * 512, 4096, 250_000, 0x1f02_6000, 2),
+            r(Write, 7 * 512, 512, 500_000_000, 0x1f01_6000, 4),
+        ]
+    );
+    assert_eq!(
+        read_all(&p, &only_device(0x1f02_6000)),
+        vec![r(Read, 24 * 512, 4096, 0, 0x1f02_6000, 2)]
+    );
+}
+
+#[test]
 fn format_names_round_trip() {
     for f in TraceFormat::ALL {
         assert_eq!(TraceFormat::from_name(f.name()), Some(f));
@@ -205,7 +284,18 @@ fn format_names_round_trip() {
     let names: Vec<_> = TraceFormat::ALL.iter().map(|f| f.name()).collect();
     assert_eq!(
         names,
-        ["msr", "spc", "disksim", "mqsim", "blkparse", "tencent", "systor", "cloudphysics"]
+        [
+            "msr",
+            "spc",
+            "disksim",
+            "mqsim",
+            "blkparse",
+            "tencent",
+            "systor",
+            "cloudphysics",
+            "alibaba",
+            "srt"
+        ]
     );
 }
 

@@ -135,6 +135,51 @@ impl Plan for SyntheticPlan {
     }
 }
 
+/// The address distribution of a page-address kind that defines it in its own file (`zipf`,
+/// `fio`): which request-sized unit of the logical pages each request goes to. It is built for
+/// each generator (its tables sized from the spec), draws its choices from the workload's
+/// stream, and must not allocate per request.
+pub trait Addresses: Send {
+    /// The unit of the next request, below `WorkloadSpec::request_units`. `write`: whether the
+    /// request is a write (a distribution may count writes, or treat reads apart).
+    fn next_unit(&mut self, rng: &mut Prng, write: bool) -> u64;
+}
+
+impl WorkloadSpec {
+    /// The request-sized units a kind with its own `Addresses` chooses among: the logical
+    /// pages cut into runs of `workload.request_bytes` rounded up to whole pages (a partial
+    /// run at the end is left out; at least one unit). Unit u starts at page u × that run.
+    #[must_use]
+    pub fn request_units(&self) -> u64 {
+        request_units(self.config.request_bytes, &self.geometry)
+    }
+}
+
+/// `WorkloadSpec::request_units` of a device of `g` with `workload.request_bytes` (unset: one
+/// page), for a kind resolving before its spec exists.
+#[must_use]
+pub fn request_units(request_bytes: Option<u64>, g: &Geometry) -> u64 {
+    let request_bytes = request_bytes.unwrap_or(g.page_size_bytes);
+    let pages = request_bytes.div_ceil(g.page_size_bytes).max(1);
+    (g.logical_pages / pages).max(1)
+}
+
+/// The generator of a page-address kind with its own address distribution: the sequence of
+/// `Synthetic` (prefill, warm-up, measured part, reads, arrivals) with `addresses` choosing
+/// the start of every request after the prefill.
+pub fn custom_generator(
+    spec: &WorkloadSpec,
+    addresses: Box<dyn Addresses>,
+) -> Result<Box<dyn Generator>, ConfigError> {
+    let mut w = Synthetic::with(spec, &Mix::Single(Shape::Uniform));
+    for s in w.segments.iter_mut().filter(|s| !s.prefill) {
+        s.pattern = Pattern::Custom;
+    }
+    w.custom = Some(addresses);
+    w.check_arrival_span(spec.config.repeat)?;
+    Ok(Box::new(w))
+}
+
 /// How a segment chooses the start page of each request.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Pattern {
@@ -145,6 +190,8 @@ enum Pattern {
         access: f64,
         hot_pages: u64,
     },
+    /// The kind's own `Addresses` (`Synthetic::custom`).
+    Custom,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -177,6 +224,8 @@ pub struct Synthetic {
     clock_ns: f64,
     rng: Prng,
     measurement_announced: bool,
+    /// The address distribution of `Pattern::Custom` (`custom_generator`).
+    custom: Option<Box<dyn Addresses>>,
 }
 
 fn pattern_of(shape: Shape, logical_pages: u64) -> Pattern {
@@ -289,6 +338,7 @@ impl Synthetic {
             clock_ns: 0.0,
             rng: Prng::for_stream(r.seed, "workload"),
             measurement_announced: false,
+            custom: None,
         }
     }
 
@@ -337,7 +387,7 @@ impl Synthetic {
         (writes as f64 / (1.0 - self.read_fraction).max(1e-9)).round() as u64
     }
 
-    fn start_page(&mut self, pattern: Pattern) -> u64 {
+    fn start_page(&mut self, pattern: Pattern, write: bool) -> u64 {
         let span = self.logical_pages.saturating_sub(self.pages_per_request - 1).max(1);
         match pattern {
             Pattern::Sequential => {
@@ -354,6 +404,10 @@ impl Synthetic {
                     hot_pages.min(span - 1) + self.rng.below(cold_span)
                 }
             }
+            Pattern::Custom => match self.custom.as_mut() {
+                Some(a) => a.next_unit(&mut self.rng, write) * self.pages_per_request,
+                None => unreachable!("custom_generator sets the distribution of Pattern::Custom"),
+            },
         }
     }
 }
@@ -388,7 +442,7 @@ impl Iterator for Synthetic {
         let is_read = self.read_fraction > 0.0
             && seg.pattern != Pattern::Sequential
             && self.rng.unit_f64() < self.read_fraction;
-        let start = self.start_page(seg.pattern);
+        let start = self.start_page(seg.pattern, !is_read);
         let pages = if is_read {
             self.pages_per_request
         } else {

@@ -10,12 +10,14 @@
 //! (`u128`, so no format can overflow); the reader turns them into times
 //! relative to the first record.
 
+pub(crate) mod alibaba;
 pub(crate) mod blkparse;
 pub(crate) mod cloudphysics;
 pub(crate) mod disksim;
 pub(crate) mod mqsim;
 pub(crate) mod msr;
 pub(crate) mod spc;
+pub(crate) mod srt;
 pub(crate) mod systor;
 pub(crate) mod tencent;
 
@@ -56,6 +58,9 @@ pub(crate) fn parse_line(format: TraceFormat, line: &[u8]) -> ParseResult {
         TraceFormat::Tencent => tencent::parse(line),
         TraceFormat::Systor => systor::parse(line),
         TraceFormat::Cloudphysics => cloudphysics::parse(line),
+        TraceFormat::Alibaba => alibaba::parse(line),
+        // Binary: read record by record (`srt::SrtReader`), never line by line.
+        TraceFormat::Srt => Err("an SRT trace is binary: its records are not lines".into()),
     }
 }
 

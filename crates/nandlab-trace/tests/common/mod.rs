@@ -47,3 +47,14 @@ pub fn gzip(data: &[u8]) -> Vec<u8> {
     enc.write_all(data).unwrap();
     enc.finish().unwrap()
 }
+
+/// An SRT file: `header` text, the form feed ending it, then `records` (each a list of
+/// big-endian 32-bit words).
+pub fn srt_file(header: &str, records: &[Vec<u32>]) -> Vec<u8> {
+    let mut out = header.as_bytes().to_vec();
+    out.push(0x0C);
+    for w in records.iter().flatten() {
+        out.extend_from_slice(&w.to_be_bytes());
+    }
+    out
+}

@@ -1,5 +1,6 @@
 //! The workload kinds (`workload.kind`): what a configuration drives the device with — the
-//! page-address workloads (`sequential`, `uniform`, `hotcold`, `phases`; `Synthetic`), the
+//! page-address workloads (`sequential`, `uniform`, `hotcold`, `phases`; `Synthetic`; `zipf` and
+//! `fio` with their own address distributions, `Addresses`), the
 //! file-system workloads on the FAT volume model (`postmark`, `embedded`: `fat`;
 //! `media-player`: `media`), and a trace replay (`trace`, replayed by `nandlab-run`). Adding a
 //! kind: one file here (its `ENTRY`: name, parameters, how it resolves into a plan that builds
@@ -47,6 +48,11 @@ pub trait Plan: std::any::Any + std::fmt::Debug + Send + Sync {
     fn generator(&self, spec: &WorkloadSpec) -> Result<Box<dyn Generator>, ConfigError>;
     /// The plan as `Any`, for a generator that needs its own plan's type back.
     fn as_any(&self) -> &dyn std::any::Any;
+    /// Bytes of the tables one generator of `spec` allocates that grow with the device (a
+    /// permutation of its units, ...), for the memory estimate; none by default.
+    fn table_bytes(&self, _spec: &WorkloadSpec) -> u64 {
+        0
+    }
 }
 
 /// A workload generator: its items, and estimates of how many requests it issues (for
@@ -68,6 +74,8 @@ crate::spec::registry! {
     postmark,
     embedded,
     media_player,
+    zipf,
+    fio,
 }
 
 /// The kind `w` names (an unknown name is an error naming `workload.kind`).
