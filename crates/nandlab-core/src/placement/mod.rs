@@ -46,6 +46,7 @@ crate::spec::registry! {
     oracle,
     pub deb,
     host_gc,
+    sepbit,
 }
 
 /// `ftl.placement` and its parameters, resolved; `ftl.regions` ends in 1..=64.
