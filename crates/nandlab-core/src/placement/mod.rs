@@ -47,6 +47,7 @@ crate::spec::registry! {
     pub deb,
     host_gc,
     sepbit,
+    warcip,
 }
 
 /// `ftl.placement` and its parameters, resolved; `ftl.regions` ends in 1..=64.
