@@ -30,6 +30,7 @@ const CASES: &[(&str, &[&str])] = &[
     ("page-greedy-hostgc-uniform", &["ftl.placement=host-gc", "workload.kind=uniform"]),
     ("page-greedy-sepbit-hotcold", &["ftl.placement=sepbit", "workload.kind=hotcold"]),
     ("page-greedy-warcip-hotcold", &["ftl.placement=warcip", "workload.kind=hotcold"]),
+    ("page-greedy-fadac-hotcold", &["ftl.placement=fadac", "workload.kind=hotcold"]),
     (
         "page-greedy-deb-hotcold",
         &[

@@ -48,6 +48,7 @@ crate::spec::registry! {
     host_gc,
     sepbit,
     warcip,
+    fadac,
 }
 
 /// `ftl.placement` and its parameters, resolved; `ftl.regions` ends in 1..=64.
