@@ -32,6 +32,15 @@ const CASES: &[(&str, &[&str])] = &[
     ("page-greedy-warcip-hotcold", &["ftl.placement=warcip", "workload.kind=hotcold"]),
     ("page-greedy-fadac-hotcold", &["ftl.placement=fadac", "workload.kind=hotcold"]),
     (
+        "page-costbenefit-sqrtage-sepbit-hotcold",
+        &[
+            "ftl.cleaning=cost-benefit",
+            "ftl.cost_benefit_form=sqrt-append-age",
+            "ftl.placement=sepbit",
+            "workload.kind=hotcold",
+        ],
+    ),
+    (
         "page-greedy-deb-hotcold",
         &[
             "ftl.placement=deb",

@@ -21,6 +21,11 @@ pub trait VictimPolicy: Send {
     fn name(&self) -> &'static str;
     /// Picks a closed block to clean, or `None` when there is no closed block.
     fn select(&mut self, table: &BlockTable, now_ns: u64) -> Option<Selection>;
+    /// The page FTL keeps the write clock in the block table for this policy
+    /// (`BlockTable::host_writes`, `BlockTable::closed_at_write`).
+    fn needs_write_clock(&self) -> bool {
+        false
+    }
 }
 
 /// A cleaning policy with its parameters resolved (`ftl.cleaning` and its keys): builds the
