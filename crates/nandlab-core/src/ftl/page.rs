@@ -46,7 +46,7 @@ pub struct PageFtl {
     write_clock: bool,
     clock: WriteClock,
     /// LPN → the write clock at its last host write (empty unless `write_clock`).
-    last_write: Vec<u64>,
+    last_write: Vec<u32>,
     /// Block → the write clock when it was opened (empty unless `write_clock`).
     opened_at: Vec<u64>,
     /// One bit per physical page: set iff the translation table points at it. Redundant with
@@ -129,8 +129,7 @@ impl PageFtl {
         let entered_ns =
             if placement.needs_residence_time() { vec![0; logical] } else { Vec::new() };
         let write_clock = placement.needs_write_clock() || victim.needs_write_clock();
-        let last_write =
-            if placement.needs_write_clock() { vec![0; logical] } else { Vec::new() };
+        let last_write = if placement.needs_last_write() { vec![0; logical] } else { Vec::new() };
         let opened_at = if write_clock { vec![0; geometry.blocks as usize] } else { Vec::new() };
         let words_per_block = geometry.pages_per_block.div_ceil(64);
         let hw = *flash.engine().hardware();
@@ -987,7 +986,7 @@ impl PageFtl {
         self.clock.mapped_pages += u64::from(new_page);
         self.blocks.host_writes = self.clock.host_writes;
         if let Some(t) = self.last_write.get_mut(lpn.index()) {
-            *t = self.clock.host_writes;
+            *t = self.clock.host_writes as u32;
         }
     }
 
@@ -1405,7 +1404,7 @@ impl Ftl for PageFtl {
         let per_block = 1 + 4 + 4 + 8 + 4 + 1 + 16;
         (self.l2p.len() * 4
             + self.entered_ns.len() * 8
-            + self.last_write.len() * 8
+            + self.last_write.len() * 4
             + self.opened_at.len() * 8
             + self.blocks.closed_at_write.len() * 8
             + self.valid_bits.len() * 8) as u64

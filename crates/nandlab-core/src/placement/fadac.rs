@@ -102,6 +102,9 @@ impl Placement for Fadac {
     fn needs_write_clock(&self) -> bool {
         true
     }
+    fn needs_last_write(&self) -> bool {
+        false
+    }
     fn tick(&mut self, clock: WriteClock) {
         if clock.mapped_pages > 0 {
             let v = clock.mapped_pages as f64;

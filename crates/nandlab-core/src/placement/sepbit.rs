@@ -74,9 +74,9 @@ impl PlacementSpec for SepBitSpec {
     fn cleaner_destinations_max(&self) -> u32 {
         self.regions - 3
     }
-    /// Nothing of its own: the FTL's write clock keeps each page's last host write (8 bytes).
+    /// Each page's last host write, which the FTL keeps for it (`PageState::last_write`).
     fn bytes_per_logical_page(&self) -> u64 {
-        0
+        4
     }
     fn build(&self, _: &Geometry, _: u32, _: Option<Vec<u32>>) -> Result<Box<dyn Placement>, ConfigError> {
         Ok(Box::new(SepBit::new(self.regions, self.lifespan_blocks, self.age_ratio)))
@@ -158,11 +158,10 @@ impl Placement for SepBit {
     }
 
     fn host_write(&mut self, _lpn: Lpn, current: Option<PageState>, _now_ns: u64) -> u8 {
-        let now = self.clock.host_writes;
         let bound = self.lifespan.min(self.window as f64);
         let short = current
-            .filter(|p| p.last_write > 0)
-            .is_some_and(|p| ((now - p.last_write) as f64) < bound);
+            .and_then(|p| self.clock.since(p.last_write))
+            .is_some_and(|ago| (ago as f64) < bound);
         // The window takes this write, then is trimmed.
         self.window += 1;
         if self.window as f64 > self.lifespan.min(self.clock.mapped_pages as f64) {
@@ -178,7 +177,8 @@ impl Placement for SepBit {
         if self.collecting_class == 0 {
             return self.region(2);
         }
-        let age = self.clock.host_writes.saturating_sub(current.last_write) as f64;
+        // A page last written before a restart: as old as the clock.
+        let age = self.clock.since(current.last_write).unwrap_or(self.clock.host_writes) as f64;
         let mut class = 3;
         let mut bound = self.lifespan * self.age_ratio;
         while age >= bound && class < self.regions - 1 {
@@ -196,7 +196,7 @@ mod tests {
     fn clock(host_writes: u64, mapped_pages: u64) -> WriteClock {
         WriteClock { host_writes, mapped_pages }
     }
-    fn page(region: u8, last_write: u64) -> Option<PageState> {
+    fn page(region: u8, last_write: u32) -> Option<PageState> {
         Some(PageState { region, entered_ns: 0, last_write })
     }
     fn collect(s: &mut SepBit, region: u8, opened_at: u64) {
@@ -241,7 +241,7 @@ mod tests {
         assert_eq!(s.lifespan(), 30.0);
         s.tick(clock(1000, 50));
         collect(&mut s, 3, 0); // class 2 victim → age classes: bounds 120, 480, 1920
-        let age = |s: &mut SepBit, a: u64| s.cleaner_copy(Lpn::new(0), page(3, 1000 - a).unwrap(), 0);
+        let age = |s: &mut SepBit, a: u32| s.cleaner_copy(Lpn::new(0), page(3, 1000 - a).unwrap(), 0);
         assert_eq!(age(&mut s, 119), 2, "class 3");
         assert_eq!(age(&mut s, 120), 1, "class 4");
         assert_eq!(age(&mut s, 479), 1);

@@ -63,7 +63,8 @@ impl PlacementSpec for WarcipSpec {
     fn regions(&self) -> u32 {
         self.regions
     }
-    /// Each page's penalty (8 bytes); the FTL's write clock keeps its last host write.
+    /// Each page's penalty and its last host write, which the FTL keeps for it
+    /// (`PageState::last_write`): 4 bytes each.
     fn bytes_per_logical_page(&self) -> u64 {
         8
     }
@@ -93,7 +94,7 @@ pub struct Warcip {
     adapt_every_blocks: u32,
     clock: WriteClock,
     /// LPN → penalty (host writes), set by the cleaner's copy.
-    penalty: Vec<u64>,
+    penalty: Vec<u32>,
     /// Position 0 is the cleaner's log (region 0); the others are host clusters.
     clusters: Vec<Cluster>,
     /// Regions no cluster uses.
@@ -176,9 +177,9 @@ impl Placement for Warcip {
 
     fn host_write(&mut self, lpn: Lpn, current: Option<PageState>, _now_ns: u64) -> u8 {
         let penalty = std::mem::take(&mut self.penalty[lpn.index()]);
-        let interval = match current {
-            Some(p) if p.last_write > 0 => self.clock.host_writes - p.last_write + penalty,
-            _ => 0,
+        let interval = match current.and_then(|p| self.clock.since(p.last_write)) {
+            Some(ago) => ago + u64::from(penalty),
+            None => 0,
         } as f64;
         let mut nearest = 1;
         let mut best = f64::MAX;
@@ -198,11 +199,8 @@ impl Placement for Warcip {
     }
 
     fn cleaner_copy(&mut self, lpn: Lpn, current: PageState, _now_ns: u64) -> u8 {
-        self.penalty[lpn.index()] = if current.last_write > 0 {
-            self.clock.host_writes.saturating_sub(current.last_write)
-        } else {
-            0
-        };
+        let age = self.clock.since(current.last_write).unwrap_or(0);
+        self.penalty[lpn.index()] = u32::try_from(age).unwrap_or(u32::MAX);
         self.clusters[0].region
     }
 
@@ -236,7 +234,7 @@ mod tests {
     fn at(w: &mut Warcip, host_writes: u64) {
         w.tick(WriteClock { host_writes, mapped_pages: 0 });
     }
-    fn page(last_write: u64) -> Option<PageState> {
+    fn page(last_write: u32) -> Option<PageState> {
         Some(PageState { region: 1, entered_ns: 0, last_write })
     }
 
