@@ -19,9 +19,13 @@
 #    (NoSep, DAC, SepBIT, WARCIP, FADaC; Greedy and CostBenefit; 6 open segments; GC at 15 %
 #    garbage; one JVM at a time with -XX:ParallelGCThreads=1).
 #
+# PEER_TRACES, PEER_PLACEMENTS and PEER_CLEANINGS (space-separated) run a subset.
+#
 # Writes OUT.csv (default experiments/placement/peers.csv): trace, placement, cleaning,
-# simulator, write amplification, wall seconds, ns per host write, FTL table bytes per logical
-# page (nandlab), device blocks, commit, and the configuration overrides. Neither the peer
+# simulator, write amplification, wall seconds, user CPU seconds, CPU ns per host write (user
+# CPU; the least disturbed by other work on a shared machine), FTL table bytes per logical page
+# (nandlab's `table_memory_bytes`; a placement's own per-page state is in `nandlab
+# print-config`'s estimate), device blocks, commit, and the configuration overrides. Neither the peer
 # simulator nor the files under /tmp are needed by anything else in the project.
 set -euo pipefail
 out=${1:-experiments/placement/peers.csv}
@@ -29,6 +33,9 @@ bin=${NANDLAB:-target/release/nandlab}
 traces=${TRACES:-/tmp/nandlab-placement-traces}
 gen_c=${PLACEMENT_TRACES_C:-../shared/reference/placement_traces.c}
 commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo -dirty)
+trace_list=${PEER_TRACES:-hc90 zipf1 zdrift1}
+placement_list=${PEER_PLACEMENTS:-none dac sepbit warcip fadac}
+cleaning_list=${PEER_CLEANINGS:-greedy cost-benefit}
 [ -x "$bin" ] || { echo "no $bin: cargo build --release -p nandlab-cli" >&2; exit 2; }
 
 mkdir -p "$traces"
@@ -40,13 +47,14 @@ if [ ! -s "$traces/zdrift1.mqsim" ]; then
     && ./placement_traces zipfdrift 524288 10 7 1.0 zdrift1)
 fi
 
-echo "trace,placement,cleaning,simulator,wa,wall_seconds,ns_per_write,table_bytes_per_logical_page,blocks,commit,config" >"$out"
+echo "trace,placement,cleaning,simulator,wa,wall_seconds,user_seconds,cpu_ns_per_write,table_bytes_per_logical_page,blocks,commit,config" >"$out"
+TIMEFORMAT=%U
 base=(workload.kind=trace workload.format=mqsim workload.prefill=false workload.trace_timing=closed
   workload.warmup_passes=0 workload.passes=1 device.page_size_bytes=4096 device.pages_per_block=512
   device.logical_bytes=2147483648)
-for trace in hc90 zipf1 zdrift1; do
-  for cleaning in greedy cost-benefit; do
-    for placement in none dac sepbit warcip fadac; do
+for trace in $trace_list; do
+  for cleaning in $cleaning_list; do
+    for placement in $placement_list; do
       regions=6
       [ "$placement" = none ] && regions=1
       kv=("${base[@]}" "workload.path=$traces/$trace.mqsim" "ftl.placement=$placement"
@@ -57,17 +65,17 @@ for trace in hc90 zipf1 zdrift1; do
       g=$("$bin" print-config "${args[@]}" | sed -n 's/^# derived:.*gc_free_blocks_min \([0-9][0-9]*\).*/\1/p')
       blocks=$(python3 -c "print(round(524288 / (0.85 * 512) + ($g - 0.5) + 0.5 * $regions))")
       json=$(mktemp)
-      "$bin" run -q --json "$json" "${args[@]}" -s device.blocks="$blocks" >/dev/null
-      python3 - "$json" "$trace" "$placement" "$cleaning" "$blocks" "$commit" "${kv[*]:1} device.blocks=$blocks" >>"$out" <<'EOF'
+      user=$( { time "$bin" run -q --json "$json" "${args[@]}" -s device.blocks="$blocks" >/dev/null 2>"$json.err"; } 2>&1 ) || { cat "$json.err" >&2; exit 1; }
+      python3 - "$json" "$trace" "$placement" "$cleaning" "$blocks" "$commit" "${kv[*]:1} device.blocks=$blocks" "$user" >>"$out" <<'EOF'
 import json, sys
-path, trace, placement, cleaning, blocks, commit, config = sys.argv[1:]
+path, trace, placement, cleaning, blocks, commit, config, user = sys.argv[1:]
 m = json.load(open(path))["metrics"]
 writes = m["host_write_pages"]
 print(f'{trace},{placement},{cleaning},nandlab,{m["write_amplification"]:.6f},'
-      f'{m["wall_seconds"]:.3f},{1e9 * m["wall_seconds"] / writes:.1f},'
+      f'{m["wall_seconds"]:.3f},{float(user):.3f},{1e9 * float(user) / writes:.1f},'
       f'{m["table_memory_bytes"] / 524288:.2f},{blocks},{commit},"{config}"')
 EOF
-      rm -f "$json"
+      rm -f "$json" "$json.err"
       tail -1 "$out"
     done
   done
@@ -77,9 +85,9 @@ done
 declare -A scheme=([none]=NoSep [dac]=DAC [sepbit]=SepBIT [warcip]=WARCIP [fadac]=FADaC)
 declare -A selection=([greedy]=Greedy [cost-benefit]=CostBenefit)
 work=${SEPBIT_WORK:-/tmp/nandlab-sepbit-work}
-for trace in hc90 zipf1 zdrift1; do
-  for cleaning in greedy cost-benefit; do
-    for placement in none dac sepbit warcip fadac; do
+for trace in $trace_list; do
+  for cleaning in $cleaning_list; do
+    for placement in $placement_list; do
       w=$work/$trace-$placement-$cleaning
       rm -rf "$w"
       mkdir -p "$w/segments" "$w/indexmap" "$w/ondiskfifo" "$w/oracles"
@@ -91,10 +99,10 @@ for trace in hc90 zipf1 zdrift1; do
         --setSystemGarbageProportionThreshold 0.15 --setSegmentSize 2097152 --setPickSegAmount 1
         --printGCInfo 0 --printSegmentInSummary 0 --indexMapType PureInMem --indexMapCache Null)
       start=$(date +%s.%N)
-      (cd "$w" && java -Xmx4g -XX:ParallelGCThreads=1 -cp "$SEPBIT_CLASSPATH" gcsimulator.Simulator "${opts[@]}" >"$w/out.txt")
+      user=$( { time (cd "$w" && java -Xmx4g -XX:ParallelGCThreads=1 -cp "$SEPBIT_CLASSPATH" gcsimulator.Simulator "${opts[@]}" >"$w/out.txt" 2>"$w/err.txt"); } 2>&1 )
       end=$(date +%s.%N)
       wa=$(sed -n 's/.*segment WA = \([0-9.]*\).*/\1/p' "$w/out.txt" | tail -1)
-      python3 -c "s=$end-$start; print(f'$trace,$placement,$cleaning,sepbit-sim,$wa,{s:.3f},{1e9*s/5767168:.1f},,,,\"${opts[*]}\"')" >>"$out"
+      python3 -c "s=$end-$start; u=float('$user'); print(f'$trace,$placement,$cleaning,sepbit-sim,$wa,{s:.3f},{u:.3f},{1e9*u/5767168:.1f},,,,\"${opts[*]}\"')" >>"$out"
       tail -1 "$out"
       rm -rf "$w"
     done
