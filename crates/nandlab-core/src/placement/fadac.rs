@@ -155,4 +155,16 @@ mod tests {
         assert_eq!(f.cleaner_copy(Lpn::new(2), page, 0), 0, "never below 0");
         assert_eq!(f.count[2], 0);
     }
+
+    /// Semantic difference pinned: f fades once per page write (the FTL's `tick`), so a request
+    /// of 3 pages with V = 2 takes f from 0 to 1 − (1/2)³ = 0.875, where the simulator's one
+    /// update by the request's length gives 0 + 3/2 − 0 = 1.5.
+    #[test]
+    fn the_average_fades_per_page_not_per_request() {
+        let mut f = Fadac::new(3, 8, 10.0);
+        for _ in 0..3 {
+            f.tick(WriteClock { host_writes: 0, mapped_pages: 2 });
+        }
+        assert_eq!(f.average, 0.875);
+    }
 }
