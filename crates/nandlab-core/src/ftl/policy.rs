@@ -107,13 +107,15 @@ pub trait Placement: Send {
     /// docs/ALGORITHMS.md §11): it reports the clock before each host write (`tick`), keeps each
     /// page's last host write (`PageState::last_write`) and each block's opening time, and
     /// reports blocks that fill up (`filled`) and blocks the cleaner collects (`collecting`).
-    /// None of this is on flash: after a restart the clock starts again at 0 and every page
-    /// counts as last written at 0 — it only steers placement, never which data is current.
+    /// None of this is on flash: after a restart (a served drive killed or stopped) the clock
+    /// starts again at 0, every page's last host write is unknown (0) and every block counts as
+    /// opened at 0 — it only steers placement, never which data is current, so nothing written
+    /// is lost (the kill -9 harness serves sepbit, warcip and fadac).
     fn needs_write_clock(&self) -> bool {
         false
     }
     /// With the write clock, whether the placement reads `PageState::last_write` (the FTL then
-    /// keeps 8 bytes per logical page for it).
+    /// keeps 4 bytes per logical page for it).
     fn needs_last_write(&self) -> bool {
         self.needs_write_clock()
     }
