@@ -454,6 +454,16 @@ fn run_matrix(configs: &[(&str, &[&str])]) {
 }
 
 const SMALL_RAM: &[&str] = &["--set", "deb.ebr_size_bytes=262144"];
+/// SepBIT with the cleaning its paper's simulator uses: both read the write clock, which
+/// restarts at 0 after each kill.
+const SEPBIT: &[&str] = &[
+    "--set",
+    "ftl.placement=sepbit",
+    "--set",
+    "ftl.cleaning=cost-benefit",
+    "--set",
+    "ftl.cost_benefit_form=sqrt-append-age",
+];
 
 /// The page FTL under every placement (with and without a RAM region), both recovery modes.
 #[test]
@@ -461,7 +471,7 @@ fn page_ftl_placements_keep_flushed_writes_across_kill_9() {
     let scan = ["--set", "serve.recovery=scan"];
     let cp = ["--set", "serve.recovery=checkpoint", "--set", "serve.checkpoint_interval_s=0.05"];
     let mut configs: Vec<(String, Vec<&str>)> = Vec::new();
-    let placements: [(&str, &[&str]); 5] = [
+    let placements: [(&str, &[&str]); 8] = [
         ("none", &["--set", "ftl.placement=none"]),
         ("dac", &["--set", "ftl.placement=dac", "--set", "ftl.cleaning=cost-benefit"]),
         ("dac-ram", &["--set", "ftl.placement=dac", "--set", "dac.ram_region_bytes=262144"]),
@@ -477,6 +487,9 @@ fn page_ftl_placements_keep_flushed_writes_across_kill_9() {
             ],
         ),
         ("deb-no-ebr", &["--set", "ftl.placement=deb", "--set", "deb.ebr_size_bytes=0"]),
+        ("sepbit", SEPBIT),
+        ("warcip", &["--set", "ftl.placement=warcip"]),
+        ("fadac", &["--set", "ftl.placement=fadac"]),
     ];
     for (p, args) in placements {
         for (r, rec) in [("scan", &scan[..]), ("checkpoint", &cp[..])] {
@@ -630,19 +643,23 @@ fn trims_and_write_zeroes_beside_writes_keep_their_promises() {
 }
 
 /// The whole product: every servable FTL kind and placement (page: none, dac, dac with a RAM
-/// region, deb, deb without EBR; bast with migration and lazy wear leveling, sast, fast) × every
-/// buffer kind (none, lru, fab, bplru, cflru) × both recovery modes: 80 configurations. Not
+/// region, deb, deb without EBR, sepbit, warcip, fadac; bast with migration and lazy wear
+/// leveling, sast, fast) × every buffer kind (none, lru, fab, bplru, cflru) × both recovery
+/// modes: 110 configurations. Not
 /// servable, and refused with the reason: the oracle placement (it needs the workload's
 /// future). Long: run by `experiments/serve/crash_matrix.sh` (`--ignored`).
 #[test]
 #[ignore = "long: experiments/serve/crash_matrix.sh runs it"]
 fn every_servable_configuration_keeps_flushed_writes_across_kill_9() {
-    let kinds: [(&str, &[&str]); 8] = [
+    let kinds: [(&str, &[&str]); 11] = [
         ("page-none", &["--set", "ftl.placement=none"]),
         ("page-dac", &["--set", "ftl.placement=dac", "--set", "ftl.cleaning=cost-benefit"]),
         ("page-dacram", &["--set", "ftl.placement=dac", "--set", "dac.ram_region_bytes=262144"]),
         ("page-deb", &["--set", "ftl.placement=deb", "--set", "deb.ebr_size_bytes=262144"]),
         ("page-deb0", &["--set", "ftl.placement=deb", "--set", "deb.ebr_size_bytes=0"]),
+        ("page-sepbit", SEPBIT),
+        ("page-warcip", &["--set", "ftl.placement=warcip"]),
+        ("page-fadac", &["--set", "ftl.placement=fadac"]),
         (
             "bast",
             &[

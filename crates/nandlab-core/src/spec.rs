@@ -222,8 +222,9 @@ pub enum Unchosen {
     /// (`ftl.random_d`). Another value is refused naming the policies that use it; this one is
     /// accepted, so that a resolved configuration resolves again.
     Default(fn() -> Value),
-    /// Left out (not even as `null`, and its table too when it has no other key); a value set
-    /// for it is refused naming the policy that uses it, as for `Unset`. For parameters added
+    /// Left out (not even as `null`, and its table too when it has no other key) unless a value
+    /// is set or the chosen policy writes one back; a value set for it when its policy is not
+    /// chosen is refused naming that policy, as for `Unset`. For parameters added
     /// after results of other configurations were published (`tests/golden/metrics/`): a
     /// configuration that does not choose the policy keeps the exact shape it had before.
     Omitted,
@@ -338,6 +339,17 @@ impl Tables {
                     }
                     let map = self.maps.entry(p.table.to_string()).or_default();
                     if claimed {
+                        if matches!(p.unchosen, Unchosen::Omitted)
+                            && map.get(p.key).is_none_or(Option::is_none)
+                        {
+                            // Read by the chosen policy but left unset: left out too, so that
+                            // a parameter added to a policy keeps its old results' shape.
+                            map.remove(p.key);
+                            if map.is_empty() {
+                                self.maps.remove(p.table);
+                            }
+                            continue;
+                        }
                         // Read by the chosen policy; left unset, it is still recorded.
                         map.entry(p.key.to_string()).or_insert(None);
                         continue;

@@ -274,3 +274,29 @@ fn tables_rebuilt_from_flash_match_the_live_ones() {
     }
     recovered.check();
 }
+
+/// SepBIT through the page FTL's write clock (docs/ALGORITHMS.md §11.1): the FTL counts host
+/// writes, keeps each page's last one and the mapped pages, and the placement splits host writes
+/// by min(ℓ, window) (ℓ still unknown: no class-0 block collected). Class 1 is region 4, class 0
+/// region 5. Window after each write: 0, 1, 2, 3, 4, then held at 4 (the mapped pages).
+#[test]
+fn sepbit_splits_host_writes_by_the_write_clock() {
+    let mut d = device(&[
+        "device.blocks=20",
+        "device.pages_per_block=4",
+        "device.logical_bytes=98304",
+        "ftl.placement=sepbit",
+    ]);
+    // Writes 1-4: LPNs 0-3, new → class 1.
+    for lpn in 0..4 {
+        write(&mut d, lpn);
+    }
+    write(&mut d, 3); // 5: last written at 4, 1 ago < min(∞, 3) → class 0
+    write(&mut d, 0); // 6: 5 ago ≥ 4 → class 1
+    write(&mut d, 2); // 7: 4 ago ≥ 4 → class 1
+    write(&mut d, 5); // 8: new → class 1
+    write(&mut d, 5); // 9: 1 ago → class 0
+    let regions: Vec<u8> = [0, 1, 2, 3, 5].iter().map(|&l| locate(&d, l).unwrap().1).collect();
+    assert_eq!(regions, vec![4, 4, 4, 5, 5]);
+    assert_eq!(d.metrics().erases, 0);
+}

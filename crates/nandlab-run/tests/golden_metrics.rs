@@ -29,6 +29,18 @@ const CASES: &[(&str, &[&str])] = &[
     ("page-greedy-oracle-hotcold", &["ftl.placement=oracle", "workload.kind=hotcold"]),
     ("page-greedy-hostgc-uniform", &["ftl.placement=host-gc", "workload.kind=uniform"]),
     ("page-greedy-lifetime-hotcold", &["ftl.placement=lifetime", "workload.kind=hotcold"]),
+    ("page-greedy-sepbit-hotcold", &["ftl.placement=sepbit", "workload.kind=hotcold"]),
+    ("page-greedy-warcip-hotcold", &["ftl.placement=warcip", "workload.kind=hotcold"]),
+    ("page-greedy-fadac-hotcold", &["ftl.placement=fadac", "workload.kind=hotcold"]),
+    (
+        "page-costbenefit-sqrtage-sepbit-hotcold",
+        &[
+            "ftl.cleaning=cost-benefit",
+            "ftl.cost_benefit_form=sqrt-append-age",
+            "ftl.placement=sepbit",
+            "workload.kind=hotcold",
+        ],
+    ),
     (
         "page-greedy-deb-hotcold",
         &[

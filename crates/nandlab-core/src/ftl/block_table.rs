@@ -34,6 +34,12 @@ pub struct BlockTable {
     pub last_modified_ns: Vec<u64>,
     pub erase_count: Vec<u32>,
     pub region: Vec<u8>,
+    /// The write clock (host page writes, `ftl::policy::WriteClock`) now, and block → the write
+    /// clock at its last program (when it filled): kept by the page FTL only for a victim
+    /// policy that asks (`VictimPolicy::needs_write_clock`); otherwise 0 and empty. Like the
+    /// clock, they restart at 0 after a restart.
+    pub host_writes: u64,
+    pub closed_at_write: Vec<u64>,
     bucket_head: Vec<BlockId>,
     bucket_tail: Vec<BlockId>,
     prev: Vec<BlockId>,
@@ -61,6 +67,8 @@ impl BlockTable {
             last_modified_ns: vec![0; n],
             erase_count: vec![0; n],
             region: vec![0; n],
+            host_writes: 0,
+            closed_at_write: Vec::new(),
             bucket_head: vec![BlockId::NONE; buckets],
             bucket_tail: vec![BlockId::NONE; buckets],
             prev: vec![BlockId::NONE; n],

@@ -48,7 +48,7 @@ pub struct PageFtl {
     placement_prefetch: bool,
     clock: WriteClock,
     /// LPN → the write clock at its last host write (empty unless `write_clock`).
-    last_write: Vec<u64>,
+    last_write: Vec<u32>,
     /// Block → the write clock when it was opened (empty unless `write_clock`).
     opened_at: Vec<u64>,
     /// One bit per physical page: set iff the translation table points at it. Redundant with
@@ -130,8 +130,8 @@ impl PageFtl {
         let logical = geometry.logical_pages as usize;
         let entered_ns =
             if placement.needs_residence_time() { vec![0; logical] } else { Vec::new() };
-        let write_clock = placement.needs_write_clock();
-        let last_write = if write_clock { vec![0; logical] } else { Vec::new() };
+        let write_clock = placement.needs_write_clock() || victim.needs_write_clock();
+        let last_write = if placement.needs_last_write() { vec![0; logical] } else { Vec::new() };
         let opened_at = if write_clock { vec![0; geometry.blocks as usize] } else { Vec::new() };
         let words_per_block = geometry.pages_per_block.div_ceil(64);
         let hw = *flash.engine().hardware();
@@ -153,7 +153,13 @@ impl PageFtl {
             opened_at,
             valid_bits: vec![0; (geometry.blocks * words_per_block) as usize],
             words_per_block,
-            blocks: BlockTable::new(geometry.blocks, geometry.pages_per_block),
+            blocks: {
+                let mut t = BlockTable::new(geometry.blocks, geometry.pages_per_block);
+                if victim.needs_write_clock() {
+                    t.closed_at_write = vec![0; geometry.blocks as usize];
+                }
+                t
+            },
             active: vec![BlockId::NONE; (flash_regions * planes) as usize],
             flash_regions,
             planes,
@@ -861,6 +867,9 @@ impl PageFtl {
             // A full block stops being active: it may be cleaned and freed from now on.
             self.blocks.close(block);
             self.mark_closed(block);
+            if let Some(t) = self.blocks.closed_at_write.get_mut(block.index()) {
+                *t = self.clock.host_writes;
+            }
             self.active[slot] = BlockId::NONE;
             self.open_planes[region as usize].remove(plane);
             if self.write_clock {
@@ -978,7 +987,10 @@ impl PageFtl {
         self.clock.host_writes += 1;
         self.placement.tick(self.clock);
         self.clock.mapped_pages += u64::from(new_page);
-        self.last_write[lpn.index()] = self.clock.host_writes;
+        self.blocks.host_writes = self.clock.host_writes;
+        if let Some(t) = self.last_write.get_mut(lpn.index()) {
+            *t = self.clock.host_writes as u32;
+        }
     }
 
     /// GC feedback (`Placement::collecting`), before `victim`'s pages are copied.
@@ -1153,6 +1165,9 @@ impl WearHost for PageFtl {
         if self.write_clock {
             // The same data, as old as it was.
             self.opened_at[to.index()] = self.opened_at[from.index()];
+            if let Some(&t) = self.blocks.closed_at_write.get(from.index()) {
+                self.blocks.closed_at_write[to.index()] = t;
+            }
         }
         for off in 0..self.pages_per_block {
             let src = self.geometry.ppn(from, off);
@@ -1398,8 +1413,9 @@ impl Ftl for PageFtl {
         let per_block = 1 + 4 + 4 + 8 + 4 + 1 + 16;
         (self.l2p.len() * 4
             + self.entered_ns.len() * 8
-            + self.last_write.len() * 8
+            + self.last_write.len() * 4
             + self.opened_at.len() * 8
+            + self.blocks.closed_at_write.len() * 8
             + self.valid_bits.len() * 8) as u64
             + blocks * per_block
             + blocks * 4 // free list

@@ -21,6 +21,11 @@ pub trait VictimPolicy: Send {
     fn name(&self) -> &'static str;
     /// Picks a closed block to clean, or `None` when there is no closed block.
     fn select(&mut self, table: &BlockTable, now_ns: u64) -> Option<Selection>;
+    /// The page FTL keeps the write clock in the block table for this policy
+    /// (`BlockTable::host_writes`, `BlockTable::closed_at_write`).
+    fn needs_write_clock(&self) -> bool {
+        false
+    }
 }
 
 /// A cleaning policy with its parameters resolved (`ftl.cleaning` and its keys): builds the
@@ -37,10 +42,12 @@ pub struct PageState {
     pub region: u8,
     /// Simulated time the page entered its region (only tracked when the placement asks).
     pub entered_ns: u64,
-    /// The write clock (`WriteClock::host_writes`) at the page's last host write: only tracked
-    /// when the placement asks (`Placement::needs_write_clock`); 0 otherwise, and for a page
-    /// written before a served drive restarted (the clock restarts at 0).
-    pub last_write: u64,
+    /// The write clock's low 32 bits (`WriteClock::host_writes`) at the page's last host write:
+    /// only tracked when the placement asks (`Placement::needs_last_write`); 0 (unknown)
+    /// otherwise, and for a page written before a served drive restarted (the clock restarts
+    /// at 0). 32 bits keep the state 16 bytes and the table 4 bytes a page; read it through
+    /// `WriteClock::since`.
+    pub last_write: u32,
 }
 
 /// Time measured in host page writes, which the page FTL keeps for placements that ask
@@ -54,6 +61,15 @@ pub struct WriteClock {
     pub host_writes: u64,
     /// Logical pages holding data (written and not trimmed) before this write.
     pub mapped_pages: u64,
+}
+
+impl WriteClock {
+    /// Host writes since `last_write` (`PageState::last_write`), or `None` if unknown (0). Ages
+    /// of 2^32 host writes (16 TiB of 4 KiB pages) or more wrap around.
+    #[must_use]
+    pub fn since(&self, last_write: u32) -> Option<u64> {
+        (last_write != 0).then(|| u64::from((self.host_writes as u32).wrapping_sub(last_write)))
+    }
 }
 
 /// GC feedback: a closed block the cleaner (or a wear leveler's eviction) is about to empty,
@@ -100,10 +116,17 @@ pub trait Placement: Send {
     /// docs/ALGORITHMS.md §11): it reports the clock before each host write (`tick`), keeps each
     /// page's last host write (`PageState::last_write`) and each block's opening time, and
     /// reports blocks that fill up (`filled`) and blocks the cleaner collects (`collecting`).
-    /// None of this is on flash: after a restart the clock starts again at 0 and every page
-    /// counts as last written at 0 — it only steers placement, never which data is current.
+    /// None of this is on flash: after a restart (a served drive killed or stopped) the clock
+    /// starts again at 0, every page's last host write is unknown (0) and every block counts as
+    /// opened at 0 — it only steers placement, never which data is current, so nothing written
+    /// is lost (the kill -9 harness serves sepbit, warcip and fadac).
     fn needs_write_clock(&self) -> bool {
         false
+    }
+    /// With the write clock, whether the placement reads `PageState::last_write` (the FTL then
+    /// keeps 4 bytes per logical page for it).
+    fn needs_last_write(&self) -> bool {
+        self.needs_write_clock()
     }
     /// Before the placement decides a host write (`host_write`), with the write clock.
     fn tick(&mut self, _clock: WriteClock) {}

@@ -56,9 +56,9 @@ fn fifo_takes_first_closed() {
 fn cost_benefit_formula() {
     // now = 200: ages (+1 ns) b0 101, b1 171, b2 111.
     // a(1-u)/2u: b0 101*0.25/1.5 = 16.8; b1 171*0.5/1 = 85.5; b2 111*0.75/0.5 = 166.5 → b2.
-    assert_eq!(CostBenefit.select(&table(), 200).unwrap().block, b(2));
+    assert_eq!(CostBenefit::default().select(&table(), 200).unwrap().block, b(2));
     // Much later, b1's age advantage is not enough either: ratio b2/b1 → 1.5/0.5 = 3 > 1.
-    assert_eq!(CostBenefit.select(&table(), 1_000_000).unwrap().block, b(2));
+    assert_eq!(CostBenefit::default().select(&table(), 1_000_000).unwrap().block, b(2));
 }
 
 #[test]
@@ -94,12 +94,12 @@ fn empty_block_is_taken_first_and_full_block_last() {
     }
     // b0 now has 0 valid: free to clean for every policy but FIFO.
     assert_eq!(Greedy.select(&t, 200).unwrap().block, b(0));
-    assert_eq!(CostBenefit.select(&t, 200).unwrap().block, b(0));
+    assert_eq!(CostBenefit::default().select(&t, 200).unwrap().block, b(0));
     assert_eq!(Cat { scan_limit: 10 }.select(&t, 200).unwrap().block, b(0));
     // Only full blocks: still a choice (the caller's validation keeps this from looping).
     let mut full = BlockTable::new(2, 4);
     fill(&mut full, 0, 0);
-    assert_eq!(CostBenefit.select(&full, 5).unwrap().block, b(0));
+    assert_eq!(CostBenefit::default().select(&full, 5).unwrap().block, b(0));
     assert_eq!(Cat { scan_limit: 10 }.select(&full, 5).unwrap().block, b(0));
     assert!(Greedy.select(&BlockTable::new(2, 4), 0).is_none());
 }
@@ -109,4 +109,21 @@ fn cat_bound_prunes_without_capping() {
     // b2 is best and the bound rules out b1 and b0 unseen: one block examined, not capped.
     let s = Cat { scan_limit: 1 }.select(&table(), 200).unwrap();
     assert_eq!((s.block, s.capped), (b(2), false));
+}
+
+/// SepBIT's simulator's form: (1−u)/u·√(host writes since the block filled), over every block.
+#[test]
+fn cost_benefit_sqrt_append_age() {
+    let mut t = table();
+    t.closed_at_write = vec![0, 90, 99, 0, 0];
+    t.host_writes = 100;
+    let mut cb = CostBenefit::sqrt_append_age();
+    assert!(cb.needs_write_clock());
+    assert!(!CostBenefit::default().needs_write_clock());
+    // b0: (1/4)/(3/4)·√100 = 3.33; b1: 1·√10 = 3.16; b2: 3·√1 = 3 → b0 (the LFS form: b2).
+    assert_eq!(cb.select(&t, 200).unwrap().block, b(0));
+    assert_eq!(CostBenefit::default().select(&t, 200).unwrap().block, b(2));
+    // b2 filled at 95: 3·√5 = 6.7 → b2.
+    t.closed_at_write[2] = 95;
+    assert_eq!(cb.select(&t, 200).unwrap().block, b(2));
 }

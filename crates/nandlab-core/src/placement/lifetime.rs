@@ -1,4 +1,4 @@
-//! `lifetime`: nandlab's own online placement (docs/ALGORITHMS.md §11.5). Each write goes to the
+//! `lifetime`: nandlab's own online placement (docs/ALGORITHMS.md §11.6). Each write goes to the
 //! region whose band holds the page's *predicted lifetime* — host page writes until its next
 //! write — as the future-knowledge oracle does with the true one (`oracle.rs`), but predicted from
 //! the page's own write history.

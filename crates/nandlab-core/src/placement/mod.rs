@@ -47,6 +47,9 @@ crate::spec::registry! {
     pub deb,
     host_gc,
     lifetime,
+    sepbit,
+    warcip,
+    fadac,
 }
 
 /// `ftl.placement` and its parameters, resolved; `ftl.regions` ends in 1..=64.
