@@ -8,7 +8,7 @@
 #    /tmp/nandlab-placement-traces): hc90 (hot/cold 90/10), zipf1 (Zipf 1.0), zdrift1 (drifting
 #    Zipf), 524,288 logical 4 KiB pages, fill + 10 × N random writes each.
 # 2. Runs target/release/nandlab (NANDLAB to override; build it first) for every placement
-#    (none, dac, sepbit, warcip, fadac) × cleaning (greedy; cost-benefit in the form SepBIT's
+#    (none, dac, sepbit, warcip, fadac, lifetime, oracle) × cleaning (greedy; cost-benefit in the form SepBIT's
 #    simulator uses, ftl.cost_benefit_form = "sqrt-append-age") × trace, on the geometry matched
 #    to the simulator: 2 MiB segments (blocks of 512 pages), 15 % of the flash spare once the
 #    reserve is set aside, six classes (none: one), the whole trace measured from an empty
@@ -34,7 +34,7 @@ traces=${TRACES:-/tmp/nandlab-placement-traces}
 gen_c=${PLACEMENT_TRACES_C:-../shared/reference/placement_traces.c}
 commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo -dirty)
 trace_list=${PEER_TRACES:-hc90 zipf1 zdrift1}
-placement_list=${PEER_PLACEMENTS:-none dac sepbit warcip fadac}
+placement_list=${PEER_PLACEMENTS:-none dac sepbit warcip fadac lifetime oracle}
 cleaning_list=${PEER_CLEANINGS:-greedy cost-benefit}
 [ -x "$bin" ] || { echo "no $bin: cargo build --release -p nandlab-cli" >&2; exit 2; }
 
@@ -88,6 +88,7 @@ work=${SEPBIT_WORK:-/tmp/nandlab-sepbit-work}
 for trace in $trace_list; do
   for cleaning in $cleaning_list; do
     for placement in $placement_list; do
+      [[ -v "scheme[$placement]" ]] || continue  # no counterpart in the simulator
       w=$work/$trace-$placement-$cleaning
       rm -rf "$w"
       mkdir -p "$w/segments" "$w/indexmap" "$w/ondiskfifo" "$w/oracles"

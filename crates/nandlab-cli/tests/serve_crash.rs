@@ -471,7 +471,7 @@ fn page_ftl_placements_keep_flushed_writes_across_kill_9() {
     let scan = ["--set", "serve.recovery=scan"];
     let cp = ["--set", "serve.recovery=checkpoint", "--set", "serve.checkpoint_interval_s=0.05"];
     let mut configs: Vec<(String, Vec<&str>)> = Vec::new();
-    let placements: [(&str, &[&str]); 8] = [
+    let placements: [(&str, &[&str]); 9] = [
         ("none", &["--set", "ftl.placement=none"]),
         ("dac", &["--set", "ftl.placement=dac", "--set", "ftl.cleaning=cost-benefit"]),
         ("dac-ram", &["--set", "ftl.placement=dac", "--set", "dac.ram_region_bytes=262144"]),
@@ -490,6 +490,7 @@ fn page_ftl_placements_keep_flushed_writes_across_kill_9() {
         ("sepbit", SEPBIT),
         ("warcip", &["--set", "ftl.placement=warcip"]),
         ("fadac", &["--set", "ftl.placement=fadac"]),
+        ("lifetime", &["--set", "ftl.placement=lifetime"]),
     ];
     for (p, args) in placements {
         for (r, rec) in [("scan", &scan[..]), ("checkpoint", &cp[..])] {
@@ -643,15 +644,15 @@ fn trims_and_write_zeroes_beside_writes_keep_their_promises() {
 }
 
 /// The whole product: every servable FTL kind and placement (page: none, dac, dac with a RAM
-/// region, deb, deb without EBR, sepbit, warcip, fadac; bast with migration and lazy wear
-/// leveling, sast, fast) × every buffer kind (none, lru, fab, bplru, cflru) × both recovery
-/// modes: 110 configurations. Not
+/// region, deb, deb without EBR, sepbit, warcip, fadac, lifetime; bast with migration and lazy
+/// wear leveling, sast, fast) × every buffer kind (none, lru, fab, bplru, cflru) × both recovery
+/// modes: 120 configurations. Not
 /// servable, and refused with the reason: the oracle placement (it needs the workload's
 /// future). Long: run by `experiments/serve/crash_matrix.sh` (`--ignored`).
 #[test]
 #[ignore = "long: experiments/serve/crash_matrix.sh runs it"]
 fn every_servable_configuration_keeps_flushed_writes_across_kill_9() {
-    let kinds: [(&str, &[&str]); 11] = [
+    let kinds: [(&str, &[&str]); 12] = [
         ("page-none", &["--set", "ftl.placement=none"]),
         ("page-dac", &["--set", "ftl.placement=dac", "--set", "ftl.cleaning=cost-benefit"]),
         ("page-dacram", &["--set", "ftl.placement=dac", "--set", "dac.ram_region_bytes=262144"]),
@@ -660,6 +661,7 @@ fn every_servable_configuration_keeps_flushed_writes_across_kill_9() {
         ("page-sepbit", SEPBIT),
         ("page-warcip", &["--set", "ftl.placement=warcip"]),
         ("page-fadac", &["--set", "ftl.placement=fadac"]),
+        ("page-lifetime", &["--set", "ftl.placement=lifetime"]),
         (
             "bast",
             &[

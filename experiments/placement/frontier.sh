@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The placement frontier beyond the three reference traces (RESULTS.md): every placement under
+# greedy cleaning on
+#   zipf.csv  the `zipf` workload kind, exponents 0.6, 0.8, 1.0, 1.2, without drift and with the
+#             reference drift (top 20 % of ranks reshuffled every N/100 writes): 524,288 logical
+#             4 KiB pages, blocks of 512 pages, prefill then 10 measured passes, the device
+#             sized as the reference traces' (utilization 0.85 of what the reserve leaves);
+#   real.csv  the block traces in ../shared/traces, replayed 40 times in closed loop on blocks of
+#             64 pages at utilization 0.9, in two fittings of the trace's addresses: `chunk`
+#             (touched erase-block-sized chunks packed together, the default) and `page` (touched
+#             4 KiB pages packed together: the footprint is the written data, so the cleaner
+#             works on every replay).
+#
+#   cargo build --release -p nandlab-cli
+#   bash experiments/placement/frontier.sh [zipf|real]...      (from the repository root)
+#
+# FRONTIER_PLACEMENTS (space-separated) picks placements; NANDLAB the binary. Each row names the
+# commit and the overrides; the seed is the default (1). The traces are read where they are,
+# never copied.
+set -euo pipefail
+here=experiments/placement
+bin=${NANDLAB:-target/release/nandlab}
+traces=${SHARED_TRACES:-../shared/traces}
+placements=${FRONTIER_PLACEMENTS:-none dac sepbit warcip fadac lifetime oracle}
+commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo -dirty)
+[ -x "$bin" ] || { echo "no $bin: cargo build --release -p nandlab-cli" >&2; exit 2; }
+parts=${*:-zipf real}
+
+# run NAME... -- KEY=VALUE...: one run; prints "wa,host_write_pages" (regions 1 for none).
+run() {
+  local args=()
+  for k in "$@"; do args+=(-s "$k"); done
+  "$bin" run -q --json - "${args[@]}" | python3 -c '
+import json, sys
+m = json.load(sys.stdin)["metrics"]
+print(f"{m[\"write_amplification\"]:.6f},{m[\"host_write_pages\"]}")'
+}
+
+regions_of() { [ "$1" = none ] && echo 1 || echo 6; }
+
+if [[ " $parts " == *" zipf "* ]]; then
+  out=$here/zipf.csv
+  echo "exponent,drift_fraction,placement,wa,host_write_pages,blocks,commit,config" >"$out"
+  for s in 0.6 0.8 1.0 1.2; do
+    for drift in 0 0.2; do
+      for p in $placements; do
+        r=$(regions_of "$p")
+        kv=(workload.kind=zipf "workload.zipf_exponent=$s" "workload.zipf_drift_fraction=$drift"
+          workload.warmup_passes=0 workload.passes=10 device.page_size_bytes=4096
+          device.pages_per_block=512 device.logical_bytes=2147483648 "ftl.placement=$p"
+          "ftl.regions=$r" ftl.cleaning=greedy)
+        args=()
+        for k in "${kv[@]}"; do args+=(-s "$k"); done
+        g=$("$bin" print-config "${args[@]}" | sed -n 's/^# derived:.*gc_free_blocks_min \([0-9][0-9]*\).*/\1/p')
+        blocks=$(python3 -c "print(round(524288 / (0.85 * 512) + ($g - 0.5) + 0.5 * $r))")
+        row=$(run "${kv[@]}" "device.blocks=$blocks")
+        echo "$s,$drift,$p,$row,$blocks,$commit,\"${kv[*]} device.blocks=$blocks\"" | tee -a "$out"
+      done
+    done
+  done
+fi
+
+if [[ " $parts " == *" real "* ]]; then
+  out=$here/real.csv
+  echo "trace,fit,placement,wa,host_write_pages,commit,config" >"$out"
+  files=(msr-cambridge-hm0-excerpt/msr-cambridge1-sample.csv
+    postmark-disksim-ssd/ssd-postmark-aligned2.trace.gz
+    iozone-disksim-ssd/ssd-iozone-aligned2-100K.trace.gz tpcc-mqsim/tpcc-small.trace.gz
+    umass-websearch-mqsim/wsrch-small.trace.gz tencent-cbs-excerpt/cloud_storage-sample.csv.gz
+    systor17-excerpt/systor17-traces-sample.csv.gz
+    systor17-excerpt/systor17-additional-sample.csv.gz
+    cloudphysics-vscsi-excerpt/cloudPhysicsIO.csv.gz)
+  for f in "${files[@]}"; do
+    [ -f "$traces/$f" ] || { echo "skipped: no $traces/$f" >&2; continue; }
+    for fit in chunk page; do
+      for p in $placements; do
+        kv=(workload.kind=trace "workload.path=$traces/$f" workload.passes=40
+          workload.trace_timing=closed device.utilization=0.9 device.pages_per_block=64
+          "ftl.placement=$p" "ftl.regions=$(regions_of "$p")" ftl.cleaning=greedy)
+        [ "$fit" = page ] && kv+=(workload.compact_chunk_bytes=4096)
+        row=$(run "${kv[@]}")
+        echo "$(basename "$f"),$fit,$p,$row,$commit,\"${kv[*]}\"" | tee -a "$out"
+      done
+    done
+  done
+fi
