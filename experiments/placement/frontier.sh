@@ -33,7 +33,7 @@ run() {
   "$bin" run -q --json - "${args[@]}" | python3 -c '
 import json, sys
 m = json.load(sys.stdin)["metrics"]
-print(f"{m[\"write_amplification\"]:.6f},{m[\"host_write_pages\"]}")'
+print("%.6f,%d" % (m["write_amplification"], m["host_write_pages"]))'
 }
 
 regions_of() { [ "$1" = none ] && echo 1 || echo 6; }
