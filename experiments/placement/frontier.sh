@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The placement frontier beyond the three reference traces (RESULTS.md): every placement under
-# greedy cleaning on
+# greedy cleaning and under cost-benefit (SepBIT's simulator's form, `sqrt-append-age`) on
 #   zipf.csv  the `zipf` workload kind, exponents 0.6, 0.8, 1.0, 1.2, without drift and with the
 #             reference drift (top 20 % of ranks reshuffled every N/100 writes): 524,288 logical
 #             4 KiB pages, blocks of 512 pages, prefill then 10 measured passes, the device
@@ -40,21 +40,24 @@ regions_of() { [ "$1" = none ] && echo 1 || echo 6; }
 
 if [[ " $parts " == *" zipf "* ]]; then
   out=$here/zipf.csv
-  echo "exponent,drift_fraction,placement,wa,host_write_pages,blocks,commit,config" >"$out"
+  echo "exponent,drift_fraction,cleaning,placement,wa,host_write_pages,blocks,commit,config" >"$out"
   for s in 0.6 0.8 1.0 1.2; do
     for drift in 0 0.2; do
+      for cleaning in greedy cost-benefit; do
       for p in $placements; do
         r=$(regions_of "$p")
         kv=(workload.kind=zipf "workload.zipf_exponent=$s" "workload.zipf_drift_fraction=$drift"
           workload.warmup_passes=0 workload.passes=10 device.page_size_bytes=4096
           device.pages_per_block=512 device.logical_bytes=2147483648 "ftl.placement=$p"
-          "ftl.regions=$r" ftl.cleaning=greedy)
+          "ftl.regions=$r" "ftl.cleaning=$cleaning")
+        [ "$cleaning" = cost-benefit ] && kv+=(ftl.cost_benefit_form=sqrt-append-age)
         args=()
         for k in "${kv[@]}"; do args+=(-s "$k"); done
         g=$("$bin" print-config "${args[@]}" | sed -n 's/^# derived:.*gc_free_blocks_min \([0-9][0-9]*\).*/\1/p')
         blocks=$(python3 -c "print(round(524288 / (0.85 * 512) + ($g - 0.5) + 0.5 * $r))")
         row=$(run "${kv[@]}" "device.blocks=$blocks")
-        echo "$s,$drift,$p,$row,$blocks,$commit,\"${kv[*]} device.blocks=$blocks\"" | tee -a "$out"
+        echo "$s,$drift,$cleaning,$p,$row,$blocks,$commit,\"${kv[*]} device.blocks=$blocks\"" | tee -a "$out"
+      done
       done
     done
   done
@@ -62,7 +65,7 @@ fi
 
 if [[ " $parts " == *" real "* ]]; then
   out=$here/real.csv
-  echo "trace,fit,placement,wa,host_write_pages,commit,config" >"$out"
+  echo "trace,fit,cleaning,placement,wa,host_write_pages,commit,config" >"$out"
   files=(msr-cambridge-hm0-excerpt/msr-cambridge1-sample.csv
     postmark-disksim-ssd/ssd-postmark-aligned2.trace.gz
     iozone-disksim-ssd/ssd-iozone-aligned2-100K.trace.gz tpcc-mqsim/tpcc-small.trace.gz
@@ -73,13 +76,16 @@ if [[ " $parts " == *" real "* ]]; then
   for f in "${files[@]}"; do
     [ -f "$traces/$f" ] || { echo "skipped: no $traces/$f" >&2; continue; }
     for fit in chunk page; do
-      for p in $placements; do
-        kv=(workload.kind=trace "workload.path=$traces/$f" workload.passes=40
-          workload.trace_timing=closed device.utilization=0.9 device.pages_per_block=64
-          "ftl.placement=$p" "ftl.regions=$(regions_of "$p")" ftl.cleaning=greedy)
-        [ "$fit" = page ] && kv+=(workload.compact_chunk_bytes=4096)
-        row=$(run "${kv[@]}")
-        echo "$(basename "$f"),$fit,$p,$row,$commit,\"${kv[*]}\"" | tee -a "$out"
+      for cleaning in greedy cost-benefit; do
+        for p in $placements; do
+          kv=(workload.kind=trace "workload.path=$traces/$f" workload.passes=40
+            workload.trace_timing=closed device.utilization=0.9 device.pages_per_block=64
+            "ftl.placement=$p" "ftl.regions=$(regions_of "$p")" "ftl.cleaning=$cleaning")
+          [ "$cleaning" = cost-benefit ] && kv+=(ftl.cost_benefit_form=sqrt-append-age)
+          [ "$fit" = page ] && kv+=(workload.compact_chunk_bytes=4096)
+          row=$(run "${kv[@]}")
+          echo "$(basename "$f"),$fit,$cleaning,$p,$row,$commit,\"${kv[*]}\"" | tee -a "$out"
+        done
       done
     done
   done

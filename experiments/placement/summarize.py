@@ -54,7 +54,12 @@ def zipf() -> None:
     if not path.exists():
         return
     z = pd.read_csv(path)
-    print("\n### zipf (greedy)\n")
+    for cleaning, zc in z.groupby("cleaning", sort=False):
+        zipf_table(zc, cleaning)
+
+
+def zipf_table(z: pd.DataFrame, cleaning: str) -> None:
+    print(f"\n### zipf ({cleaning})\n")
     table = z.pivot_table(index=["exponent", "drift_fraction"], columns="placement", values="wa")
     cols = ordered(list(table.columns))
     print("| s | drift | " + " | ".join(cols) + " | lifetime ÷ dac |")
@@ -69,10 +74,10 @@ def zipf() -> None:
             ax.plot(gp["exponent"], gp["wa"], marker="o", label=p)
         ax.set_title(f"zipf, drift fraction {d}")
         ax.set_xlabel("Zipf exponent s")
-    axes[0].set_ylabel("write amplification (greedy)")
+    axes[0].set_ylabel(f"write amplification ({cleaning})")
     axes[1].legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(HERE / "zipf.png", dpi=110)
+    fig.savefig(HERE / f"zipf_{cleaning}.png", dpi=110)
     plt.close(fig)
 
 
@@ -81,10 +86,10 @@ def real() -> None:
     if not path.exists():
         return
     r = pd.read_csv(path)
-    for fit, g in r.groupby("fit", sort=False):
+    for (fit, cleaning), g in r.groupby(["fit", "cleaning"], sort=False):
         table = g.pivot(index="trace", columns="placement", values="wa")
         cols = ordered(list(table.columns))
-        print(f"\n### real traces, fit {fit} (greedy, 40 replays)\n")
+        print(f"\n### real traces, fit {fit}, {cleaning} (40 replays)\n")
         print("| trace | " + " | ".join(cols) + " | lifetime ÷ dac |")
         print("|---|" + "---|" * (len(cols) + 1))
         for t, row in table.iterrows():
