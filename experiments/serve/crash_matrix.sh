@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Crash acceptance: the kill -9 harness (crates/nandlab-cli/tests/serve_crash.rs) with CYCLES
 # (default 200) cycles for every configuration it covers — the page FTL under every placement
-# (none, dac, dac with a RAM region, deb with and without its EBR) in both recovery modes, every
+# (none, midas, dac, dac with a RAM region, deb with and without its EBR) in both recovery modes, every
 # buffer kind, the hybrid FTLs (bast, sast, fast), parallel hardware, and the four
 # configurations of `trims_and_write_zeroes_beside_writes_keep_their_promises` (page + DEB,
 # DAC RAM region + LRU, FAST + FAB, 2 x 2 x 2 planes with background cleaning). Each cycle:
 # restart the server on the same image, verify the whole disk against the model, then batches
 # of up to 16 requests in flight (writes, FUA writes, write-zeroes and trims of 1-8 blocks, and
 # flushes beside them), SIGKILL at a random instant.
-# With `full` as second argument it runs the whole product instead (8 kinds/placements × 5
-# buffers × 2 recovery modes = 80 configurations; about 25 minutes at 200 cycles on 2 cores).
+# With `full` as second argument it runs the whole product instead (9 kinds/placements × 5
+# buffers × 2 recovery modes = 90 configurations; about 25 minutes at 200 cycles on 2 cores).
 # A third argument filters the tests by name (e.g. `trims_and_write_zeroes`).
 # Run from the repository root:   bash experiments/serve/crash_matrix.sh [CYCLES] [full|all] [FILTER]
 # Prints one line per configuration ("N kill -9 cycles: L lost flushed writes, I inconsistent

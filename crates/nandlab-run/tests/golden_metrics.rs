@@ -28,6 +28,7 @@ const CASES: &[(&str, &[&str])] = &[
     ("page-randomd-none-uniform", &["ftl.cleaning=random-d", "workload.kind=uniform"]),
     ("page-greedy-oracle-hotcold", &["ftl.placement=oracle", "workload.kind=hotcold"]),
     ("page-greedy-hostgc-uniform", &["ftl.placement=host-gc", "workload.kind=uniform"]),
+    ("page-greedy-midas-hotcold", &["ftl.placement=midas", "workload.kind=hotcold"]),
     (
         "page-greedy-deb-hotcold",
         &[

@@ -46,7 +46,10 @@ crate::spec::registry! {
     oracle,
     pub deb,
     host_gc,
+    pub midas,
 }
+
+pub mod midas_model;
 
 /// `ftl.placement` and its parameters, resolved; `ftl.regions` ends in 1..=64.
 pub fn resolve(
@@ -72,5 +75,7 @@ pub fn names() -> Vec<&'static str> {
     spec::names(REGISTRY)
 }
 
+#[cfg(test)]
+mod midas_tests;
 #[cfg(test)]
 mod tests;
