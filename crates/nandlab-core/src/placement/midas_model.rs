@@ -120,7 +120,7 @@ impl Uid {
             self.on = false;
             return true;
         }
-        if lpn % SAMPLING == 0 {
+        if lpn.is_multiple_of(SAMPLING) {
             self.count((lpn / SAMPLING) as usize);
         }
         false
@@ -482,177 +482,223 @@ impl<'a> Gcs<'a> {
     /// makes the one-group model fail (model again), `Err(Search::Stop)` when no configuration
     /// of more than one group beyond the hot group comes out (the simulator stops modelling).
     pub fn search(&mut self) -> Result<Config, Search> {
-        const NONE_WAF: f64 = 10000.0;
-        let all = self.blocks - self.reserve;
-        let mut opt_config = [[0u32; MAX_CONFIG_GROUPS]; MAX_CONFIG_GROUPS];
-        let mut opt_vr = [[0.0; MAX_CONFIG_GROUPS]; MAX_CONFIG_GROUPS];
-        let mut opt_waf = [NONE_WAF; MAX_CONFIG_GROUPS];
-        opt_config[0][0] = all;
-        opt_vr[0][0] = 1.0;
-        let mut gc = opt_config[0];
-        let mut g0_size: u32;
-        let (mut best_size, mut _best_traffic, mut best_unit) = (0.0, 0.0, 0usize);
-        let mut opt_traffic;
+        let mut st = SearchState::new(self.blocks - self.reserve);
+        self.size_hot_group(&mut st)?;
+        self.add_groups(&mut st);
+        for i in 0..MAX_CONFIG_GROUPS {
+            if st.final_waf > st.opt_waf[i] {
+                st.final_groups = i + 1;
+                st.final_config = st.opt_config[i];
+                st.final_vr = st.opt_vr[i];
+                st.final_waf = st.opt_waf[i];
+            }
+        }
+        self.calc_size = 0.0;
+        for _ in 0..4 {
+            if st.final_waf == 100.0 {
+                break;
+            }
+            self.refine(&mut st);
+        }
+        // The hot group goes in front.
+        let n = st.final_groups;
+        if n == 0 || n + 1 > MAX_CONFIG_GROUPS {
+            return Err(Search::Stop);
+        }
+        let groups = n + 1;
+        let mut sizes = [0u32; MAX_CONFIG_GROUPS];
+        let mut valid_ratio = [0.0; MAX_CONFIG_GROUPS];
+        sizes[1..groups].copy_from_slice(&st.final_config[..n]);
+        valid_ratio[1..groups].copy_from_slice(&st.final_vr[..n]);
+        sizes[0] = st.best_size as u32;
+        if groups > 2 {
+            Ok(Config {
+                groups,
+                sizes,
+                valid_ratio,
+                waf: st.final_waf,
+                hot_traffic: st.opt_traffic,
+            })
+        } else {
+            Err(Search::Stop)
+        }
+    }
+
+    /// One group beside the hot group: the hot group's size, from the hot filter's
+    /// measurements or searched from the UID.
+    fn size_hot_group(&mut self, st: &mut SearchState) -> Result<(), Search> {
+        let mut gc = st.opt_config[0];
         if self.g0_valid > 0.1 || self.g0_traffic < 0.15 {
             self.real = true;
-            g0_size = self.g0_size as u32;
-            gc[0] -= g0_size;
+            st.g0_size = self.g0_size as u32;
+            gc[0] -= st.g0_size;
             self.calc_unit = 0;
-            let vr = self.valid_ratios(&mut gc, 1, g0_size).ok_or(Search::Restart)?;
+            let vr = self.valid_ratios(&mut gc, 1, st.g0_size).ok_or(Search::Restart)?;
             let waf = self.chain_waf(&vr, 1);
             if waf > 100.0 {
                 return Err(Search::Restart);
             }
-            opt_waf[0] = waf;
-            opt_config[0][0] = gc[0];
-            opt_vr[0][0] = vr[0];
-            best_size = f64::from(g0_size);
-            _best_traffic = self.calc_traffic;
-            opt_traffic = self.g0_traffic;
-        } else {
-            self.real = false;
+            st.opt_waf[0] = waf;
+            st.opt_config[0][0] = gc[0];
+            st.opt_vr[0][0] = vr[0];
+            st.best_size = f64::from(st.g0_size);
+            st.opt_traffic = self.g0_traffic;
+            return Ok(());
+        }
+        self.real = false;
+        let mut best_traffic = 0.0;
+        for i in 1..30u32 {
+            if f64::from(i) <= self.calc_size {
+                continue;
+            }
+            gc[0] = st.all - i;
+            self.calc_unit = 0;
+            let Some(vr) = self.valid_ratios(&mut gc, 1, i) else { break };
+            let waf = self.chain_waf(&vr, 1);
+            if waf >= st.opt_waf[0] - 0.05 {
+                break;
+            }
+            st.best_size = self.calc_size;
+            best_traffic = self.calc_traffic;
+            st.best_unit = self.calc_unit;
+            st.opt_waf[0] = waf;
+            st.opt_config[0][0] = gc[0];
+            st.opt_vr[0][0] = vr[0];
+        }
+        self.calc_traffic = best_traffic;
+        st.g0_size = st.best_size as u32;
+        self.calc_unit = st.best_unit;
+        st.opt_traffic = self.calc_traffic;
+        Ok(())
+    }
+
+    /// Phase 1: one more group at a time, the new group's size swept while the last shrinks.
+    fn add_groups(&mut self, st: &mut SearchState) {
+        let mut tmp_max = st.opt_config[0][0].wrapping_sub(50);
+        for i in 0..8 {
+            let groups = i + 2;
+            let mut gc = st.opt_config[i];
+            gc[i + 1] = gc[i];
+            gc[i] = 1;
+            // (A wrapped bound would loop for ever; the simulator never meets one.)
+            let max = tmp_max.min(st.all);
+            for j in 1..max {
+                gc[i] = j;
+                gc[i + 1] = gc[i + 1].wrapping_sub(1);
+                if let Some(vr) = self.valid_ratios(&mut gc, groups, st.g0_size) {
+                    let waf = self.chain_waf(&vr, groups);
+                    if st.opt_waf[i + 1] > waf {
+                        st.opt_waf[i + 1] = waf;
+                        st.opt_config[i + 1] = gc;
+                        st.opt_vr[i + 1] = vr;
+                        tmp_max = max - st.opt_config[i + 1][i];
+                    }
+                }
+            }
+        }
+    }
+
+    /// Phase 2, one round: the hot group's size again (UID-searched hot group only), then
+    /// every group's size in turn against the last, adding groups while that helps.
+    fn refine(&mut self, st: &mut SearchState) {
+        if !self.real {
+            let mut gc = st.final_config;
+            let groups = st.final_groups;
+            gc[groups - 1] = gc[groups - 1].wrapping_add(st.g0_size);
+            let initial_last = gc[groups - 1];
+            self.calc_size = 0.0;
             for i in 1..30u32 {
                 if f64::from(i) <= self.calc_size {
                     continue;
                 }
-                gc[0] = all - i;
+                gc[groups - 1] = initial_last.wrapping_sub(i);
                 self.calc_unit = 0;
-                let Some(vr) = self.valid_ratios(&mut gc, 1, i) else { break };
-                let waf = self.chain_waf(&vr, 1);
-                if waf < opt_waf[0] - 0.05 {
-                    best_size = self.calc_size;
-                    _best_traffic = self.calc_traffic;
-                    best_unit = self.calc_unit;
-                    opt_waf[0] = waf;
-                    opt_config[0][0] = gc[0];
-                    opt_vr[0][0] = vr[0];
-                } else {
+                let Some(vr) = self.valid_ratios(&mut gc, groups, i) else { break };
+                let waf = self.chain_waf(&vr, groups);
+                if waf < st.final_waf {
+                    st.best_size = self.calc_size;
+                    st.best_unit = self.calc_unit;
+                    st.final_waf = waf;
+                    st.final_config = gc;
+                    st.final_vr = vr;
+                    st.g0_size = i;
+                    st.opt_traffic = self.calc_traffic;
+                }
+            }
+        }
+        let mut groups = st.final_groups;
+        let mut gc = st.final_config;
+        self.calc_unit = st.best_unit;
+        for i in 0..8 {
+            if i < groups - 1 {
+                gc[groups - 1] = gc[groups - 1].wrapping_add(gc[i]);
+            } else {
+                gc[i + 1] = gc[i];
+                groups += 1;
+                if groups > MAX_CONFIG_GROUPS {
                     break;
                 }
             }
-            self.calc_traffic = _best_traffic;
-            g0_size = best_size as u32;
-            self.calc_unit = best_unit;
-            opt_traffic = self.calc_traffic;
-        }
-
-        // Phase 1: one more group at a time.
-        let mut tmp_max = opt_config[0][0].wrapping_sub(50);
-        for i in 0..8 {
-            let groups = i + 2;
-            let mut gc = opt_config[i];
-            gc[i + 1] = gc[i];
-            gc[i] = 1;
-            // (A wrapped bound would loop for ever; the simulator never meets one.)
-            let max = tmp_max.min(all);
+            let max = gc[groups - 1].wrapping_sub(50).min(st.all);
+            let mut added = false;
+            gc[i] = 0;
             for j in 1..max {
                 gc[i] = j;
-                gc[i + 1] = gc[i + 1].wrapping_sub(1);
-                if let Some(vr) = self.valid_ratios(&mut gc, groups, g0_size) {
-                    let waf = self.chain_waf(&vr, groups);
-                    if opt_waf[i + 1] > waf {
-                        opt_waf[i + 1] = waf;
-                        opt_config[i + 1] = gc;
-                        opt_vr[i + 1] = vr;
-                        tmp_max = max - opt_config[i + 1][i];
-                    }
+                gc[groups - 1] = gc[groups - 1].wrapping_sub(1);
+                let Some(vr) = self.valid_ratios(&mut gc, groups, st.g0_size) else { break };
+                let waf = self.chain_waf(&vr, groups);
+                if st.final_waf > waf {
+                    st.final_groups = groups;
+                    st.final_waf = waf;
+                    st.final_config = gc;
+                    st.final_vr = vr;
+                    added = true;
                 }
             }
-        }
-        let mut final_waf = 100.0;
-        let mut final_groups = 0;
-        let mut final_config = [0u32; MAX_CONFIG_GROUPS];
-        let mut final_vr = [0.0; MAX_CONFIG_GROUPS];
-        for i in 0..MAX_CONFIG_GROUPS {
-            if final_waf > opt_waf[i] {
-                final_groups = i + 1;
-                final_config = opt_config[i];
-                final_vr = opt_vr[i];
-                final_waf = opt_waf[i];
-            }
-        }
-
-        // Phase 2: four rounds of re-sizing the hot group and every group in turn.
-        self.calc_size = 0.0;
-        for _ in 0..4 {
-            if final_waf == 100.0 {
+            gc = st.final_config;
+            if !added && i + 1 >= st.final_groups {
                 break;
             }
-            if !self.real {
-                let mut gc = final_config;
-                let groups = final_groups;
-                gc[groups - 1] = gc[groups - 1].wrapping_add(g0_size);
-                let initial_last = gc[groups - 1];
-                self.calc_size = 0.0;
-                for i in 1..30u32 {
-                    if f64::from(i) <= self.calc_size {
-                        continue;
-                    }
-                    gc[groups - 1] = initial_last.wrapping_sub(i);
-                    self.calc_unit = 0;
-                    let Some(vr) = self.valid_ratios(&mut gc, groups, i) else { break };
-                    let waf = self.chain_waf(&vr, groups);
-                    if waf < final_waf {
-                        best_size = self.calc_size;
-                        _best_traffic = self.calc_traffic;
-                        best_unit = self.calc_unit;
-                        final_waf = waf;
-                        final_config = gc;
-                        final_vr = vr;
-                        g0_size = i;
-                        opt_traffic = self.calc_traffic;
-                    }
-                }
-            }
-            let mut groups = final_groups;
-            let mut gc = final_config;
-            self.calc_unit = best_unit;
-            for i in 0..8 {
-                if i < groups - 1 {
-                    gc[groups - 1] = gc[groups - 1].wrapping_add(gc[i]);
-                } else {
-                    gc[i + 1] = gc[i];
-                    groups += 1;
-                    if groups > MAX_CONFIG_GROUPS {
-                        break;
-                    }
-                }
-                let max = gc[groups - 1].wrapping_sub(50).min(all);
-                let mut added = false;
-                gc[i] = 0;
-                for j in 1..max {
-                    gc[i] = j;
-                    gc[groups - 1] = gc[groups - 1].wrapping_sub(1);
-                    let Some(vr) = self.valid_ratios(&mut gc, groups, g0_size) else { break };
-                    let waf = self.chain_waf(&vr, groups);
-                    if final_waf > waf {
-                        final_groups = groups;
-                        final_waf = waf;
-                        final_config = gc;
-                        final_vr = vr;
-                        added = true;
-                    }
-                }
-                gc = final_config;
-                if !added && i + 1 >= final_groups {
-                    break;
-                }
-            }
         }
-        // The hot group goes in front.
-        if final_groups == 0 || final_groups + 1 > MAX_CONFIG_GROUPS {
-            return Err(Search::Stop);
-        }
-        let groups = final_groups + 1;
-        let mut sizes = [0u32; MAX_CONFIG_GROUPS];
-        let mut valid_ratio = [0.0; MAX_CONFIG_GROUPS];
-        sizes[1..groups].copy_from_slice(&final_config[..final_groups]);
-        valid_ratio[1..groups].copy_from_slice(&final_vr[..final_groups]);
-        sizes[0] = best_size as u32;
-        if groups > 2 {
-            Ok(Config { groups, sizes, valid_ratio, waf: final_waf, hot_traffic: opt_traffic })
-        } else {
-            Err(Search::Stop)
-        }
+    }
+}
+
+/// The search's best configurations so far: per group number (phase 1), and overall.
+struct SearchState {
+    /// Blocks to share out (all but the reserve).
+    all: u32,
+    opt_config: [[u32; MAX_CONFIG_GROUPS]; MAX_CONFIG_GROUPS],
+    opt_vr: [Vr; MAX_CONFIG_GROUPS],
+    opt_waf: [f64; MAX_CONFIG_GROUPS],
+    /// The hot group's size as the group sizing sees it, and as reported.
+    g0_size: u32,
+    best_size: f64,
+    best_unit: usize,
+    opt_traffic: f64,
+    final_groups: usize,
+    final_config: [u32; MAX_CONFIG_GROUPS],
+    final_vr: Vr,
+    final_waf: f64,
+}
+
+impl SearchState {
+    fn new(all: u32) -> Self {
+        let mut st = Self {
+            all,
+            opt_config: [[0; MAX_CONFIG_GROUPS]; MAX_CONFIG_GROUPS],
+            opt_vr: [[0.0; MAX_CONFIG_GROUPS]; MAX_CONFIG_GROUPS],
+            opt_waf: [10000.0; MAX_CONFIG_GROUPS],
+            g0_size: 0,
+            best_size: 0.0,
+            best_unit: 0,
+            opt_traffic: 0.0,
+            final_groups: 0,
+            final_config: [0; MAX_CONFIG_GROUPS],
+            final_vr: [0.0; MAX_CONFIG_GROUPS],
+            final_waf: 100.0,
+        };
+        st.opt_config[0][0] = all;
+        st.opt_vr[0][0] = 1.0;
+        st
     }
 }
