@@ -230,3 +230,23 @@ fn named_difference_the_model_runs_at_the_next_cleaning() {
     assert_eq!(m.model_state(), (false, 2048));
     assert!(m.applied.is_empty());
 }
+
+#[test]
+fn named_difference_no_unknown_area_merge() {
+    // The simulator compares each group's measured victim valid ratio with the model's and
+    // merges the groups from the first one 0.1 above its prediction into the last. nandlab
+    // keeps the configuration: full victims out of every group change nothing.
+    let mut m = Midas::new(R, 4, 64, 100, false);
+    assert!(m.relabel(4));
+    let closed = [(0, 15, 4), (1, 13, 4), (2, 12, 4), (3, 14, 4)];
+    let mut t = table(&closed);
+    for &(b, r, _) in &closed {
+        m.block_closed(BlockId::new(b), r);
+    }
+    for &(b, ..) in &closed {
+        let v = m.select_victim(&t).expect("a victim");
+        assert_eq!(v, BlockId::new(b), "FIFO through the over-budget groups, then the last");
+        t.take_victim(v);
+    }
+    assert_eq!(m.groups(), (4, false));
+}
