@@ -25,9 +25,12 @@
 //!   and gives the new middle groups empty regions (the simulator merges or splits groups at
 //!   the tail); a hot group over its new size is cleaned down by FIFO instead of having its
 //!   surplus blocks moved to the last group;
-//! - *no error handling*: the simulator's "unknown area" check (merging groups whose measured
-//!   valid ratio exceeds the predicted one by 0.1) and its merge after 25 cleanings in a row
-//!   are not reproduced.
+//! - *error handling in part*: the simulator's "unknown area" check is reproduced (every 0.3
+//!   model window of host writes once each group has given a victim, the first group whose
+//!   victims were more than 0.1 more valid than predicted is merged with every later group
+//!   into a greedy tail of four migrating groups); its merge after 25 cleanings in a row
+//!   (which on zdrift1 follows its start-up groups' open blocks being closed as half invalid)
+//!   and its doubling of the window after two erroneous models are not.
 //!
 //! Each group writes through one region (regions are a pool: `ftl.regions`, default 16; the
 //! hot group is the Top region). Exact with one plane (one open block per region).
@@ -87,6 +90,8 @@ const HOT: u8 = 3;
 const NO_GROUP: u8 = u8::MAX;
 /// `Midas::loc` of a page in an open block: this plus the region.
 const OPEN: u32 = u32::MAX - 64;
+/// Groups at most: a configuration's ten plus a greedy tail of four after merges.
+const GROUPS_MAX: usize = MAX_CONFIG_GROUPS + NAIVE_GROUPS;
 /// Measurements of the hot group kept for the model.
 const G0_HISTORY: usize = 10;
 
@@ -122,16 +127,30 @@ pub struct Midas {
     /// Groups now (the hot group 0 included); start-up mode: victims greedy over all blocks.
     groups: usize,
     naive: bool,
+    /// The first group of the greedy tail (the simulator's `naive_start`): groups before it
+    /// have budgets; from it on, victims are greedy over the tail.
+    tail: usize,
     /// Size budget (closed blocks) of every group but the last.
-    budget: [u32; MAX_CONFIG_GROUPS],
+    budget: [u32; GROUPS_MAX],
     /// Per region: its group (`NO_GROUP`: unused), closed blocks, pages written modulo a block.
     group_of: Vec<u8>,
     closed: Vec<u32>,
     fill: Vec<u32>,
     /// The region each group writes to.
-    primary: [u8; MAX_CONFIG_GROUPS + 1],
-    /// Regions of the last group whose partly written block its copies fill first.
-    drain: Vec<u8>,
+    primary: [u8; GROUPS_MAX],
+    /// (region, group): a region of the group, not the one it writes to, whose partly
+    /// written block the group's copies fill first.
+    drain: Vec<(u8, u8)>,
+    /// The error check (the simulator's "unknown area"): the groups collected since the last
+    /// configuration (bit per group), whether all were (then victims' valid ratios are
+    /// summed per group), host writes since the last check, and the model's valid ratios.
+    collected: u64,
+    armed: bool,
+    checking: bool,
+    check_writes: u64,
+    err_valid: [f64; GROUPS_MAX],
+    err_victims: [f64; GROUPS_MAX],
+    predicted: [f64; GROUPS_MAX],
     /// Host page writes so far; distinct pages written.
     clock: u64,
     valid_pages: u64,
@@ -171,12 +190,20 @@ impl Midas {
             physical,
             groups: NAIVE_GROUPS,
             naive: true,
-            budget: [0; MAX_CONFIG_GROUPS],
+            tail: 1,
+            budget: [0; GROUPS_MAX],
             group_of: vec![NO_GROUP; regions],
             closed: vec![0; regions],
             fill: vec![0; regions],
-            primary: [0; MAX_CONFIG_GROUPS + 1],
+            primary: [0; GROUPS_MAX],
             drain: Vec::new(),
+            collected: 0,
+            armed: false,
+            checking: false,
+            check_writes: 0,
+            err_valid: [0.0; GROUPS_MAX],
+            err_victims: [0.0; GROUPS_MAX],
+            predicted: [0.0; GROUPS_MAX],
             clock: 0,
             valid_pages: 0,
             loc: vec![OPEN; logical as usize],
@@ -219,6 +246,13 @@ impl Midas {
         (self.groups, self.naive)
     }
 
+    /// Applies configuration `c` as if the recent WA were above its prediction (tests).
+    #[cfg(test)]
+    pub fn apply(&mut self, c: Config) {
+        self.recent_waf = f64::MAX;
+        self.consider(c);
+    }
+
     /// Whether the model's window closed and awaits the next cleaning, and its length in units.
     #[cfg(test)]
     #[must_use]
@@ -246,10 +280,8 @@ impl Midas {
 
     /// Records page `lpn` written to group `g` and returns the region it goes to.
     fn put(&mut self, lpn: usize, g: usize) -> u8 {
-        let r = match self.drain.first() {
-            Some(&r) if g == self.last() => r,
-            _ => self.primary[g],
-        };
+        let d = self.drain.iter().position(|&(_, dg)| dg as usize == g);
+        let r = d.map_or(self.primary[g], |i| self.drain[i].0);
         self.loc[lpn] = OPEN + u32::from(r);
         let open = &mut self.open_pages[r as usize];
         if open.len() < self.ppb as usize {
@@ -257,8 +289,10 @@ impl Midas {
         }
         let f = &mut self.fill[r as usize];
         *f = (*f + 1) % self.ppb;
-        if *f == 0 && self.drain.first() == Some(&r) {
-            self.drain.remove(0);
+        if *f == 0 {
+            if let Some(i) = d {
+                self.drain.remove(i);
+            }
         }
         r
     }
@@ -353,7 +387,7 @@ impl Midas {
         let ppb = f64::from(self.ppb);
         // Pages of blocks with no invalid page outside the configured groups, less 5 % of the
         // last groups (the simulator's estimate of data never overwritten).
-        let first_naive = if self.naive { 1 } else { self.last() };
+        let first_naive = self.tail;
         let mut no_access = 0.0;
         for b in 0..self.blocks as usize {
             let outside = match table.state[b] {
@@ -367,7 +401,7 @@ impl Midas {
         }
         no_access -= ppb * f64::from(self.group_closed(self.last())) * 0.05;
         if self.naive {
-            for g in 1..NAIVE_GROUPS {
+            for g in self.tail..self.tail + NAIVE_GROUPS - 1 {
                 no_access -= ppb * f64::from(self.group_closed(g)) * 0.05;
             }
         }
@@ -415,9 +449,17 @@ impl Midas {
     fn consider(&mut self, c: Config) {
         let window = self.uid.window;
         self.uid.restart(window);
+        self.err_valid = [0.0; GROUPS_MAX];
+        self.err_victims = [0.0; GROUPS_MAX];
+        self.checking = false;
+        self.check_writes = 0;
         if self.recent_waf < c.waf || !self.relabel(c.groups) {
             return;
         }
+        self.collected = 0;
+        self.armed = true;
+        self.predicted = [0.0; GROUPS_MAX];
+        self.predicted[..MAX_CONFIG_GROUPS].copy_from_slice(&c.valid_ratio);
         for g in 0..c.groups - 1 {
             self.budget[g] = c.sizes[g].saturating_sub(1 + u32::from(g == 1));
         }
@@ -430,7 +472,7 @@ impl Midas {
     pub fn relabel(&mut self, groups: usize) -> bool {
         assert!((3..=MAX_CONFIG_GROUPS).contains(&groups));
         let last = groups - 1;
-        let keep = self.primary[1];
+        let keep = self.primary[self.tail];
         let joins = |g: u8| g != NO_GROUP && g != 0;
         let free = (0..self.regions)
             .filter(|&r| {
@@ -452,6 +494,7 @@ impl Midas {
         self.primary[last] = keep;
         self.drain = (0..self.regions as u8)
             .filter(|&r| self.group_of[r as usize] as usize == last && r != keep && self.fill[r as usize] > 0)
+            .map(|r| (r, last as u8))
             .collect();
         let mut g = 1;
         for r in (0..self.regions).rev() {
@@ -465,25 +508,106 @@ impl Midas {
             }
         }
         self.groups = groups;
+        self.tail = last;
         self.naive = false;
         true
     }
 
+    /// The error check, every 0.3 of a model window of host writes once every group has
+    /// given a victim under the configuration: the first group whose victims were more than
+    /// 0.1 more valid than the model said is an "unknown area": it and every group after it
+    /// are merged into one greedy tail of four migrating groups.
+    fn check_errors(&mut self) {
+        let end = if self.naive { self.tail } else { self.groups };
+        let unknown = (1..end).find(|&g| {
+            let real = self.err_valid[g] / self.err_victims[g];
+            self.predicted[g] - real <= -0.1
+        });
+        if let Some(g) = unknown {
+            if !self.naive {
+                self.greedy_tail();
+            }
+            for _ in 0..self.tail.saturating_sub(g) {
+                self.merge_tail();
+            }
+        }
+        self.err_valid = [0.0; GROUPS_MAX];
+        self.err_victims = [0.0; GROUPS_MAX];
+    }
+
+    /// Turns the last group into a greedy tail of four migrating groups (three more groups,
+    /// in unused regions). Nothing changes when too few regions are unused.
+    fn greedy_tail(&mut self) {
+        let fresh: Vec<usize> = (0..self.regions)
+            .rev()
+            .filter(|&r| self.group_of[r] == NO_GROUP && self.closed[r] == 0 && self.fill[r] == 0)
+            .take(NAIVE_GROUPS - 2)
+            .collect();
+        if fresh.len() < NAIVE_GROUPS - 2 || self.tail + NAIVE_GROUPS - 1 > GROUPS_MAX {
+            return;
+        }
+        for (i, &r) in fresh.iter().enumerate() {
+            let g = self.tail + 1 + i;
+            self.group_of[r] = g as u8;
+            self.primary[g] = r as u8;
+        }
+        self.groups = self.tail + NAIVE_GROUPS - 1;
+        self.naive = true;
+    }
+
+    /// Merges the group before the tail into the tail (the simulator's `merge_group`): every
+    /// group from the tail on moves one down; the tail keeps writing where it wrote, the merged
+    /// group's partly written block is filled by the tail's copies. At the hot group the
+    /// start-up mode is back (victims greedy over all blocks).
+    fn merge_tail(&mut self) {
+        let t = self.tail;
+        if t < 2 {
+            return;
+        }
+        let merged = self.primary[t - 1];
+        for r in 0..self.regions {
+            let g = self.group_of[r];
+            if g != NO_GROUP && g as usize >= t {
+                self.group_of[r] = g - 1;
+            }
+        }
+        for d in &mut self.drain {
+            if d.1 as usize >= t {
+                d.1 -= 1;
+            }
+        }
+        for g in t - 1..self.groups - 1 {
+            self.primary[g] = self.primary[g + 1];
+        }
+        if self.fill[merged as usize] > 0 {
+            self.drain.push((merged, (t - 1) as u8));
+        }
+        self.groups -= 1;
+        self.tail -= 1;
+        if self.tail == 1 {
+            self.checking = false;
+            self.check_writes = 0;
+        }
+    }
+
     /// The group the cleaner takes its next victim from, and whether FIFO (else greedy).
     fn victim_group(&self) -> (usize, bool) {
-        if self.naive {
+        if self.tail == 1 {
             return (usize::MAX, false);
         }
-        for g in 0..self.last() {
+        for g in 0..self.tail {
             if self.budget[g] < self.group_closed(g) {
                 return (g, true);
             }
         }
-        (self.last(), false)
+        (self.tail, false)
     }
 
-    fn in_group(&self, table: &BlockTable, b: BlockId, g: usize) -> bool {
-        g == usize::MAX || self.group_of[table.region[b.index()] as usize] as usize == g
+    /// Whether block `b` is a victim candidate of group `g`: FIFO takes `g` itself, greedy
+    /// the whole tail from `g` on (`usize::MAX`: every group).
+    fn in_group(&self, table: &BlockTable, b: BlockId, g: usize, fifo: bool) -> bool {
+        let bg = self.group_of[table.region[b.index()] as usize] as usize;
+        g == usize::MAX || bg == g || (!fifo && bg > g && bg < self.groups)
     }
 }
 
@@ -524,6 +648,13 @@ impl Placement for Midas {
         if let Some(c) = self.pending.take() {
             self.consider(c);
         }
+        if self.checking {
+            self.check_writes += 1;
+            if self.check_writes as f64 > (self.uid.window * self.uid.unit) as f64 * 0.3 {
+                self.check_errors();
+                self.check_writes = 0;
+            }
+        }
         // The progress window: WA of the last physical capacity of host writes.
         self.win_writes += 1;
         if self.clock % self.physical == 2 {
@@ -557,7 +688,7 @@ impl Placement for Midas {
         let mut pick = BlockId::NONE;
         if fifo {
             let mut b = table.fifo_head();
-            while b != BlockId::NONE && !self.in_group(table, b, g) {
+            while b != BlockId::NONE && !self.in_group(table, b, g, true) {
                 b = table.fifo_next(b);
             }
             pick = b;
@@ -565,7 +696,7 @@ impl Placement for Midas {
             'buckets: for v in 0..=self.ppb {
                 let mut b = table.bucket_head(v);
                 while b != BlockId::NONE {
-                    if self.in_group(table, b, g) {
+                    if self.in_group(table, b, g, false) {
                         pick = b;
                         break 'buckets;
                     }
@@ -578,6 +709,18 @@ impl Placement for Midas {
         }
         let r = table.region[pick.index()] as usize;
         self.closed[r] = self.closed[r].saturating_sub(1);
+        let bg = (self.group_of[r] as usize).min(self.groups - 1);
+        if self.checking {
+            self.err_valid[bg] += f64::from(table.valid[pick.index()]) / f64::from(self.ppb);
+            self.err_victims[bg] += 1.0;
+        }
+        if self.armed {
+            self.collected |= 1 << g.min(63);
+            if self.collected == (1u64 << (self.tail + 1)) - 1 {
+                self.checking = true;
+                self.armed = false;
+            }
+        }
         if self.group_of[r] == 0 && self.hf_on {
             self.hf.g0_age_sum += (self.clock - self.sealed[pick.index()]) as f64;
             self.hf.g0_victims += 1.0;

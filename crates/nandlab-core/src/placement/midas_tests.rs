@@ -4,7 +4,7 @@
 //! Method: call the placement and the model directly.
 
 use super::midas::Midas;
-use super::midas_model::{desnoyer_waf, Gcs, Uid, MAX_CONFIG_GROUPS};
+use super::midas_model::{desnoyer_waf, Config, Gcs, Uid, MAX_CONFIG_GROUPS};
 use super::{PageState, Placement};
 use crate::flash::{BlockId, Lpn};
 use crate::ftl::block_table::BlockTable;
@@ -232,21 +232,46 @@ fn named_difference_the_model_runs_at_the_next_cleaning() {
 }
 
 #[test]
-fn named_difference_no_unknown_area_merge() {
-    // The simulator compares each group's measured victim valid ratio with the model's and
-    // merges the groups from the first one 0.1 above its prediction into the last. nandlab
-    // keeps the configuration: full victims out of every group change nothing.
+fn an_unknown_area_merges_the_groups_back_into_the_start_up_tail() {
+    // 64 blocks of 4 pages: the check runs every 0.3 × 1024 host writes once armed.
     let mut m = Midas::new(R, 4, 64, 100, false);
-    assert!(m.relabel(4));
-    let closed = [(0, 15, 4), (1, 13, 4), (2, 12, 4), (3, 14, 4)];
+    let mut sizes = [0; MAX_CONFIG_GROUPS];
+    sizes[..4].copy_from_slice(&[1, 2, 2, 50]);
+    let mut valid_ratio = [0.0; MAX_CONFIG_GROUPS];
+    valid_ratio[..4].copy_from_slice(&[0.0, 0.5, 0.6, 0.9]);
+    m.apply(Config { groups: 4, sizes, valid_ratio, waf: 2.0, hot_traffic: 0.1 });
+    // Hot 15, groups 1 and 2 in the emptied start-up regions 13 and 12, the last in 14.
+    assert_eq!(m.groups(), (4, false));
+    assert_eq!([0, 1, 2, 3].map(|g| m.region_of(g)), [15, 13, 12, 14]);
+    // Budgets 0, 0, 1 (size − 1, and one less for group 1's open block). Victims: group 0's
+    // block (over), group 1's (over), group 2's older one (two blocks, over), then none is
+    // over: greedy in the last. Every group has given one: the check is armed.
+    let closed = [(0, 15, 0), (1, 13, 2), (3, 12, 3), (4, 12, 3), (5, 14, 1)];
     let mut t = table(&closed);
     for &(b, r, _) in &closed {
         m.block_closed(BlockId::new(b), r);
     }
-    for &(b, ..) in &closed {
+    for want in [0, 1, 3, 5] {
         let v = m.select_victim(&t).expect("a victim");
-        assert_eq!(v, BlockId::new(b), "FIFO through the over-budget groups, then the last");
+        assert_eq!(v, BlockId::new(want));
         t.take_victim(v);
     }
-    assert_eq!(m.groups(), (4, false));
+    // Group 1's next victim is full: 1.0 > its predicted 0.5 + 0.1.
+    let full = BlockId::new(6);
+    t.open(full, 13, 0);
+    for _ in 0..4 {
+        t.program(full, 0);
+    }
+    t.close(full);
+    m.block_closed(full, 13);
+    assert_eq!(m.select_victim(&t), Some(full));
+    for i in 0..307 {
+        m.host_write(Lpn::new(i % 100), at(14), 0);
+    }
+    assert_eq!(m.groups(), (4, false), "not yet: 307 writes are not more than 0.3 × 1024");
+    m.host_write(Lpn::new(0), at(14), 0);
+    // Group 1 is an unknown area: the last group became a greedy tail of four (groups 3..6)
+    // and groups 2 and 1 were merged into it: back to the start-up's hot group and four.
+    assert_eq!(m.groups(), (5, true));
+    assert_eq!(m.region_of(1), 14, "the merged tail writes where the last group wrote");
 }
