@@ -17,7 +17,7 @@
 //! overwritten while in the hot group or young in group 1, lowered when the cleaner moves it
 //! out of group 0 or 1; a page at 3 is written to the hot group.
 //!
-//! Named differences from the authors' simulator (each pinned by a test in `tests.rs`):
+//! Named differences from the authors' simulator (pinned by tests in `midas_tests.rs`):
 //! - *synchronous model*: the search runs at the first cleaning after the window closes and
 //!   its result is applied at the next host write (the simulator runs it on a thread and
 //!   applies it whenever the thread ends);
@@ -30,7 +30,9 @@
 //!   victims were more than 0.1 more valid than predicted is merged with every later group
 //!   into a greedy tail of four migrating groups); its merge after 25 cleanings in a row
 //!   (which on zdrift1 follows its start-up groups' open blocks being closed as half invalid)
-//!   and its doubling of the window after two erroneous models are not.
+//!   and its doubling of the window after two erroneous models are not;
+//! - *trims*: the placement is not told of them, so the valid-page count the model uses does
+//!   not drop (the simulator's does); and a served drive restarts it in its start-up mode.
 //!
 //! Each group writes through one region (regions are a pool: `ftl.regions`, default 16; the
 //! hot group is the Top region). Exact with one plane (one open block per region).
