@@ -25,12 +25,11 @@
 //!   and gives the new middle groups empty regions (the simulator merges or splits groups at
 //!   the tail); a hot group over its new size is cleaned down by FIFO instead of having its
 //!   surplus blocks moved to the last group;
-//! - *error handling in part*: the simulator's "unknown area" check is reproduced (every 0.3
-//!   model window of host writes once each group has given a victim, the first group whose
-//!   victims were more than 0.1 more valid than predicted is merged with every later group
-//!   into a greedy tail of four migrating groups); its merge after 25 cleanings in a row
-//!   (which on zdrift1 follows its start-up groups' open blocks being closed as half invalid)
-//!   and its doubling of the window after two erroneous models are not;
+//! - *error handling*: the simulator's "unknown area" check (every 0.3 model window of host
+//!   writes once each group has given a victim, the first group whose victims were more than
+//!   0.1 more valid than predicted is merged with every later group into a greedy tail of
+//!   four migrating groups) and its merge after 25 cleanings in a row for one host write are
+//!   reproduced; its doubling of the window after two erroneous models is not;
 //! - *trims*: the placement is not told of them, so the valid-page count the model uses does
 //!   not drop (the simulator's does); and a served drive restarts it in its start-up mode.
 //!
@@ -92,6 +91,8 @@ const HOT: u8 = 3;
 const NO_GROUP: u8 = u8::MAX;
 /// `Midas::loc` of a page in an open block: this plus the region.
 const OPEN: u32 = u32::MAX - 64;
+/// Cleanings in a row (for one host write) after which the simulator merges groups.
+const LONG_CLEANING: u32 = 25;
 /// Groups at most: a configuration's ten plus a greedy tail of four after merges.
 const GROUPS_MAX: usize = MAX_CONFIG_GROUPS + NAIVE_GROUPS;
 /// Measurements of the hot group kept for the model.
@@ -147,8 +148,13 @@ pub struct Midas {
     /// configuration (bit per group), whether all were (then victims' valid ratios are
     /// summed per group), host writes since the last check, and the model's valid ratios.
     collected: u64,
-    armed: bool,
+    /// The group the simulator's merge after a long cleaning counts from (its `commit_g`):
+    /// `None` once every group has given a victim.
+    commit: Option<usize>,
     checking: bool,
+    /// Cleanings since the last host write, and the group the last one copied into.
+    streak: u32,
+    last_target: usize,
     check_writes: u64,
     err_valid: [f64; GROUPS_MAX],
     err_victims: [f64; GROUPS_MAX],
@@ -200,8 +206,10 @@ impl Midas {
             primary: [0; GROUPS_MAX],
             drain: Vec::new(),
             collected: 0,
-            armed: false,
+            commit: None,
             checking: false,
+            streak: 0,
+            last_target: 0,
             check_writes: 0,
             err_valid: [0.0; GROUPS_MAX],
             err_victims: [0.0; GROUPS_MAX],
@@ -459,7 +467,7 @@ impl Midas {
             return;
         }
         self.collected = 0;
-        self.armed = true;
+        self.commit = Some(0);
         self.predicted = [0.0; GROUPS_MAX];
         self.predicted[..MAX_CONFIG_GROUPS].copy_from_slice(&c.valid_ratio);
         for g in 0..c.groups - 1 {
@@ -592,6 +600,45 @@ impl Midas {
         }
     }
 
+    /// A cleaning ended within `LONG_CLEANING` victims (the simulator's
+    /// `checking_config_apply`): once every group has given a victim under the configuration,
+    /// the error check starts.
+    fn cleaning_done(&mut self) {
+        if self.commit.is_none() || self.streak > LONG_CLEANING {
+            return;
+        }
+        if self.collected != 0 {
+            self.commit = Some(self.tail - 1);
+        }
+        if self.collected == (1u64 << (self.tail + 1)) - 1 {
+            self.commit = None;
+            self.checking = true;
+        }
+    }
+
+    /// `LONG_CLEANING` victims in a row (the simulator's `infinite_gc_handling`): the groups
+    /// from the one counted from (`commit`, else the last copy's destination) on are merged
+    /// into the tail, which becomes a greedy tail of four.
+    fn long_cleaning(&mut self) {
+        if self.tail == 1 {
+            return;
+        }
+        let from = self.commit.unwrap_or(self.last_target).min(self.tail);
+        for _ in 0..self.tail + 1 - from {
+            if self.tail == 1 {
+                break;
+            }
+            self.merge_tail();
+        }
+        if self.commit.is_some_and(|c| c >= self.tail) {
+            self.commit = None;
+            self.checking = true;
+        }
+        if !self.naive {
+            self.greedy_tail();
+        }
+    }
+
     /// The group the cleaner takes its next victim from, and whether FIFO (else greedy).
     fn victim_group(&self) -> (usize, bool) {
         if self.tail == 1 {
@@ -624,6 +671,10 @@ impl Placement for Midas {
 
     fn host_write(&mut self, lpn: Lpn, current: Option<PageState>, _now_ns: u64) -> u8 {
         let i = lpn.index();
+        if self.streak > 0 {
+            self.cleaning_done();
+            self.streak = 0;
+        }
         if self.clock == self.logical {
             // The load is written: the hot filter starts (the simulator's sequential fill).
             self.hf_on = true;
@@ -686,6 +737,11 @@ impl Placement for Midas {
         if self.model_due {
             self.run_model(table);
         }
+        self.streak += 1;
+        if self.streak > LONG_CLEANING {
+            self.long_cleaning();
+            self.streak = 1;
+        }
         let (g, fifo) = self.victim_group();
         let mut pick = BlockId::NONE;
         if fifo {
@@ -716,13 +772,10 @@ impl Placement for Midas {
             self.err_valid[bg] += f64::from(table.valid[pick.index()]) / f64::from(self.ppb);
             self.err_victims[bg] += 1.0;
         }
-        if self.armed {
+        if self.commit.is_some() {
             self.collected |= 1 << g.min(63);
-            if self.collected == (1u64 << (self.tail + 1)) - 1 {
-                self.checking = true;
-                self.armed = false;
-            }
         }
+        self.last_target = if bg + 1 < self.groups { bg + 1 } else { bg };
         if self.group_of[r] == 0 && self.hf_on {
             self.hf.g0_age_sum += (self.clock - self.sealed[pick.index()]) as f64;
             self.hf.g0_victims += 1.0;

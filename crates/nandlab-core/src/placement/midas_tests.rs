@@ -256,6 +256,8 @@ fn an_unknown_area_merges_the_groups_back_into_the_start_up_tail() {
         assert_eq!(v, BlockId::new(want));
         t.take_victim(v);
     }
+    // The cleaning ends (a host write follows): the check starts, this write its first.
+    m.host_write(Lpn::new(0), at(14), 0);
     // Group 1's next victim is full: 1.0 > its predicted 0.5 + 0.1.
     let full = BlockId::new(6);
     t.open(full, 13, 0);
@@ -265,7 +267,7 @@ fn an_unknown_area_merges_the_groups_back_into_the_start_up_tail() {
     t.close(full);
     m.block_closed(full, 13);
     assert_eq!(m.select_victim(&t), Some(full));
-    for i in 0..307 {
+    for i in 0..306 {
         m.host_write(Lpn::new(i % 100), at(14), 0);
     }
     assert_eq!(m.groups(), (4, false), "not yet: 307 writes are not more than 0.3 × 1024");
@@ -274,4 +276,52 @@ fn an_unknown_area_merges_the_groups_back_into_the_start_up_tail() {
     // and groups 2 and 1 were merged into it: back to the start-up's hot group and four.
     assert_eq!(m.groups(), (5, true));
     assert_eq!(m.region_of(1), 14, "the merged tail writes where the last group wrote");
+}
+
+fn four_groups(m: &mut Midas) {
+    let mut sizes = [0; MAX_CONFIG_GROUPS];
+    sizes[..4].copy_from_slice(&[1, 2, 2, 50]);
+    let mut valid_ratio = [0.0; MAX_CONFIG_GROUPS];
+    valid_ratio[..4].copy_from_slice(&[0.0, 0.5, 0.6, 0.9]);
+    m.apply(Config { groups: 4, sizes, valid_ratio, waf: 2.0, hot_traffic: 0.1 });
+}
+
+#[test]
+fn a_long_cleaning_merges_groups_into_the_tail() {
+    // 25 victims in a row for one host write, right after a configuration (the simulator's
+    // `commit_g` still 0): the 26th merges every group from group 0's successor on into the
+    // tail: the start-up groups again.
+    let mut m = Midas::new(R, 4, 64, 100, false);
+    four_groups(&mut m);
+    let closed: Vec<(u32, u8, u32)> = (0..30).map(|b| (b, 14, 1)).collect();
+    let mut t = table(&closed);
+    for &(b, r, _) in &closed {
+        m.block_closed(BlockId::new(b), r);
+    }
+    for _ in 0..25 {
+        let v = m.select_victim(&t).expect("a victim");
+        t.take_victim(v);
+    }
+    assert_eq!(m.groups(), (4, false), "25 in a row is still a cleaning");
+    m.select_victim(&t).expect("a victim");
+    assert_eq!(m.groups(), (5, true));
+}
+
+#[test]
+fn a_cleaning_of_up_to_25_victims_keeps_the_groups() {
+    let mut m = Midas::new(R, 4, 64, 100, false);
+    four_groups(&mut m);
+    let closed: Vec<(u32, u8, u32)> = (0..60).map(|b| (b, 14, 1)).collect();
+    let mut t = table(&closed);
+    for &(b, r, _) in &closed {
+        m.block_closed(BlockId::new(b), r);
+    }
+    for _ in 0..2 {
+        for _ in 0..25 {
+            let v = m.select_victim(&t).expect("a victim");
+            t.take_victim(v);
+        }
+        m.host_write(Lpn::new(0), at(14), 0);
+    }
+    assert_eq!(m.groups(), (4, false));
 }
