@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Crash acceptance: the kill -9 harness (crates/nandlab-cli/tests/serve_crash.rs) with CYCLES
 # (default 200) cycles for every configuration it covers — the page FTL under every placement
-# (none, dac, dac with a RAM region, deb with and without its EBR, sepbit with cost-benefit's
+# (none, midas, dac, dac with a RAM region, deb with and without its EBR, sepbit with cost-benefit's
 # sqrt-append-age form, warcip, fadac, lifetime) in both recovery modes, every
 # buffer kind, the hybrid FTLs (bast, sast, fast), parallel hardware, and the four
 # configurations of `trims_and_write_zeroes_beside_writes_keep_their_promises` (page + DEB,
@@ -9,8 +9,8 @@
 # restart the server on the same image, verify the whole disk against the model, then batches
 # of up to 16 requests in flight (writes, FUA writes, write-zeroes and trims of 1-8 blocks, and
 # flushes beside them), SIGKILL at a random instant.
-# With `full` as second argument it runs the whole product instead (12 kinds/placements × 5
-# buffers × 2 recovery modes = 120 configurations; about 38 minutes at 200 cycles on 2 cores).
+# With `full` as second argument it runs the whole product instead (13 kinds/placements × 5
+# buffers × 2 recovery modes = 130 configurations; about 42 minutes at 200 cycles on 2 cores).
 # A third argument filters the tests by name (e.g. `trims_and_write_zeroes`).
 # Run from the repository root:   bash experiments/serve/crash_matrix.sh [CYCLES] [full|all] [FILTER]
 # Prints one line per configuration ("N kill -9 cycles: L lost flushed writes, I inconsistent

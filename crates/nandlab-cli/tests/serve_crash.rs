@@ -471,8 +471,9 @@ fn page_ftl_placements_keep_flushed_writes_across_kill_9() {
     let scan = ["--set", "serve.recovery=scan"];
     let cp = ["--set", "serve.recovery=checkpoint", "--set", "serve.checkpoint_interval_s=0.05"];
     let mut configs: Vec<(String, Vec<&str>)> = Vec::new();
-    let placements: [(&str, &[&str]); 9] = [
+    let placements: [(&str, &[&str]); 10] = [
         ("none", &["--set", "ftl.placement=none"]),
+        ("midas", &["--set", "ftl.placement=midas"]),
         ("dac", &["--set", "ftl.placement=dac", "--set", "ftl.cleaning=cost-benefit"]),
         ("dac-ram", &["--set", "ftl.placement=dac", "--set", "dac.ram_region_bytes=262144"]),
         (
@@ -643,17 +644,18 @@ fn trims_and_write_zeroes_beside_writes_keep_their_promises() {
     run_matrix(&configs);
 }
 
-/// The whole product: every servable FTL kind and placement (page: none, dac, dac with a RAM
-/// region, deb, deb without EBR, sepbit, warcip, fadac, lifetime; bast with migration and lazy
+/// The whole product: every servable FTL kind and placement (page: none, midas, dac, dac with a
+/// RAM region, deb, deb without EBR, sepbit, warcip, fadac, lifetime; bast with migration and lazy
 /// wear leveling, sast, fast) × every buffer kind (none, lru, fab, bplru, cflru) × both recovery
-/// modes: 120 configurations. Not
+/// modes: 130 configurations. Not
 /// servable, and refused with the reason: the oracle placement (it needs the workload's
 /// future). Long: run by `experiments/serve/crash_matrix.sh` (`--ignored`).
 #[test]
 #[ignore = "long: experiments/serve/crash_matrix.sh runs it"]
 fn every_servable_configuration_keeps_flushed_writes_across_kill_9() {
-    let kinds: [(&str, &[&str]); 12] = [
+    let kinds: [(&str, &[&str]); 13] = [
         ("page-none", &["--set", "ftl.placement=none"]),
+        ("page-midas", &["--set", "ftl.placement=midas"]),
         ("page-dac", &["--set", "ftl.placement=dac", "--set", "ftl.cleaning=cost-benefit"]),
         ("page-dacram", &["--set", "ftl.placement=dac", "--set", "dac.ram_region_bytes=262144"]),
         ("page-deb", &["--set", "ftl.placement=deb", "--set", "deb.ebr_size_bytes=262144"]),

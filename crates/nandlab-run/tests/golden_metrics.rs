@@ -41,6 +41,7 @@ const CASES: &[(&str, &[&str])] = &[
             "workload.kind=hotcold",
         ],
     ),
+    ("page-greedy-midas-hotcold", &["ftl.placement=midas", "workload.kind=hotcold"]),
     (
         "page-greedy-deb-hotcold",
         &[

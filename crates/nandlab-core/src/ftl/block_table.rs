@@ -115,6 +115,13 @@ impl BlockTable {
         self.fifo_head
     }
 
+    /// Next closed block in closing order (closed later), or `BlockId::NONE`.
+    #[inline]
+    #[must_use]
+    pub fn fifo_next(&self, block: BlockId) -> BlockId {
+        self.fifo_next[block.index()]
+    }
+
     #[must_use]
     pub fn erase_count_min(&self) -> u32 {
         self.erase_min

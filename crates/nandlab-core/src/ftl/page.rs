@@ -30,7 +30,7 @@ use crate::flash::Geometry;
 use crate::flash::{
     BlockId, BlockRecord, Checkpoint, Flash, Lpn, Media, NvramEntry, Oob, Ppn, Source,
 };
-use crate::ftl::policy::{Collected, PageState, Placement, VictimPolicy, WriteClock};
+use crate::ftl::policy::{Collected, PageState, Placement, Selection, VictimPolicy, WriteClock};
 use crate::wear::{Endurance, LifetimeState, WearHost, WearLeveler, WearLevelingStats};
 
 pub struct PageFtl {
@@ -79,6 +79,8 @@ pub struct PageFtl {
     gc_free_blocks_min: u32,
     victim: Box<dyn VictimPolicy>,
     placement: Box<dyn Placement>,
+    /// The placement picks victims and hears of closed blocks (`Placement::selects_victims`).
+    placement_victims: bool,
     /// Simulated time of the write that called the wear leveler (its host calls need it).
     wear_now_ns: u64,
     /// Blocks the cleaner erased while the leveler was out working (`level_wear`), to tell it
@@ -174,6 +176,7 @@ impl PageFtl {
             gc_background_free_blocks: 0,
             gc_free_blocks_min,
             victim,
+            placement_victims: placement.selects_victims(),
             placement,
             wear_now_ns: 0,
             erased_while_leveling: Vec::new(),
@@ -870,6 +873,9 @@ impl PageFtl {
             if let Some(t) = self.blocks.closed_at_write.get_mut(block.index()) {
                 *t = self.clock.host_writes;
             }
+            if self.placement_victims {
+                self.placement.block_closed(block, region);
+            }
             self.active[slot] = BlockId::NONE;
             self.open_planes[region as usize].remove(plane);
             if self.write_clock {
@@ -1037,10 +1043,15 @@ impl PageFtl {
     }
 
     fn clean_one(&mut self, now_ns: u64) {
-        let selection = self
-            .victim
-            .select(&self.blocks, now_ns)
-            .expect("cleaner found no closed block: the device is over-full");
+        let chosen =
+            if self.placement_victims { self.placement.select_victim(&self.blocks) } else { None };
+        let selection = match chosen {
+            Some(block) => Selection { block, capped: false },
+            None => self
+                .victim
+                .select(&self.blocks, now_ns)
+                .expect("cleaner found no closed block: the device is over-full"),
+        };
         let victim = selection.block;
         self.counters.gc_victims += 1;
         self.counters.victim_searches_capped += u64::from(selection.capped);

@@ -146,6 +146,19 @@ pub trait Placement: Send {
     fn ram_write_back(&mut self, _lpn: Lpn, current: PageState, _now_ns: u64) -> u8 {
         current.region - 1
     }
+    /// Whether the placement picks the cleaner's victims itself (MiDAS's per-group FIFO and
+    /// greedy): the page FTL then asks `select_victim` before its cleaning policy and reports
+    /// every block it closes (`block_closed`). Off by default: nothing else changes.
+    fn selects_victims(&self) -> bool {
+        false
+    }
+    /// The closed block to clean next, or `None` to leave it to the cleaning policy. Only
+    /// called when `selects_victims`.
+    fn select_victim(&mut self, _table: &BlockTable) -> Option<BlockId> {
+        None
+    }
+    /// A block of `region` was filled and closed. Only called when `selects_victims`.
+    fn block_closed(&mut self, _block: BlockId, _region: u8) {}
 }
 
 /// A placement with its parameters resolved (`ftl.placement` and its keys): what the page FTL

@@ -50,6 +50,7 @@ crate::spec::registry! {
     sepbit,
     warcip,
     fadac,
+    pub midas,
 }
 
 /// `ftl.placement` and its parameters, resolved; `ftl.regions` ends in 1..=64.
