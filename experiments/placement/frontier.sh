@@ -14,14 +14,16 @@
 #   cargo build --release -p nandlab-cli
 #   bash experiments/placement/frontier.sh [zipf|real]...      (from the repository root)
 #
-# FRONTIER_PLACEMENTS (space-separated) picks placements; NANDLAB the binary. Each row names the
+# FRONTIER_PLACEMENTS (space-separated) picks placements, FRONTIER_TRACES (space-separated file
+# names) the real traces, FRONTIER_OUT the CSV's directory (several runs in parallel write to
+# different ones; the rows are the same); NANDLAB the binary. Each row names the
 # commit and the overrides; the seed is the default (1). The traces are read where they are,
 # never copied.
 set -euo pipefail
-here=experiments/placement
+here=${FRONTIER_OUT:-experiments/placement}
 bin=${NANDLAB:-target/release/nandlab}
 traces=${SHARED_TRACES:-../shared/traces}
-placements=${FRONTIER_PLACEMENTS:-none dac sepbit warcip fadac lifetime oracle}
+placements=${FRONTIER_PLACEMENTS:-none dac sepbit warcip fadac midas lifetime oracle}
 commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo -dirty)
 [ -x "$bin" ] || { echo "no $bin: cargo build --release -p nandlab-cli" >&2; exit 2; }
 parts=${*:-zipf real}
@@ -36,7 +38,7 @@ m = json.load(sys.stdin)["metrics"]
 print("%.6f,%d" % (m["write_amplification"], m["host_write_pages"]))'
 }
 
-regions_of() { [ "$1" = none ] && echo 1 || echo 6; }
+regions_of() { case $1 in none) echo 1 ;; midas) echo 16 ;; *) echo 6 ;; esac; }
 
 if [[ " $parts " == *" zipf "* ]]; then
   out=$here/zipf.csv
@@ -75,6 +77,9 @@ if [[ " $parts " == *" real "* ]]; then
     cloudphysics-vscsi-excerpt/cloudPhysicsIO.csv.gz)
   for f in "${files[@]}"; do
     [ -f "$traces/$f" ] || { echo "skipped: no $traces/$f" >&2; continue; }
+    if [ -n "${FRONTIER_TRACES:-}" ] && [[ " $FRONTIER_TRACES " != *" $(basename "$f") "* ]]; then
+      continue
+    fi
     for fit in chunk page; do
       for cleaning in greedy cost-benefit; do
         for p in $placements; do

@@ -8,10 +8,11 @@
 #    /tmp/nandlab-placement-traces): hc90 (hot/cold 90/10), zipf1 (Zipf 1.0), zdrift1 (drifting
 #    Zipf), 524,288 logical 4 KiB pages, fill + 10 × N random writes each.
 # 2. Runs target/release/nandlab (NANDLAB to override; build it first) for every placement
-#    (none, dac, sepbit, warcip, fadac, lifetime, oracle) × cleaning (greedy; cost-benefit in the form SepBIT's
-#    simulator uses, ftl.cost_benefit_form = "sqrt-append-age") × trace, on the geometry matched
-#    to the simulator: 2 MiB segments (blocks of 512 pages), 15 % of the flash spare once the
-#    reserve is set aside, six classes (none: one), the whole trace measured from an empty
+#    (none, dac, sepbit, warcip, fadac, midas, lifetime, oracle) × cleaning (greedy;
+#    cost-benefit in the form SepBIT's simulator uses, ftl.cost_benefit_form =
+#    "sqrt-append-age") × trace, on the geometry matched to the simulator: 2 MiB segments
+#    (blocks of 512 pages), 15 % of the flash spare once the reserve is set aside, six classes
+#    (none: one; midas: its pool of 16), the whole trace measured from an empty
 #    drive in closed loop. device.blocks = N / (0.85 × 512) + (gc_free_blocks_min − 0.5)
 #    + 0.5 × regions, gc_free_blocks_min as `nandlab print-config` derives it.
 # 3. With SEPBIT_CLASSPATH set (a build of the simulator's trace_replay sources and its jars:
@@ -34,7 +35,7 @@ traces=${TRACES:-/tmp/nandlab-placement-traces}
 gen_c=${PLACEMENT_TRACES_C:-../shared/reference/placement_traces.c}
 commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo -dirty)
 trace_list=${PEER_TRACES:-hc90 zipf1 zdrift1}
-placement_list=${PEER_PLACEMENTS:-none dac sepbit warcip fadac lifetime oracle}
+placement_list=${PEER_PLACEMENTS:-none dac sepbit warcip fadac midas lifetime oracle}
 cleaning_list=${PEER_CLEANINGS:-greedy cost-benefit}
 [ -x "$bin" ] || { echo "no $bin: cargo build --release -p nandlab-cli" >&2; exit 2; }
 
@@ -57,6 +58,7 @@ for trace in $trace_list; do
     for placement in $placement_list; do
       regions=6
       [ "$placement" = none ] && regions=1
+      [ "$placement" = midas ] && regions=16  # its pool of group regions (it picks its victims)
       kv=("${base[@]}" "workload.path=$traces/$trace.mqsim" "ftl.placement=$placement"
         "ftl.regions=$regions" "ftl.cleaning=$cleaning")
       [ "$cleaning" = cost-benefit ] && kv+=(ftl.cost_benefit_form=sqrt-append-age)
