@@ -76,16 +76,7 @@ fn resolve(f: &mut FtlConfig, params: &mut Params<'_>) -> Result<Arc<dyn Placeme
     let regions = *f.regions.get_or_insert(6);
     check((2..=64).contains(&regions), "ftl.regions", "lifetime needs between 2 and 64 regions")?;
     let bands = params.or("lifetime_bands_passes", default_bands(regions))?;
-    check(
-        bands.len() == regions as usize - 1,
-        "ftl.lifetime_bands_passes",
-        format!("needs regions - 1 = {} values", regions - 1),
-    )?;
-    check(
-        bands.windows(2).all(|w| w[0] < w[1]) && bands.iter().all(|v| v.is_finite() && *v > 0.0),
-        "ftl.lifetime_bands_passes",
-        "values must be positive and strictly increasing",
-    )?;
+    super::check_bands("ftl.lifetime_bands_passes", &bands, regions)?;
     Ok(Arc::new(LifetimeSpec { regions, bands_passes: bands }))
 }
 
@@ -182,8 +173,7 @@ impl Lifetime {
 
     /// The band of a predicted lifetime (log2 of host page writes): the shortest go to the Top.
     fn region_for(&self, bits: f64) -> u8 {
-        let class = self.boundaries.iter().take_while(|&&b| b <= bits).count() as u32;
-        (self.regions - 1 - class) as u8
+        super::band_region(&self.boundaries, &bits)
     }
 
     /// The estimate that has predicted better lately, as log2 of host page writes.

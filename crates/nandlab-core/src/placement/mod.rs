@@ -65,6 +65,28 @@ pub fn resolve(
     Ok(placement)
 }
 
+/// Checks a list of band boundaries (`regions − 1` values, in logical passes) as placements that
+/// band pages by a distance read them (`oracle`, `lifetime`).
+pub(super) fn check_bands(key: &str, bands: &[f64], regions: u32) -> Result<(), ConfigError> {
+    spec::check(
+        bands.len() == regions as usize - 1,
+        key,
+        format!("needs regions - 1 = {} values", regions - 1),
+    )?;
+    spec::check(
+        bands.windows(2).all(|w| w[0] < w[1]) && bands.iter().all(|v| v.is_finite() && *v > 0.0),
+        key,
+        "values must be positive and strictly increasing",
+    )
+}
+
+/// The region of the band holding `value` among ascending `boundaries` (one region more than
+/// boundaries): the shortest distances go to the Top, beyond the last boundary to the Bottom.
+pub(super) fn band_region<T: PartialOrd>(boundaries: &[T], value: &T) -> u8 {
+    let class = boundaries.iter().take_while(|b| *b <= value).count();
+    (boundaries.len() - class) as u8
+}
+
 /// The family's declarations (`Tables::settle`).
 #[must_use]
 pub fn family() -> Family {

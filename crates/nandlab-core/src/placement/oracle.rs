@@ -35,16 +35,7 @@ fn resolve(f: &mut FtlConfig, params: &mut Params<'_>) -> Result<Arc<dyn Placeme
     let geometric: Vec<f64> =
         (0..regions - 1).map(|i| 4f64.powf(f64::from(i) - f64::from(regions - 2) / 2.0)).collect();
     let b = params.or("oracle_boundaries_passes", geometric)?;
-    check(
-        b.len() == regions as usize - 1,
-        "ftl.oracle_boundaries_passes",
-        format!("needs regions - 1 = {} values", regions - 1),
-    )?;
-    check(
-        b.windows(2).all(|w| w[0] < w[1]) && b.iter().all(|v| *v > 0.0),
-        "ftl.oracle_boundaries_passes",
-        "values must be positive and strictly increasing",
-    )?;
+    super::check_bands("ftl.oracle_boundaries_passes", &b, regions)?;
     Ok(Arc::new(OracleSpec { regions, boundaries_passes: b }))
 }
 
@@ -113,8 +104,7 @@ impl Oracle {
     }
 
     fn region_for(&self, distance: u64) -> u8 {
-        let class = self.boundaries.iter().take_while(|&&b| b <= distance).count() as u32;
-        (self.regions - 1 - class) as u8
+        super::band_region(&self.boundaries, &distance)
     }
 }
 
