@@ -28,7 +28,7 @@ commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo -d
 [ -x "$bin" ] || { echo "no $bin: cargo build --release -p nandlab-cli" >&2; exit 2; }
 parts=${*:-zipf real}
 
-# run NAME... -- KEY=VALUE...: one run; prints "wa,host_write_pages" (regions 1 for none).
+# run KEY=VALUE...: one run; prints "wa,host_write_pages".
 run() {
   local args=()
   for k in "$@"; do args+=(-s "$k"); done

@@ -104,8 +104,8 @@ fn bench_placement(blocks: u32, passes: f64) -> Result<(), String> {
     outln!(
         "\nData placements: hot/cold 80/20 4 KiB writes, greedy, {blocks} blocks × 64 pages, \
          utilization 0.85, 1 warm-up pass, then {passes} measured passes; best of {ROUNDS} \
-         interleaved runs.\nns/write over default = (measured s ÷ host writes) − the default placement's (one log); B/logical \
-         page = what the placement keeps per logical page.\n"
+         interleaved runs.\nns/write over default = (measured s ÷ host writes) − the default \
+         placement's (one log); B/logical page = what the placement keeps per logical page.\n"
     )?;
     // The baseline is the default configuration's placement (one log): no `ftl.placement` key.
     let mut names = vec![""];
@@ -130,38 +130,38 @@ fn bench_placement(blocks: u32, passes: f64) -> Result<(), String> {
         }
         o
     };
+    // What a configuration's placement keeps per logical page, once it resolves.
+    let placement_bytes = |o: &[String]| -> Result<u64, String> {
+        let config = load_config(None, o).map_err(|e| e.to_string())?;
+        let resolved = config.resolve().map_err(|e| e.to_string())?;
+        Ok(resolved.placement().map_or(0, |p| p.bytes_per_logical_page()))
+    };
     // 6 regions where the placement takes a region count (`host-gc` and `none` have their own).
-    let options: Vec<Vec<String>> = names
+    let runs: Vec<(Vec<String>, u64)> = names
         .iter()
         .map(|n| {
             let six = options(n, true);
-            let takes_six = load_config(None, &six).is_ok_and(|c| c.resolve().is_ok());
-            if takes_six {
-                six
-            } else {
-                options(n, false)
+            match placement_bytes(&six) {
+                Ok(bytes) => Ok((six, bytes)),
+                Err(_) => {
+                    let own = options(n, false);
+                    let bytes = placement_bytes(&own)?;
+                    Ok((own, bytes))
+                }
             }
         })
-        .collect();
+        .collect::<Result<_, String>>()?;
     let mut best: Vec<Option<nandlab_core::Metrics>> = vec![None; names.len()];
     for _ in 0..ROUNDS {
-        for (i, o) in options.iter().enumerate() {
+        for ((o, _), best) in runs.iter().zip(&mut best) {
             let m = run_with(o)?;
-            if best[i].as_ref().is_none_or(|b| m.measured_wall_seconds < b.measured_wall_seconds) {
-                best[i] = Some(m);
+            if best.as_ref().is_none_or(|b| m.measured_wall_seconds < b.measured_wall_seconds) {
+                *best = Some(m);
             }
         }
     }
-    let per_write = |m: &nandlab_core::Metrics| {
-        m.measured_wall_seconds / (m.host_writes_per_wall_second * m.measured_wall_seconds).max(1.0)
-    };
-    let base = best[0].clone().ok_or("no baseline run")?;
-    // What the placement itself keeps per logical page (the device's tables are the same for all).
-    let placement_bytes = |o: &[String]| -> Result<u64, String> {
-        let resolved = load_config(None, o).map_err(|e| e.to_string())?;
-        let resolved = resolved.resolve().map_err(|e| e.to_string())?;
-        Ok(resolved.placement().map_or(0, |p| p.bytes_per_logical_page()))
-    };
+    let best: Vec<nandlab_core::Metrics> = best.into_iter().flatten().collect();
+    let ns_per_write = |m: &nandlab_core::Metrics| 1e9 / m.host_writes_per_wall_second.max(1e-9);
     let mut t = Table::new(&[
         "placement",
         "host writes/s",
@@ -169,15 +169,13 @@ fn bench_placement(blocks: u32, passes: f64) -> Result<(), String> {
         "WA",
         "B/logical page",
     ]);
-    for ((name, m), o) in names.iter().zip(&best).zip(&options).skip(1) {
-        let Some(m) = m else { continue };
-        let over = (per_write(m) - per_write(&base)) * 1e9;
+    for ((name, m), (_, bytes)) in names.iter().zip(&best).zip(&runs).skip(1) {
         t.row(vec![
             (*name).into(),
             format!("{:.2} M", m.host_writes_per_wall_second / 1e6),
-            format!("{over:+.0}"),
+            format!("{:+.0}", ns_per_write(m) - ns_per_write(&best[0])),
             format!("{:.3}", m.write_amplification),
-            placement_bytes(o)?.to_string(),
+            bytes.to_string(),
         ]);
     }
     outp!("{}", t.render())?;
