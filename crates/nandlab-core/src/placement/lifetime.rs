@@ -25,7 +25,10 @@
 //! Memory: 8 B per logical page (the last write's time, both estimates and a 4-bit write
 //! count), beyond the region byte every placement has. Time is counted in host page writes, kept
 //! by the placement itself, so a restarted drive simply starts with no history (placement never
-//! decides which data is current).
+//! decides which data is current). It does not use the page FTL's write clock
+//! (`Placement::needs_write_clock`, `PageState::last_write`): that keeps each page's last write
+//! in a table of its own, a second cache miss per write and per copy beside this history; here
+//! the last write shares the history's 8 bytes.
 //!
 //! The default bands (`ftl.lifetime_bands_passes`, for 6 regions) were found by a local search on
 //! the three reference placement traces with the prototype in experiments/placement/bounds/; for
