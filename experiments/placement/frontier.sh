@@ -9,10 +9,15 @@
 #             64 pages at utilization 0.9, in two fittings of the trace's addresses: `chunk`
 #             (touched erase-block-sized chunks packed together, the default) and `page` (touched
 #             4 KiB pages packed together: the footprint is the written data, so the cleaner
-#             works on every replay).
+#             works on every replay);
+#   midas.csv the three reference kinds of trace at MiDAS's simulator's geometry (see
+#             midas_side_by_side.sh: 488,281 logical pages, 512 blocks of 1,024 pages, 93.1 %
+#             utilization, at least 4 free blocks, or the placement's own minimum if larger),
+#             every placement; the traces are generated into $MIDAS_WORK (default
+#             /tmp/midas-side-by-side, shared with that script) by ../shared/reference.
 #
 #   cargo build --release -p nandlab-cli
-#   bash experiments/placement/frontier.sh [zipf|real]...      (from the repository root)
+#   bash experiments/placement/frontier.sh [zipf|real|midas]...      (from the repository root)
 #
 # FRONTIER_PLACEMENTS (space-separated) picks placements, FRONTIER_TRACES (space-separated file
 # names) the real traces, FRONTIER_OUT the CSV's directory (several runs in parallel write to
@@ -26,7 +31,7 @@ traces=${SHARED_TRACES:-../shared/traces}
 placements=${FRONTIER_PLACEMENTS:-none dac sepbit warcip fadac midas lifetime oracle}
 commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo -dirty)
 [ -x "$bin" ] || { echo "no $bin: cargo build --release -p nandlab-cli" >&2; exit 2; }
-parts=${*:-zipf real}
+parts=${*:-zipf real midas}
 
 # run KEY=VALUE...: one run; prints "wa,host_write_pages".
 run() {
@@ -91,6 +96,39 @@ if [[ " $parts " == *" real "* ]]; then
           row=$(run "${kv[@]}")
           echo "$(basename "$f"),$fit,$cleaning,$p,$row,$commit,\"${kv[*]}\"" | tee -a "$out"
         done
+      done
+    done
+  done
+fi
+
+if [[ " $parts " == *" midas "* ]]; then
+  out=$here/midas.csv
+  work=${MIDAS_WORK:-/tmp/midas-side-by-side}
+  n=488281
+  mkdir -p "$work"
+  cc -O2 -o "$work/placement_traces" "${REFERENCE_DIR:-../shared/reference}/placement_traces.c" -lm
+  declare -A kind=([hc90]="hotcold 0.9" [zipf1]="zipf 1.0" [zdrift1]="zipfdrift 1.0")
+  echo "trace,cleaning,placement,wa,host_write_pages,gc_free_blocks_min,commit,config" >"$out"
+  for t in hc90 zipf1 zdrift1; do
+    # The same generator arguments as midas_side_by_side.sh, so the two scripts share traces.
+    set -- ${kind[$t]}
+    if [ ! -s "$work/$t.mqsim" ]; then
+      (cd "$work" && ./placement_traces "$1" $n 10 7 "$2" "$t" >/dev/null 2>&1
+       rm -f "$t.ali.csv" "$t.oracle" "$t.property")
+    fi
+    for cleaning in greedy cost-benefit; do
+      for p in $placements; do
+        kv=(workload.kind=trace "workload.path=$work/$t.mqsim" workload.format=mqsim
+          workload.prefill=false workload.trace_timing=closed device.blocks=512
+          device.pages_per_block=1024 "device.logical_bytes=$((n * 4096))" "ftl.placement=$p"
+          "ftl.regions=$(regions_of "$p")" "ftl.cleaning=$cleaning")
+        [ "$cleaning" = cost-benefit ] && kv+=(ftl.cost_benefit_form=sqrt-append-age)
+        args=()
+        for k in "${kv[@]}"; do args+=(-s "$k"); done
+        g=$("$bin" print-config "${args[@]}" | sed -n 's/^# derived:.*gc_free_blocks_min \([0-9][0-9]*\).*/\1/p')
+        g=$((g > 4 ? g : 4))
+        row=$(run "${kv[@]}" "ftl.gc_free_blocks_min=$g")
+        echo "$t,$cleaning,$p,$row,$g,$commit,\"${kv[*]} ftl.gc_free_blocks_min=$g\"" | tee -a "$out"
       done
     done
   done

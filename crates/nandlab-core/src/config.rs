@@ -1047,6 +1047,26 @@ mod tests {
     }
 
     #[test]
+    fn oracle_segments_layout() {
+        let r = resolve(&["ftl.placement=oracle", "ftl.regions=6", "ftl.oracle_bands=segments"])
+            .unwrap();
+        assert_eq!(r.config.value("ftl.oracle_bands"), Some(toml::Value::from("segments")));
+        assert_eq!(r.config.value("ftl.oracle_boundaries_passes"), None);
+        let e = resolve(&[
+            "ftl.placement=oracle",
+            "ftl.oracle_bands=segments",
+            "ftl.oracle_boundaries_passes=[0.5]",
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("ftl.oracle_boundaries_passes"), "{e}");
+        let e = resolve(&["ftl.placement=oracle", "ftl.oracle_bands=fk"]).unwrap_err();
+        assert!(e.to_string().contains("ftl.oracle_bands"), "{e}");
+        // The default layout is left out of configurations, so existing results stay identical.
+        let r = resolve(&["ftl.placement=oracle"]).unwrap();
+        assert_eq!(r.config.value("ftl.oracle_bands"), None);
+    }
+
+    #[test]
     fn json_config() {
         let c = Config::from_json(r#"{"device": {"blocks": 64, "utilization": null}}"#).unwrap();
         assert_eq!(c.device.blocks, Some(64));

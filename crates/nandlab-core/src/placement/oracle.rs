@@ -6,6 +6,10 @@
 //!
 //! Bands: `boundaries` (ascending, in host page writes) split distances into `regions` classes;
 //! the shortest distances go to the Top region (N−1), never-rewritten pages to the Bottom (0).
+//! `ftl.oracle_bands` names the two layouts in use (docs/ALGORITHMS.md §11.5): `"geometric"`
+//! (the default; boundaries `ftl.oracle_boundaries_passes`, ratio 4 around one pass) and
+//! `"segments"`, the FK scheme of SepBIT's trace simulator (Wang et al., FAST'22): bands one
+//! erase block of host page writes wide, class k holding distances in [k·S, (k+1)·S).
 
 use std::sync::Arc;
 
@@ -13,30 +17,55 @@ use super::{PageState, Placement, PlacementEntry, PlacementSpec};
 use crate::error::ConfigError;
 use crate::flash::{Geometry, Lpn};
 use crate::ftl::FtlConfig;
-use crate::spec::{check, Param, Params};
+use crate::spec::{check, one_of, Param, Params};
 
 pub(super) const ENTRY: PlacementEntry = PlacementEntry {
     name: "oracle",
-    params: &[Param::new("ftl", "oracle_boundaries_passes")],
+    params: &[Param::new("ftl", "oracle_boundaries_passes"), Param::omitted("ftl", "oracle_bands")],
     resolve,
 };
 
-/// The oracle's regions (default 2) and band boundaries (`ftl.oracle_boundaries_passes`, in
-/// units of the logical capacity; default geometric around 1.0 with ratio 4).
+/// The oracle's regions (default 2) and bands.
 #[derive(Clone, Debug)]
 struct OracleSpec {
     regions: u32,
-    boundaries_passes: Vec<f64>,
+    bands: Bands,
+}
+
+#[derive(Clone, Debug)]
+enum Bands {
+    /// Boundaries in units of the logical capacity (`ftl.oracle_boundaries_passes`; default
+    /// geometric around 1.0 with ratio 4).
+    Passes(Vec<f64>),
+    /// SepBIT's FK: boundaries at 1, 2, … erase blocks of host page writes. Known only once the
+    /// geometry is, so it is resolved in `build`.
+    Segments,
 }
 
 fn resolve(f: &mut FtlConfig, params: &mut Params<'_>) -> Result<Arc<dyn PlacementSpec>, ConfigError> {
     let regions = *f.regions.get_or_insert(2);
     check((1..=64).contains(&regions), "ftl.regions", "must be between 1 and 64")?;
+    let layout: Option<String> = params.get("oracle_bands")?;
+    if let Some(layout) = layout.as_deref() {
+        one_of(layout, "ftl.oracle_bands", &["geometric", "segments"])?;
+        params.set("oracle_bands", &layout);
+        if layout == "segments" {
+            // Explicit boundaries would contradict the layout; refuse rather than pick one.
+            let explicit: Option<Vec<f64>> = params.get("oracle_boundaries_passes")?;
+            check(
+                explicit.is_none(),
+                "ftl.oracle_boundaries_passes",
+                "is set together with ftl.oracle_bands = \"segments\", whose boundaries are one \
+                 erase block of writes apart; set one of the two",
+            )?;
+            return Ok(Arc::new(OracleSpec { regions, bands: Bands::Segments }));
+        }
+    }
     let geometric: Vec<f64> =
         (0..regions - 1).map(|i| 4f64.powf(f64::from(i) - f64::from(regions - 2) / 2.0)).collect();
     let b = params.or("oracle_boundaries_passes", geometric)?;
     super::check_bands("ftl.oracle_boundaries_passes", &b, regions)?;
-    Ok(Arc::new(OracleSpec { regions, boundaries_passes: b }))
+    Ok(Arc::new(OracleSpec { regions, bands: Bands::Passes(b) }))
 }
 
 impl PlacementSpec for OracleSpec {
@@ -70,9 +99,15 @@ impl PlacementSpec for OracleSpec {
                  pre-computes next-write distances",
             )
         })?;
-        let logical = geometry.logical_pages as f64;
-        let boundaries =
-            self.boundaries_passes.iter().map(|p| (p * logical).round() as u64).collect();
+        let boundaries = match &self.bands {
+            Bands::Passes(passes) => {
+                let logical = geometry.logical_pages as f64;
+                passes.iter().map(|p| (p * logical).round() as u64).collect()
+            }
+            Bands::Segments => (1..u64::from(self.regions))
+                .map(|k| k * u64::from(geometry.pages_per_block))
+                .collect(),
+        };
         Ok(Box::new(Oracle::new(self.regions, boundaries, future, geometry.logical_pages)))
     }
 }
@@ -153,4 +188,28 @@ pub fn next_write_distances(writes: &[Lpn], logical_pages: u64) -> Vec<u32> {
         last_seen[lpn.index()] = i as u32;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Bands, OracleSpec, NEVER};
+    use crate::flash::{Geometry, Lpn};
+    use crate::placement::PlacementSpec;
+
+    #[test]
+    fn segments_layout_is_one_erase_block_of_writes_per_band() {
+        // SepBIT's FK with 64-page blocks and 4 classes: [0, 64), [64, 128), [128, 192), rest.
+        let geometry = Geometry {
+            page_size_bytes: 4096,
+            pages_per_block: 64,
+            blocks: 32,
+            logical_pages: 1024,
+            sector_size_bytes: 512,
+        };
+        let spec = OracleSpec { regions: 4, bands: Bands::Segments };
+        let future = vec![63, 64, 127, 128, 191, 192, NEVER];
+        let mut o = spec.build(&geometry, 0, Some(future)).unwrap();
+        let regions: Vec<u8> = (0..7).map(|i| o.host_write(Lpn::new(i), None, 0)).collect();
+        assert_eq!(regions, vec![3, 2, 2, 1, 1, 0, 0]);
+    }
 }
