@@ -1,5 +1,6 @@
 """The placement frontier's tables and plots (RESULTS.md's figures) from the committed CSVs:
-peers.csv (run_peers.sh: the three reference traces), zipf.csv and real.csv (frontier.sh).
+peers.csv (run_peers.sh: the three reference traces), zipf.csv, real.csv and midas.csv
+(frontier.sh).
 
     .venv/bin/python experiments/placement/summarize.py      (from the repository root)
 
@@ -97,7 +98,26 @@ def real() -> None:
             print(f"| {t} | " + " | ".join(f"{row[c]:.3f}" for c in cols) + f" | {q:.3f} |")
 
 
+def midas() -> None:
+    path = HERE / "midas.csv"
+    if not path.exists():
+        return
+    m = pd.read_csv(path)
+    for cleaning, g in m.groupby("cleaning", sort=False):
+        table = g.pivot(index="placement", columns="trace", values="wa")
+        table = table.loc[ordered(list(table.index)), ["hc90", "zipf1", "zdrift1"]]
+        reserve = g.groupby("placement")["gc_free_blocks_min"].first()
+        print(f"\n### MiDAS geometry, {cleaning}\n")
+        print("| placement | hc90 | zipf1 | zdrift1 | mean ratio to dac | free blocks kept |")
+        print("|---|---|---|---|---|---|")
+        for p, row in table.iterrows():
+            ratio = (row / table.loc["dac"]).mean()
+            cells = " | ".join(f"{v:.3f}" for v in row)
+            print(f"| {p} | {cells} | {ratio:.3f} | {reserve[p]} |")
+
+
 if __name__ == "__main__":
     reference()
     zipf()
     real()
+    midas()
