@@ -94,7 +94,7 @@ fn summary(r: &RunReport) -> String {
         );
     }
     let mut t = table::Table::new(&["metric", "value"]);
-    let mut rows = metric_rows(m);
+    let mut rows = metric_rows(m, r.config.run.timing.is_on());
     policy_rows(m, &mut rows);
     lifetime_rows(m, &mut rows);
     rows.extend([(
@@ -118,9 +118,11 @@ fn summary(r: &RunReport) -> String {
     out
 }
 
-/// The rows every run has.
-fn metric_rows(m: &Metrics) -> Vec<(&'static str, String)> {
+/// The rows every run has; a run that only counts (`run.timing = "off"`) says so instead of
+/// showing latencies it did not measure.
+fn metric_rows(m: &Metrics, timed: bool) -> Vec<(&'static str, String)> {
     let ms = |ns: u64| format!("{:.3} ms", ns as f64 / 1e6);
+    let untimed = || "not timed (run.timing = \"off\")".to_string();
     vec![
         ("host write pages", m.host_write_pages.to_string()),
         ("host read pages", m.host_read_pages.to_string()),
@@ -136,16 +138,24 @@ fn metric_rows(m: &Metrics) -> Vec<(&'static str, String)> {
         ("flash busy", format!("{:.3} s", m.flash_busy_ns as f64 / 1e9)),
         (
             "write latency p50 / p99 / max",
-            format!(
-                "{} / {} / {}",
-                ms(m.write_latency_ns.p50),
-                ms(m.write_latency_ns.p99),
-                ms(m.write_latency_ns.max)
-            ),
+            if timed {
+                format!(
+                    "{} / {} / {}",
+                    ms(m.write_latency_ns.p50),
+                    ms(m.write_latency_ns.p99),
+                    ms(m.write_latency_ns.max)
+                )
+            } else {
+                untimed()
+            },
         ),
         (
             "read latency p50 / p99",
-            format!("{} / {}", ms(m.read_latency_ns.p50), ms(m.read_latency_ns.p99)),
+            if timed {
+                format!("{} / {}", ms(m.read_latency_ns.p50), ms(m.read_latency_ns.p99))
+            } else {
+                untimed()
+            },
         ),
         (
             "RAM (tables + media)",

@@ -37,6 +37,9 @@ impl Device {
         let mut device = Self::with_ftl(zoned(ftl, resolved));
         device.set_buffer(build_buffer(resolved));
         device.set_background_cleaning(background(resolved) > 0);
+        if !resolved.config.run.timing.is_on() {
+            device.count_only();
+        }
         Ok(device)
     }
 
@@ -64,6 +67,9 @@ impl Device {
         let mut device = Self::resumed(zoned(ftl, resolved), recovery, now_ns);
         device.set_buffer(build_buffer(resolved));
         device.set_background_cleaning(background(resolved) > 0);
+        if !resolved.config.run.timing.is_on() {
+            device.count_only();
+        }
         Ok(device)
     }
 }

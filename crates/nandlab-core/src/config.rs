@@ -218,6 +218,28 @@ pub struct RunConfig {
     /// fit is refused before anything is allocated. Unset: what the machine allows the process
     /// (the smallest of available memory, the cgroup limit and the address-space limit).
     pub memory_limit_bytes: Option<u64>,
+    /// `"on"` (the default): the sim-engine times every operation. `"off"`: counts only (WA,
+    /// erases, copies, wear, merges), no simulated time or latency, for configurations whose
+    /// counts do not depend on time (`Resolved::check_counts_only`). Left out of
+    /// configurations that keep the default, so results from before the key stay identical.
+    #[serde(skip_serializing_if = "RunTiming::is_on")]
+    pub timing: RunTiming,
+}
+
+/// `run.timing`.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RunTiming {
+    #[default]
+    On,
+    Off,
+}
+
+impl RunTiming {
+    #[must_use]
+    pub fn is_on(&self) -> bool {
+        *self == Self::On
+    }
 }
 
 impl Default for RunConfig {
@@ -227,6 +249,7 @@ impl Default for RunConfig {
             check_every_requests: 0,
             sample_every_bytes: None,
             memory_limit_bytes: None,
+            timing: RunTiming::On,
         }
     }
 }
@@ -600,6 +623,9 @@ impl Config {
             FtlSpec::Page(p) => (p.placement.regions(), p.gc_free_blocks_min),
             FtlSpec::Hybrid(_) => (1, 0),
         };
+        if c.run.timing == RunTiming::Off {
+            check_counts_only(&ftl, allocation.as_ref(), &hardware)?;
+        }
         Ok(Resolved {
             config: c,
             geometry,
@@ -943,6 +969,44 @@ fn validate_timing(t: &Timing) -> Result<(), ConfigError> {
                 "{ns} ns is longer than any flash operation: at most {MAX_OPERATION_NS} (10 s)"
             ),
         )?;
+    }
+    Ok(())
+}
+
+/// `run.timing = "off"` counts without a clock: refused for every part whose decisions read
+/// the time (docs/ALGORITHMS.md "Counts only"), naming the key that chose it, because its counts
+/// would silently differ from a timed run's.
+fn check_counts_only(
+    ftl: &FtlSpec,
+    allocation: &dyn AllocationSpec,
+    hardware: &Hardware,
+) -> Result<(), ConfigError> {
+    let refuse = |key: &str, what: String| {
+        Err(ConfigError::new(
+            key,
+            format!(
+                "{what} reads the simulated time, which run.timing = \"off\" does not keep: \
+                 its counts would differ from a timed run's. Use run.timing = \"on\" or \
+                 change {key}"
+            ),
+        ))
+    };
+    if let FtlSpec::Page(p) = ftl {
+        if p.cleaning.reads_time() {
+            return refuse("ftl.cleaning", format!("cleaning policy {:?}", p.cleaning.name()));
+        }
+        if p.placement.reads_time() {
+            return refuse("ftl.placement", format!("placement {:?}", p.placement.name()));
+        }
+        if p.gc_background_free_blocks.is_some() {
+            return refuse("ftl.gc_mode", "background cleaning (it runs when the device idles)".into());
+        }
+    }
+    if hardware.planes() > 1 && allocation.reads_time() {
+        return refuse(
+            "ftl.allocation",
+            format!("plane allocation {:?} (it picks the least busy plane)", allocation.name()),
+        );
     }
     Ok(())
 }

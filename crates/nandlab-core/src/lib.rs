@@ -37,7 +37,9 @@ mod wear;
 mod workload;
 
 // Configuration: parsed, overridden, resolved into typed specs; what fits in RAM.
-pub use config::{apply_overrides, keys as config_keys, toml_error_message, Config, Resolved};
+pub use config::{
+    apply_overrides, keys as config_keys, toml_error_message, Config, Resolved, RunTiming,
+};
 pub use flash::Geometry;
 pub use ftl::hybrid::recycling::CostModel;
 pub use ftl::FtlSpec;

@@ -139,6 +139,16 @@ pub fn resolve(config: &Config, image: &Path) -> Result<Resolved, ServeError> {
     }
     let mut r = c.resolve()?;
     r.served = true;
+    if !r.config.run.timing.is_on() {
+        // A served drive's replies carry the simulated latency (or none, with --latency off):
+        // the clock is part of what it serves.
+        return Err(nandlab_core::ConfigError::new(
+            "run.timing",
+            "\"off\" (counts only) is for `nandlab run` and sweeps; a served drive keeps the \
+             simulated clock (serve.emulate_latency = false replies at once): use run.timing = \"on\"",
+        )
+        .into());
+    }
     // Before any image is created: a device whose tables do not fit is refused now, not after
     // leaving a huge sparse image behind.
     nandlab_run::memory::check(&r, true)?;

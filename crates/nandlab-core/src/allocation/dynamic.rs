@@ -21,6 +21,10 @@ impl AllocationSpec for DynamicSpec {
     fn build(&self, hw: &Hardware) -> Box<dyn Allocator> {
         Box::new(Dynamic { walk: Walk::new(hw) })
     }
+    /// It picks the least busy plane.
+    fn reads_time(&self) -> bool {
+        true
+    }
 }
 
 pub struct Dynamic {

@@ -23,6 +23,11 @@ use crate::spec::{self, Family, Named, Param, Params, Tables};
 pub trait AllocationSpec: Send + Sync + std::fmt::Debug {
     fn name(&self) -> &'static str;
     fn build(&self, hw: &Hardware) -> Box<dyn Allocator>;
+    /// The policy's choices read the sim-engine's state (die loads, i.e. time): refused with
+    /// `run.timing = "off"` on hardware with more than one plane.
+    fn reads_time(&self) -> bool {
+        false
+    }
 }
 
 /// A set of planes (a bit per plane; the first 64 in one word, the common case).

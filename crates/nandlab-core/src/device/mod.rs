@@ -230,6 +230,8 @@ pub struct Device {
     real_time: bool,
     /// Cache hints pay off (the FTL's tables are large, or a buffer's index may be).
     prefetch: bool,
+    /// Counts only (`run.timing = "off"`, `count_only`).
+    counting: bool,
 }
 
 impl Device {
@@ -378,6 +380,7 @@ impl Device {
             background: false,
             real_time: false,
             prefetch,
+            counting: false,
         }
     }
 
@@ -572,6 +575,9 @@ impl Device {
         for &(offset_bytes, length_bytes) in more {
             self.check_range(&Request { offset_bytes, length_bytes, ..*req })?;
         }
+        if self.counting {
+            return self.dispatch_counted(req, io, more);
+        }
         let (started, tag) = self.begin(req)?;
         let mut served = self.serve_range(req, io, started.arrival_ns);
         for &(offset_bytes, length_bytes) in more {
@@ -582,6 +588,76 @@ impl Device {
             served = self.serve_range(&piece, Io::None, started.arrival_ns);
         }
         self.complete(req.kind, started, tag, served, track)
+    }
+
+    /// A request on a device that only counts (`count_only`): its flash and buffer work, no
+    /// clock, no engine, no latency; it completes at once at time 0. The wear-out stop and the
+    /// host counters are `begin`'s.
+    #[inline(never)]
+    fn dispatch_counted(
+        &mut self,
+        req: &Request,
+        io: Io<'_>,
+        more: &[(u64, u64)],
+    ) -> Result<(Dispatched, u64), RequestError> {
+        self.check_worn_out(req)?;
+        self.count_request(req.kind);
+        let mut served = self.serve_range(req, io, 0);
+        for &(offset_bytes, length_bytes) in more {
+            if served.is_err() {
+                break;
+            }
+            served = self.serve_range(&Request { offset_bytes, length_bytes, ..*req }, Io::None, 0);
+        }
+        // RAM time is not kept either.
+        self.take_ram_ns();
+        let media = self.ftl.flash_mut().media_mut().take_error();
+        served?;
+        if let Some(e) = media {
+            return Err(RequestError::Media(e));
+        }
+        let c = Completion {
+            arrival_ns: 0,
+            start_ns: 0,
+            complete_ns: 0,
+            service_ns: 0,
+            effects: Effects::default(),
+        };
+        Ok((Dispatched::Timed(c), 0))
+    }
+
+    /// Makes the device count only (`run.timing = "off"`; docs/ALGORITHMS.md "Counts only"):
+    /// requests are served without the sim-engine (`Engine::count_only`), the clock stays at
+    /// its start, latency is not measured. Only for configurations whose counts do not depend
+    /// on time (`Resolved` refuses the others).
+    pub fn count_only(&mut self) {
+        assert!(!self.background, "background cleaning is driven by time");
+        self.ftl.flash_mut().engine_mut().count_only();
+        self.counting = true;
+    }
+
+    /// The wear-out stop: no write is served once the flash is unusable.
+    #[inline(always)]
+    fn check_worn_out(&self, req: &Request) -> Result<(), RequestError> {
+        if matches!(req.kind, RequestKind::Write) && self.lifetime.unusable_host_bytes.is_some() {
+            let state = self.ftl.lifetime();
+            return Err(RequestError::WornOut {
+                retired_blocks: state.retired_blocks,
+                host_write_bytes: self.host.write_bytes,
+            });
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn count_request(&mut self, kind: RequestKind) {
+        let h = &mut self.host;
+        match kind {
+            RequestKind::Write => h.write_requests += 1,
+            RequestKind::Read => h.read_requests += 1,
+            RequestKind::Trim => h.trim_requests += 1,
+            RequestKind::Flush => h.flush_requests += 1,
+        }
     }
 
     /// Admits a request: its arrival time (checked not to go backwards), the wear-out stop, the
@@ -601,24 +677,12 @@ impl Device {
             }
             None => self.now_ns(),
         };
-        if matches!(req.kind, RequestKind::Write) && self.lifetime.unusable_host_bytes.is_some() {
-            let state = self.ftl.lifetime();
-            return Err(RequestError::WornOut {
-                retired_blocks: state.retired_blocks,
-                host_write_bytes: self.host.write_bytes,
-            });
-        }
+        self.check_worn_out(req)?;
         // What the engine still has to time before this arrival (and background cleaning on
         // the idle device) comes first.
         self.advance_to(arrival_ns);
         self.last_arrival_ns = arrival_ns;
-        let h = &mut self.host;
-        match req.kind {
-            RequestKind::Write => h.write_requests += 1,
-            RequestKind::Read => h.read_requests += 1,
-            RequestKind::Trim => h.trim_requests += 1,
-            RequestKind::Flush => h.flush_requests += 1,
-        }
+        self.count_request(req.kind);
         let class = if req.kind == RequestKind::Read { Class::HostRead } else { Class::HostWrite };
         // One call through the FTL's vtable for both.
         let flash = self.ftl.flash_mut();

@@ -312,6 +312,8 @@ pub struct Engine {
     /// The operations one event times (reused).
     picked: Vec<(u32, (u64, u64))>,
     horizon_ns: u64,
+    /// Counts only (`run.timing = "off"`, `count_only`): no operation is timed.
+    counting: bool,
 }
 
 impl Engine {
@@ -406,9 +408,34 @@ impl Engine {
             finished: Vec::new(),
             picked: Vec::new(),
             horizon_ns: 0,
+            counting: false,
         };
         engine.implicit(0);
         engine
+    }
+
+    /// Stops timing (`run.timing = "off"`): every operation from now on takes no time and
+    /// leaves no trace in the engine, and requests begin and end at the clock, which stays
+    /// where it is. The operations take the fast path with zero times, so the per-operation
+    /// cost is the timed one-die path's few additions; `begin` and `end` check the flag once
+    /// per request. The flash's counters still count every operation.
+    pub fn count_only(&mut self) {
+        assert!(self.events.is_empty() && self.queued_count == 0, "count_only with work queued");
+        self.counting = true;
+        self.alone_ns = [0; 4];
+        self.bus_ns = [0; 4];
+        self.copy_alone_ns = 0;
+        self.copy_bus_ns = 0;
+        self.cur.fast = true;
+        self.cur.explicit = false;
+        self.cur.end_ns = self.now_ns;
+        self.cur.first_start_ns = self.now_ns;
+    }
+
+    /// Whether the engine only counts (`count_only`).
+    #[must_use]
+    pub fn counting(&self) -> bool {
+        self.counting
     }
 
     #[must_use]
@@ -478,6 +505,9 @@ impl Engine {
     #[inline(always)]
     pub fn begin(&mut self, class: Class, at_ns: u64) -> u64 {
         debug_assert!(at_ns >= self.now_ns, "a request dispatched in the past");
+        if self.counting {
+            return self.new_tag();
+        }
         let rank = self.rank[class as usize];
         // The one-die fast path writes only the fields its operations and `end` read (the
         // rest keep what `end` left: no slot, nothing to wait for); everything else goes
@@ -534,6 +564,9 @@ impl Engine {
     /// Ends the current request: timed (every operation timed) or queued.
     #[inline(always)]
     pub fn end(&mut self) -> Outcome {
+        if self.counting {
+            return Outcome::Timed { first_start_ns: self.now_ns, end_ns: self.now_ns };
+        }
         assert!(self.cur.explicit, "end without begin");
         if self.cur.fast {
             // The die's state, deferred from the operations.

@@ -34,6 +34,12 @@ pub trait CleaningSpec: fmt::Debug + Send + Sync {
     fn name(&self) -> &'static str;
     /// The policy, its random choices (if any) seeded from `seed`.
     fn build(&self, seed: u64) -> Box<dyn VictimPolicy>;
+    /// Its choices read the simulated time (a block's age in ns): refused with
+    /// `run.timing = "off"`. A test runs every registered policy with and without timing and
+    /// fails on one whose counts differ without saying so here.
+    fn reads_time(&self) -> bool {
+        false
+    }
 }
 
 /// Where a mapped page lives now and since when.
@@ -192,6 +198,12 @@ pub trait PlacementSpec: fmt::Debug + Send + Sync {
     /// The placement needs the workload's future (next-write distances of every host page
     /// write): the runner pre-computes them, and no buffer may reorder the writes it foresees.
     fn needs_future(&self) -> bool {
+        false
+    }
+    /// Its choices read the simulated time (ages in ns): refused with `run.timing = "off"`.
+    /// A test runs every registered placement with and without timing and fails on one whose
+    /// counts differ without saying so here.
+    fn reads_time(&self) -> bool {
         false
     }
     /// Bytes the placement keeps per logical page (for the memory estimate).

@@ -39,6 +39,10 @@ impl CleaningSpec for Cat {
     fn build(&self, _seed: u64) -> Box<dyn VictimPolicy> {
         Box::new(*self)
     }
+    /// A block's age is simulated time.
+    fn reads_time(&self) -> bool {
+        true
+    }
 }
 
 impl VictimPolicy for Cat {

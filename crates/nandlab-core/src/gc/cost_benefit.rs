@@ -49,6 +49,10 @@ impl CleaningSpec for CostBenefit {
     fn build(&self, _seed: u64) -> Box<dyn VictimPolicy> {
         Box::new(*self)
     }
+    /// The default form's age is simulated time; `sqrt-append-age` counts host page writes.
+    fn reads_time(&self) -> bool {
+        !self.sqrt_append_age
+    }
 }
 
 impl CostBenefit {

@@ -90,6 +90,10 @@ impl PlacementSpec for DacSpec {
     }
     /// DAC demotes a victim's pages into the next colder region; with a threshold, young pages
     /// stay in their region instead: two destinations.
+    /// The time threshold compares ages in simulated time.
+    fn reads_time(&self) -> bool {
+        self.threshold_ns.is_some()
+    }
     fn cleaner_destinations_max(&self) -> u32 {
         if self.threshold_ns.is_some() {
             2.min(self.regions)

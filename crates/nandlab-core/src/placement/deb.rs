@@ -127,6 +127,10 @@ impl PlacementSpec for DebSpec {
     fn ram_region_key(&self) -> &'static str {
         "deb.ebr_size_bytes"
     }
+    /// Its regions are intervals of simulated time since a page's last update.
+    fn reads_time(&self) -> bool {
+        true
+    }
     fn ram_write_back_threshold(&self) -> f64 {
         self.ebr_write_back_threshold
     }
