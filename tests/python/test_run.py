@@ -222,3 +222,20 @@ def test_relative_trace_path_in_toml(tmp_path: Path, msr_trace: Path) -> None:
     config = tmp_path / "trace.toml"
     config.write_text(f'[workload]\nkind = "trace"\npath = "{msr_trace.name}"\n')
     assert nandlab.run(config).trace is not None
+
+
+def test_counts_only_same_counts_and_refusals(small: dict[str, Any]) -> None:
+    """`run.timing = "off"` from Python: a timed run's counts, no latency, recorded in the
+    config (so the result re-runs as it was); a time-reading policy is a ConfigError naming
+    its key."""
+    timed = nandlab.run(small)
+    counted = nandlab.run(small, set={"run.timing": "off"})
+    for key in ("host_write_pages", "flash_program_pages", "gc_copied_pages", "erases"):
+        assert counted.metrics[key] == timed.metrics[key], key
+    assert counted.metrics["sim_time_ns"] == 0
+    assert timed.metrics["sim_time_ns"] > 0
+    assert counted.config["run"]["timing"] == "off"
+    assert "timing" not in timed.config["run"]
+    assert deterministic(nandlab.run(counted.config).metrics) == deterministic(counted.metrics)
+    with pytest.raises(nandlab.ConfigError, match="ftl.cleaning"):
+        nandlab.run(small, set={"run.timing": "off", "ftl.cleaning": "cat"})

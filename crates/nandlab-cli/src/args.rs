@@ -67,7 +67,7 @@ pub struct BenchArgs {
     /// Writes ÷ logical pages of the page and hybrid sections
     #[arg(long, value_name = "P", default_value_t = 4.0)]
     pub passes: f64,
-    /// Run only this section: page, hybrid, buffer, parallel or analyze
+    /// Run only this section: page, hybrid, buffer, parallel, analyze, placement or counts
     #[arg(long, value_name = "SECTION", hide_possible_values = true)]
     pub only: Option<BenchSection>,
 }
@@ -83,6 +83,8 @@ pub enum BenchSection {
     Parallel,
     Analyze,
     Placement,
+    // Counting speed beside the C yardstick (`run.timing` on and off).
+    Counts,
 }
 
 impl BenchSection {
@@ -95,6 +97,7 @@ impl BenchSection {
             BenchSection::Parallel => "parallel",
             BenchSection::Analyze => "analyze",
             BenchSection::Placement => "placement",
+            BenchSection::Counts => "counts",
         }
     }
 }

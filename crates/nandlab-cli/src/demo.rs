@@ -90,7 +90,125 @@ pub fn bench(blocks: u32, passes: f64, only: Option<&str>) -> Result<(), String>
     if want("placement") {
         bench_placement(blocks / 4, passes)?;
     }
+    if want("counts") {
+        bench_counts(blocks, passes)?;
+    }
     Ok(())
+}
+
+/// Counting speed beside a minimal C greedy loop, the yardstick for "as fast as the machine
+/// allows": `../shared/reference/wa_sim.c` (or `$NANDLAB_REFERENCE_DIR/wa_sim.c`), compiled
+/// with `cc -O2` when it and a C compiler are present; it is never part of the product. The
+/// same work on both sides: uniform random 4 KiB writes, greedy, one log, utilization 0.80,
+/// `blocks` × 64 pages, sequential fill, `passes` warm-up and `passes` measured passes. Whole
+/// processes are timed (start, allocation, fill and all), interleaved (the machine is shared),
+/// best of three: the C loop, `nandlab run` timed (the default) and counting only
+/// (`run.timing = "off"`).
+fn bench_counts(blocks: u32, passes: f64) -> Result<(), String> {
+    use std::process::{Command, Stdio};
+    use std::time::Instant;
+    outln!(
+        "\nCounting beside a C loop: uniform random 4 KiB writes, greedy, one log, utilization \
+         0.80, {blocks} blocks × 64 pages,\nfill + {passes} warm-up + {passes} measured passes; \
+         whole processes, interleaved, best of 3.\n"
+    )?;
+    let dir = std::env::var_os("NANDLAB_REFERENCE_DIR")
+        .map_or_else(|| std::path::PathBuf::from("../shared/reference"), Into::into);
+    let source = dir.join("wa_sim.c");
+    let tmp = std::env::temp_dir().join(format!("nandlab-bench-wa_sim-{}", std::process::id()));
+    let yardstick = source.is_file()
+        && Command::new("cc")
+            .args(["-O2", "-o"])
+            .arg(&tmp)
+            .arg(&source)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    if !yardstick {
+        outln!(
+            "(no C yardstick: {} not found or no `cc`; set NANDLAB_REFERENCE_DIR; nandlab only)",
+            source.display()
+        )?;
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("bench: own executable: {e}"))?;
+    let nandlab = |timing: &str| {
+        let mut c = Command::new(&exe);
+        c.args(["run", "-q", "--json", "-"]);
+        for kv in [
+            format!("device.blocks={blocks}"),
+            "device.pages_per_block=64".into(),
+            "device.utilization=0.8".into(),
+            "workload.kind=uniform".into(),
+            format!("workload.warmup_passes={passes}"),
+            format!("workload.passes={passes}"),
+            "ftl.cleaning=greedy".into(),
+            format!("run.timing={timing}"),
+        ] {
+            c.args(["--set", &kv]);
+        }
+        c
+    };
+    let c_loop = || {
+        let mut c = Command::new(&tmp);
+        c.args([
+            &blocks.to_string(),
+            "64",
+            "0.80",
+            "0",
+            "0",
+            "0",
+            "1",
+            &(2.0 * passes).to_string(),
+        ]);
+        c
+    };
+    // (label, command, best wall seconds, WA printed)
+    let mut rows: Vec<(&str, Command, f64, String)> = Vec::new();
+    if yardstick {
+        rows.push(("C loop (wa_sim.c, cc -O2)", c_loop(), f64::INFINITY, String::new()));
+    }
+    rows.push((
+        "nandlab, timed (run.timing = \"on\")",
+        nandlab("on"),
+        f64::INFINITY,
+        String::new(),
+    ));
+    rows.push(("nandlab, counts only (\"off\")", nandlab("off"), f64::INFINITY, String::new()));
+    for _ in 0..3 {
+        for (label, cmd, best, wa) in &mut rows {
+            let t0 = Instant::now();
+            let out = cmd.stderr(Stdio::inherit()).output().map_err(|e| format!("{label}: {e}"))?;
+            let s = t0.elapsed().as_secs_f64();
+            if !out.status.success() {
+                return Err(format!("bench: {label} failed ({})", out.status));
+            }
+            *best = best.min(s);
+            *wa = parse_wa(&String::from_utf8_lossy(&out.stdout));
+        }
+    }
+    let _ = std::fs::remove_file(&tmp);
+    let c_best = if yardstick { Some(rows[0].2) } else { None };
+    let mut t = Table::new(&["program", "best wall s", "speed ÷ C loop", "WA"]);
+    for (label, _, best, wa) in &rows {
+        let ratio = c_best.map_or_else(|| "n/a".into(), |c| format!("{:.3}", c / best));
+        t.row(vec![(*label).into(), format!("{best:.2}"), ratio, wa.clone()]);
+    }
+    outp!("{}", t.render())?;
+    Ok(())
+}
+
+/// The measured WA a `bench_counts` program printed: nandlab's JSON metrics or the C loop's
+/// `WA=` field.
+fn parse_wa(stdout: &str) -> String {
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(stdout) {
+        if let Some(wa) = v["metrics"]["write_amplification"].as_f64() {
+            return format!("{wa:.4}");
+        }
+    }
+    stdout
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("WA="))
+        .map_or_else(|| "?".into(), str::to_string)
 }
 
 /// What each data placement costs the simulator: every registered placement (6 regions where it

@@ -18,8 +18,10 @@ impl Device {
     /// A device on the metadata-only counting media, policies from the config. `future` is the
     /// oracle placement's knowledge (`PlacementSpec::needs_future`: for the i-th host page
     /// write, the host page writes until the same page is written again).
+    /// Nothing is ever recovered from this media, so it keeps no write order
+    /// (`CountingMedia::without_write_order`).
     pub fn new(resolved: &Resolved, future: Option<Vec<u32>>) -> Result<Self, ConfigError> {
-        let media = Box::new(CountingMedia::new(resolved.geometry));
+        let media = Box::new(CountingMedia::without_write_order(resolved.geometry));
         Self::with_media(resolved, media, future)
     }
 
@@ -52,6 +54,7 @@ impl Device {
         media: Box<dyn Media>,
         now_ns: u64,
     ) -> Result<Self, RecoveryError> {
+        assert!(media.keeps_write_order(), "recovery from a media that keeps no write order");
         // Recovery's own flash work (sealing, repairs) is timed from `now_ns`.
         let flash = flash(resolved, media, now_ns);
         let (ftl, recovery): (Box<dyn Ftl>, FtlRecovery) = match &resolved.ftl {
@@ -94,6 +97,7 @@ pub fn recover_page_ftl(
     media: Box<dyn Media>,
     now_ns: u64,
 ) -> Result<(PageFtl, FtlRecovery), RecoveryError> {
+    assert!(media.keeps_write_order(), "recovery from a media that keeps no write order");
     rebuild_page(page_spec(r)?, flash(r, media, now_ns), r, now_ns)
 }
 
@@ -110,6 +114,7 @@ pub fn recover_hybrid_ftl(
     media: Box<dyn Media>,
     now_ns: u64,
 ) -> Result<(HybridFtl, FtlRecovery), RecoveryError> {
+    assert!(media.keeps_write_order(), "recovery from a media that keeps no write order");
     rebuild_hybrid(hybrid_spec(r)?, flash(r, media, now_ns), r)
 }
 

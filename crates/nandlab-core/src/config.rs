@@ -999,7 +999,10 @@ fn check_counts_only(
             return refuse("ftl.placement", format!("placement {:?}", p.placement.name()));
         }
         if p.gc_background_free_blocks.is_some() {
-            return refuse("ftl.gc_mode", "background cleaning (it runs when the device idles)".into());
+            return refuse(
+                "ftl.gc_mode",
+                "background cleaning (it runs when the device idles)".into(),
+            );
         }
     }
     if hardware.planes() > 1 && allocation.reads_time() {

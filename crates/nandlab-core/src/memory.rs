@@ -67,17 +67,18 @@ pub fn estimate(r: &Resolved, served: bool) -> MemoryEstimate {
     let logical = g.logical_pages;
     let blocks = u64::from(g.blocks);
     let page = g.page_size_bytes;
-    // CountingMedia: LPN (4) and sequence number (8) per page; region, erase count, write
-    // pointer per block.
-    let flash = physical * 12 + blocks * 9;
+    // CountingMedia: LPN (4) and, when something may be recovered from it (a served drive's
+    // image), sequence number (8) per page; region, erase count, write pointer per block.
+    let flash = physical * if served { 12 } else { 4 } + blocks * 9;
     let ftl = if let Some(placement) = r.placement() {
         // Per logical page: l2p (4) and what the placement keeps (DAC with a time threshold:
         // region entry time; DEB: last update time and a fast-update bit; the oracle: next
         // write time).
         let per_lpn = 4 + placement.bytes_per_logical_page();
         // Valid bitmap (1 bit per physical page), lookup table with victim indexes, free list,
-        // wear leveler state (per block).
-        logical * per_lpn + physical / 8 + blocks * 60
+        // wear leveler state (per block), modification times for a cleaner that reads them.
+        let times = r.ftl.page().is_some_and(|p| p.cleaning.reads_time());
+        logical * per_lpn + physical / 8 + blocks * if times { 60 } else { 52 }
     } else {
         // Newest log copy per LPN (4), valid bitmap, per-block counts, block map.
         logical * 4
@@ -156,14 +157,27 @@ mod tests {
         let r =
             resolve(&["device.blocks=1024", "device.pages_per_block=64", "device.utilization=0.5"]);
         let e = estimate(&r, false);
-        let flash = 65_536 * 12 + 1024 * 9;
-        let ftl = 32_768 * 4 + 65_536 / 8 + 1024 * 60;
+        // A run's media keeps the LPN per page (no sequence numbers); greedy reads no
+        // modification times.
+        let flash = 65_536 * 4 + 1024 * 9;
+        let ftl = 32_768 * 4 + 65_536 / 8 + 1024 * 52;
         assert_eq!(e.parts.iter().find(|p| p.0 == FLASH).unwrap().1, flash);
         assert_eq!(e.parts.iter().find(|p| p.0 == FTL).unwrap().1, ftl);
         assert_eq!(e.total_bytes(), flash + ftl + FIXED_BYTES + 8 * 4096);
         assert_eq!(e.geometry_bytes(), flash + ftl);
-        // A served drive adds the payload store's tables.
-        assert!(estimate(&r, true).total_bytes() > e.total_bytes() + 65_536 * 30);
+        // A served drive keeps sequence numbers and adds the payload store's tables.
+        let served = estimate(&r, true);
+        assert_eq!(served.parts.iter().find(|p| p.0 == FLASH).unwrap().1, 65_536 * 12 + 1024 * 9);
+        assert!(served.total_bytes() > e.total_bytes() + 65_536 * 30);
+        // A cleaner that reads block ages keeps 8 bytes more per block.
+        let cat = resolve(&[
+            "device.blocks=1024",
+            "device.pages_per_block=64",
+            "device.utilization=0.5",
+            "ftl.cleaning=cat",
+        ]);
+        let cat_ftl = estimate(&cat, false).parts.iter().find(|p| p.0 == FTL).unwrap().1;
+        assert_eq!(cat_ftl, ftl + 1024 * 8);
     }
 
     #[test]

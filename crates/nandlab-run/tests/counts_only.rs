@@ -78,7 +78,8 @@ fn every_cleaning_and_placement_counts_the_same_or_is_refused() {
     let mut refused = Vec::new();
     for cleaning in names::cleaning() {
         for placement in names::placements() {
-            let o = set(&[&format!("ftl.cleaning={cleaning}"), &format!("ftl.placement={placement}")]);
+            let o =
+                set(&[&format!("ftl.cleaning={cleaning}"), &format!("ftl.placement={placement}")]);
             if let Err(key) = compare(&o) {
                 refused.push((cleaning, placement, key));
             }

@@ -703,6 +703,18 @@ mod tests {
         assert_eq!(errno_of(&range), Errno::Inval);
     }
 
+    /// Goal: a served drive keeps its clock: `run.timing = "off"` is refused by name, before
+    /// any image is created.
+    #[test]
+    fn counts_only_is_refused() {
+        let image =
+            std::env::temp_dir().join(format!("nandlab-untimed-{}.img", std::process::id()));
+        let config = Config::from_overrides(&["device.blocks=64", "run.timing=off"]).unwrap();
+        let e = resolve(&config, &image).unwrap_err().to_string();
+        assert!(e.contains("run.timing") && e.contains("off"), "{e}");
+        assert!(!image.exists());
+    }
+
     /// Goal: the served drive releases each reply at its simulated completion, so a read
     /// arriving after a write on another die is answered first (out of order).
     /// Method: two gangs (two dies); pages 0 and 1 written together land on dies 0 and 1; later

@@ -1,6 +1,7 @@
 //! `CountingMedia`: the metadata-only media. It stores what real flash would let an FTL read
 //! back (per-page OOB, per-block erase count and write pointer) but no payload, so simulations
-//! of large devices need little RAM: 12 bytes per page plus 8 per block.
+//! of large devices need little RAM: 12 bytes per page plus 9 per block, or 4 bytes per page
+//! when nothing will ever be recovered from it (`without_write_order`).
 
 use super::{BlockId, Lpn, Media, Oob, Ppn};
 use crate::flash::Geometry;
@@ -10,6 +11,8 @@ pub struct CountingMedia {
     pages_per_block: u32,
     /// OOB LPN of each page; `Lpn::NONE` when erased.
     lpn: Vec<Lpn>,
+    /// OOB sequence number of each page: what recovery orders copies of one LPN by. Empty when
+    /// the media is built `without_write_order`.
     seq: Vec<u64>,
     /// Region written in the block header at its first program.
     block_region: Vec<u8>,
@@ -20,13 +23,27 @@ pub struct CountingMedia {
 impl CountingMedia {
     #[must_use]
     pub fn new(geometry: Geometry) -> Self {
+        Self::build(geometry, true)
+    }
+
+    /// A media for a simulation that never recovers from it (`nandlab run`): the pages' OOB
+    /// sequence numbers, which only recovery reads (to tell the newest of several copies of a
+    /// page), are not kept, saving 8 bytes per page (never allocated: the memory estimate
+    /// counts on it). `oob` reports 0 for them; `Media::keeps_write_order` says so, and
+    /// recovery asserts it.
+    #[must_use]
+    pub fn without_write_order(geometry: Geometry) -> Self {
+        Self::build(geometry, false)
+    }
+
+    fn build(geometry: Geometry, keep_order: bool) -> Self {
         let pages = geometry.physical_pages() as usize;
         let blocks = geometry.blocks as usize;
         Self {
             geometry,
             pages_per_block: geometry.pages_per_block,
             lpn: vec![Lpn::NONE; pages],
-            seq: vec![0; pages],
+            seq: if keep_order { vec![0; pages] } else { Vec::new() },
             block_region: vec![0; blocks],
             erase_count: vec![0; blocks],
             write_pointer: vec![0; blocks],
@@ -112,7 +129,9 @@ impl Media for CountingMedia {
         }
         self.write_pointer[block] = offset + 1;
         self.lpn[ppn.index()] = oob.lpn;
-        self.seq[ppn.index()] = oob.seq;
+        if let Some(s) = self.seq.get_mut(ppn.index()) {
+            *s = oob.seq;
+        }
     }
 
     #[inline]
@@ -131,7 +150,7 @@ impl Media for CountingMedia {
         let lpn = self.lpn[ppn.index()];
         (lpn != Lpn::NONE).then(|| Oob {
             lpn,
-            seq: self.seq[ppn.index()],
+            seq: self.seq.get(ppn.index()).copied().unwrap_or(0),
             region: self.block_region[self.geometry.block_of(ppn).index()],
         })
     }
@@ -164,6 +183,10 @@ impl Media for CountingMedia {
 
     fn programmed_pages(&self, block: BlockId) -> u32 {
         self.write_pointer[block.index()]
+    }
+
+    fn keeps_write_order(&self) -> bool {
+        self.seq.len() == self.lpn.len()
     }
 
     fn memory_bytes(&self) -> u64 {

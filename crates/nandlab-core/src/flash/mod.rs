@@ -139,6 +139,11 @@ pub trait Media: Send {
     fn programmed_pages(&self, block: BlockId) -> u32;
     /// Bytes of RAM this media uses for its own state.
     fn memory_bytes(&self) -> u64;
+    /// Whether each page's OOB sequence number is kept, as recovery needs
+    /// (`CountingMedia::without_write_order` keeps none).
+    fn keeps_write_order(&self) -> bool {
+        true
+    }
     /// Makes everything programmed and erased so far durable (host FLUSH / FUA).
     fn sync(&mut self) -> Result<(), crate::error::MediaError> {
         Ok(())

@@ -31,6 +31,9 @@ pub struct BlockTable {
     pub state: Vec<BlockState>,
     pub valid: Vec<u32>,
     pub write_pointer: Vec<u32>,
+    /// When each block last changed (a page programmed or invalidated), for cleaning policies
+    /// that read ages in simulated time (`VictimPolicy::reads_time`); empty for the others,
+    /// which then pay no store per invalidation (`without_modification_times`).
     pub last_modified_ns: Vec<u64>,
     pub erase_count: Vec<u32>,
     pub region: Vec<u8>,
@@ -137,7 +140,9 @@ impl BlockTable {
     pub fn prefetch(&self, block: BlockId) {
         let b = block.index();
         nandlab_prefetch::prefetch(&self.valid, b);
-        nandlab_prefetch::prefetch(&self.last_modified_ns, b);
+        if !self.last_modified_ns.is_empty() {
+            nandlab_prefetch::prefetch(&self.last_modified_ns, b);
+        }
         nandlab_prefetch::prefetch(&self.state, b);
         nandlab_prefetch::prefetch(&self.prev, b);
         nandlab_prefetch::prefetch(&self.next, b);
@@ -151,7 +156,7 @@ impl BlockTable {
         assert_eq!(self.write_pointer[b], 0);
         self.state[b] = BlockState::Open;
         self.region[b] = region;
-        self.last_modified_ns[b] = now_ns;
+        self.touch(b, now_ns);
     }
 
     /// Records a page programmed at the block's write pointer; returns the page's offset.
@@ -163,7 +168,7 @@ impl BlockTable {
         assert!(offset < self.pages_per_block);
         self.write_pointer[b] = offset + 1;
         self.valid[b] += 1;
-        self.last_modified_ns[b] = now_ns;
+        self.touch(b, now_ns);
         offset
     }
 
@@ -190,9 +195,8 @@ impl BlockTable {
         let b = block.index();
         let valid = self.valid[b];
         assert!(valid > 0, "invalidate on block {block} with no valid page");
-        debug_assert!(now_ns >= self.last_modified_ns[b]);
         self.valid[b] = valid - 1;
-        self.last_modified_ns[b] = now_ns;
+        self.touch(b, now_ns);
         if self.state[b] == BlockState::Closed {
             self.bucket_unlink(block, valid);
             self.bucket_push(block, valid - 1);
@@ -255,6 +259,23 @@ impl BlockTable {
         &self.erase_histogram
     }
 
+    /// Records a change of block `b` at `now_ns` (when modification times are kept).
+    #[inline(always)]
+    fn touch(&mut self, b: usize, now_ns: u64) {
+        if let Some(t) = self.last_modified_ns.get_mut(b) {
+            debug_assert!(now_ns >= *t);
+            *t = now_ns;
+        }
+    }
+
+    /// Drops the modification times (see `last_modified_ns`): for cleaning policies that do
+    /// not read them.
+    #[must_use]
+    pub fn without_modification_times(mut self) -> Self {
+        self.last_modified_ns = Vec::new();
+        self
+    }
+
     fn bucket_push(&mut self, block: BlockId, valid: u32) {
         let v = valid as usize;
         let b = block.index();
@@ -264,7 +285,12 @@ impl BlockTable {
         if tail == BlockId::NONE {
             self.bucket_head[v] = block;
         } else {
-            debug_assert!(self.last_modified_ns[tail.index()] <= self.last_modified_ns[b]);
+            debug_assert!(
+                self.last_modified_ns.is_empty() || {
+                    let t = &self.last_modified_ns;
+                    t[tail.index()] <= t[b]
+                }
+            );
             self.next[tail.index()] = block;
         }
         self.bucket_tail[v] = block;
@@ -331,8 +357,10 @@ impl BlockTable {
                 assert_eq!(self.state[i], BlockState::Closed, "block {b} in bucket not closed");
                 assert_eq!(self.valid[i], v, "block {b} in bucket {v} has {}", self.valid[i]);
                 assert_eq!(self.prev[i], prev);
-                assert!(self.last_modified_ns[i] >= last, "bucket {v} not in time order");
-                last = self.last_modified_ns[i];
+                if let Some(&t) = self.last_modified_ns.get(i) {
+                    assert!(t >= last, "bucket {v} not in time order");
+                    last = t;
+                }
                 prev = b;
                 b = self.next[i];
                 seen += 1;

@@ -157,6 +157,9 @@ impl PageFtl {
             words_per_block,
             blocks: {
                 let mut t = BlockTable::new(geometry.blocks, geometry.pages_per_block);
+                if !victim.reads_time() {
+                    t = t.without_modification_times();
+                }
                 if victim.needs_write_clock() {
                     t.closed_at_write = vec![0; geometry.blocks as usize];
                 }
@@ -1419,10 +1422,11 @@ impl Ftl for PageFtl {
 
     fn table_memory_bytes(&self) -> u64 {
         let blocks = u64::from(self.geometry.blocks);
-        // Lookup table: state 1, valid 4, write pointer 4, last modified 8, erase count 4,
-        // region 1; indexes: 4 links of 4 bytes.
-        let per_block = 1 + 4 + 4 + 8 + 4 + 1 + 16;
+        // Lookup table: state 1, valid 4, write pointer 4, erase count 4, region 1; indexes: 4
+        // links of 4 bytes; modification times when the cleaner reads them.
+        let per_block = 1 + 4 + 4 + 4 + 1 + 16;
         (self.l2p.len() * 4
+            + self.blocks.last_modified_ns.len() * 8
             + self.entered_ns.len() * 8
             + self.last_write.len() * 4
             + self.opened_at.len() * 8

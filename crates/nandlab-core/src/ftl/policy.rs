@@ -26,6 +26,13 @@ pub trait VictimPolicy: Send {
     fn needs_write_clock(&self) -> bool {
         false
     }
+    /// Its choices read the simulated time (`BlockTable::last_modified_ns`, a block's age in
+    /// ns): the table keeps modification times only then, and `run.timing = "off"` is refused.
+    /// A test runs every registered policy with and without timing and fails on one whose
+    /// counts differ without saying so here.
+    fn reads_time(&self) -> bool {
+        false
+    }
 }
 
 /// A cleaning policy with its parameters resolved (`ftl.cleaning` and its keys): builds the
@@ -34,11 +41,9 @@ pub trait CleaningSpec: fmt::Debug + Send + Sync {
     fn name(&self) -> &'static str;
     /// The policy, its random choices (if any) seeded from `seed`.
     fn build(&self, seed: u64) -> Box<dyn VictimPolicy>;
-    /// Its choices read the simulated time (a block's age in ns): refused with
-    /// `run.timing = "off"`. A test runs every registered policy with and without timing and
-    /// fails on one whose counts differ without saying so here.
+    /// Whether the policy it builds reads the simulated time (`VictimPolicy::reads_time`).
     fn reads_time(&self) -> bool {
-        false
+        self.build(0).reads_time()
     }
 }
 

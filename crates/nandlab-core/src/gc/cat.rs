@@ -39,15 +39,15 @@ impl CleaningSpec for Cat {
     fn build(&self, _seed: u64) -> Box<dyn VictimPolicy> {
         Box::new(*self)
     }
-    /// A block's age is simulated time.
-    fn reads_time(&self) -> bool {
-        true
-    }
 }
 
 impl VictimPolicy for Cat {
     fn name(&self) -> &'static str {
         "cat"
+    }
+    /// A block's age is simulated time.
+    fn reads_time(&self) -> bool {
+        true
     }
 
     fn select(&mut self, table: &BlockTable, now_ns: u64) -> Option<Selection> {

@@ -49,10 +49,6 @@ impl CleaningSpec for CostBenefit {
     fn build(&self, _seed: u64) -> Box<dyn VictimPolicy> {
         Box::new(*self)
     }
-    /// The default form's age is simulated time; `sqrt-append-age` counts host page writes.
-    fn reads_time(&self) -> bool {
-        !self.sqrt_append_age
-    }
 }
 
 impl CostBenefit {
@@ -87,6 +83,10 @@ impl CostBenefit {
 impl VictimPolicy for CostBenefit {
     fn name(&self) -> &'static str {
         "cost-benefit"
+    }
+    /// The default form's age is simulated time; `sqrt-append-age` counts host page writes.
+    fn reads_time(&self) -> bool {
+        !self.sqrt_append_age
     }
 
     fn needs_write_clock(&self) -> bool {
