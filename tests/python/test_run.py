@@ -237,5 +237,5 @@ def test_counts_only_same_counts_and_refusals(small: dict[str, Any]) -> None:
     assert counted.config["run"]["timing"] == "off"
     assert "timing" not in timed.config["run"]
     assert deterministic(nandlab.run(counted.config).metrics) == deterministic(counted.metrics)
-    with pytest.raises(nandlab.ConfigError, match="ftl.cleaning"):
+    with pytest.raises(nandlab.ConfigError, match=r"ftl\.cleaning"):
         nandlab.run(small, set={"run.timing": "off", "ftl.cleaning": "cat"})
