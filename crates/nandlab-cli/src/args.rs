@@ -67,7 +67,7 @@ pub struct BenchArgs {
     /// Writes ÷ logical pages of the page and hybrid sections
     #[arg(long, value_name = "P", default_value_t = 4.0)]
     pub passes: f64,
-    /// Run only this section: page, hybrid, buffer, parallel, analyze, placement or counts
+    /// Run only this section: page, hybrid, buffer, parallel, analyze, placement, counts or trace
     #[arg(long, value_name = "SECTION", hide_possible_values = true)]
     pub only: Option<BenchSection>,
 }
@@ -85,6 +85,8 @@ pub enum BenchSection {
     Placement,
     // Counting speed beside the C yardstick (`run.timing` on and off).
     Counts,
+    // Trace parsing beside the replay it feeds.
+    Trace,
 }
 
 impl BenchSection {
@@ -98,6 +100,7 @@ impl BenchSection {
             BenchSection::Analyze => "analyze",
             BenchSection::Placement => "placement",
             BenchSection::Counts => "counts",
+            BenchSection::Trace => "trace",
         }
     }
 }

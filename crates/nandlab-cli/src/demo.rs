@@ -93,6 +93,110 @@ pub fn bench(blocks: u32, passes: f64, only: Option<&str>) -> Result<(), String>
     if want("counts") {
         bench_counts(blocks, passes)?;
     }
+    if want("trace") {
+        bench_trace()?;
+    }
+    Ok(())
+}
+
+/// Trace input beside the replay it feeds: a synthetic MQSim-format trace of one-page random
+/// writes (4 KiB, 2 GiB logical, 8 M records), parsed alone (`nandlab_trace::scan`: read,
+/// split, convert, check) and replayed counting only on a matched device by the whole
+/// `nandlab run` process, which parses it twice (the scan that checks and sizes the run, then
+/// the replay itself). Best of 3, interleaved.
+fn bench_trace() -> Result<(), String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    use std::time::Instant;
+    const RECORDS: u64 = 8 << 20;
+    const LOGICAL_PAGES: u64 = 1 << 19;
+    outln!(
+        "\nTrace input: a synthetic MQSim trace of {RECORDS} one-page random writes over 2 GiB; \
+         parse alone (scan) and a counts-only replay\n(`nandlab run`, run.timing = \"off\", \
+         which reads the trace twice: its scan, then the replay). Best of 3.\n"
+    )?;
+    let path =
+        std::env::temp_dir().join(format!("nandlab-bench-trace-{}.mqsim", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        let mut f = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path)?);
+        let mut rng = nandlab_core::Prng::new(23);
+        for i in 0..RECORDS {
+            // Time in ns, device 0, LBA in 512 B sectors, 8 sectors, 0 = write.
+            writeln!(f, "{} 0 {} 8 0", 1000 * (i + 1), rng.below(LOGICAL_PAGES) * 8)?;
+        }
+        f.flush()
+    };
+    write().map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = std::fs::metadata(&path).map_err(|e| e.to_string())?.len();
+    let exe = std::env::current_exe().map_err(|e| format!("bench: own executable: {e}"))?;
+    let options = nandlab_trace::TraceOptions {
+        format: Some(nandlab_trace::TraceFormat::Mqsim),
+        device: None,
+    };
+    let (mut parse_s, mut run_s, mut run_sim_s) = (f64::INFINITY, f64::INFINITY, f64::INFINITY);
+    let mut outcome = Ok(());
+    for _ in 0..3 {
+        let t0 = Instant::now();
+        match nandlab_trace::scan(&path, &options) {
+            Ok(s) if s.records == RECORDS => {}
+            Ok(s) => {
+                outcome = Err(format!("bench: scanned {} records of {RECORDS}", s.records));
+                break;
+            }
+            Err(e) => {
+                outcome = Err(e.to_string());
+                break;
+            }
+        }
+        parse_s = parse_s.min(t0.elapsed().as_secs_f64());
+        let mut c = Command::new(&exe);
+        c.args(["run", "-q", "--json", "-"]);
+        for kv in [
+            "workload.kind=trace".to_string(),
+            format!("workload.path={}", path.display()),
+            "workload.format=mqsim".into(),
+            "workload.prefill=false".into(),
+            "workload.trace_timing=closed".into(),
+            "device.pages_per_block=512".into(),
+            "device.logical_bytes=2147483648".into(),
+            "device.utilization=0.85".into(),
+            "run.timing=off".into(),
+        ] {
+            c.args(["--set", &kv]);
+        }
+        let t0 = Instant::now();
+        let out = c.stderr(Stdio::inherit()).output().map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            outcome = Err(format!("bench: the replay failed ({})", out.status));
+            break;
+        }
+        run_s = run_s.min(t0.elapsed().as_secs_f64());
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .map_err(|e| format!("bench: replay output: {e}"))?;
+        run_sim_s = run_sim_s.min(v["metrics"]["wall_seconds"].as_f64().unwrap_or(f64::NAN));
+    }
+    let _ = std::fs::remove_file(&path);
+    outcome?;
+    let mb = bytes as f64 / 1e6;
+    let mut t = Table::new(&[
+        "trace MB",
+        "parse s",
+        "parse MB/s",
+        "records/s",
+        "replay process s",
+        "its run s",
+        "2 parses ÷ process",
+    ]);
+    t.row(vec![
+        format!("{mb:.1}"),
+        format!("{parse_s:.3}"),
+        format!("{:.0}", mb / parse_s),
+        format!("{:.2} M", RECORDS as f64 / parse_s / 1e6),
+        format!("{run_s:.3}"),
+        format!("{run_sim_s:.3}"),
+        format!("{:.2}", 2.0 * parse_s / run_s),
+    ]);
+    outp!("{}", t.render())?;
     Ok(())
 }
 

@@ -284,6 +284,7 @@ pub fn scan(path: &Path, options: &TraceOptions) -> Result<TraceSummary, TraceEr
         devices: Vec::new(),
     };
     let mut devices = BTreeSet::new();
+    let mut last_device = None;
     for rec in reader {
         let rec = rec?;
         s.records += 1;
@@ -307,7 +308,11 @@ pub fn scan(path: &Path, options: &TraceOptions) -> Result<TraceSummary, TraceEr
             s.max_end_bytes = s.max_end_bytes.max(rec.offset_bytes + rec.length_bytes);
         }
         s.duration_ns = s.duration_ns.max(rec.time_ns);
-        devices.insert(rec.device);
+        // Records of one device come in runs: the set is touched once per run.
+        if last_device != Some(rec.device) {
+            devices.insert(rec.device);
+            last_device = Some(rec.device);
+        }
     }
     if s.records == 0 {
         return Err(TraceError::Empty { path: path.to_path_buf() });

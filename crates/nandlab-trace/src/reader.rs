@@ -3,13 +3,13 @@
 //!
 //! A file is gunzipped when its first two bytes are the gzip magic
 //! `1f 8b`, whatever its name; concatenated gzip members are read as one
-//! stream. Lines are read into one reused buffer (no per-line allocation);
-//! a line longer than [`MAX_LINE_BYTES`] is an error (it usually means the
-//! file is binary). The one binary format, `srt`, is read record by record by
+//! stream. Lines are found in place in a large read window (no per-line
+//! copy or allocation); a line longer than [`MAX_LINE_BYTES`] is an error (it
+//! usually means the file is binary). The one binary format, `srt`, is read record by record by
 //! `formats::srt::SrtReader` from the same (possibly gunzipped) stream; every
 //! request then passes the same checks (`TraceReader::next_record`).
 
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use crate::formats::srt::SrtReader;
@@ -33,12 +33,23 @@ pub const MAX_TRIM_BYTES: u64 = 1 << 41;
 /// corrupt field, not something to saturate silently.
 pub const MAX_TRACE_SPAN_NS: u64 = 1_000_000_000_000_000_000;
 
-/// Reads a (possibly gzipped) text file line by line into a reused buffer.
+/// Bytes read from the input at a time. Lines are found in place in this window (no copy per
+/// line), so a replay's parsing costs a scan for the newline and the format's field parse.
+const WINDOW_BYTES: usize = 1 << 20;
+
+/// Reads a (possibly gzipped) text file line by line: the input is read in large windows into
+/// one buffer and each line is a range of it.
 pub(crate) struct LineReader {
     path: PathBuf,
     input: Box<dyn BufRead + Send>,
     gzip: bool,
+    /// `buf[..filled]` holds bytes read and not yet consumed from `start` on.
     buf: Vec<u8>,
+    filled: usize,
+    /// The current line is `buf[start..end]`, its newline included when it has one.
+    start: usize,
+    end: usize,
+    eof: bool,
     line: u64,
 }
 
@@ -49,7 +60,11 @@ impl LineReader {
             path: path.to_path_buf(),
             input,
             gzip,
-            buf: Vec::with_capacity(256),
+            buf: vec![0; WINDOW_BYTES],
+            filled: 0,
+            start: 0,
+            end: 0,
+            eof: false,
             line: 0,
         })
     }
@@ -69,45 +84,85 @@ impl LineReader {
 
     /// Reads the next line; `Ok(false)` at end of file.
     pub(crate) fn advance(&mut self) -> Result<bool, TraceError> {
-        self.buf.clear();
-        let limit = MAX_LINE_BYTES as u64 + 1;
-        match (&mut self.input).take(limit).read_until(b'\n', &mut self.buf) {
-            Ok(0) => Ok(false),
-            Ok(n) => {
-                self.line += 1;
-                if n > MAX_LINE_BYTES && self.buf.last() != Some(&b'\n') {
-                    return Err(TraceError::Parse {
-                        path: self.path.clone(),
-                        line: self.line,
-                        message: format!(
-                            "line is longer than {MAX_LINE_BYTES} bytes (is this a binary file?)"
-                        ),
-                    });
-                }
-                if self.line == 1 && self.buf.starts_with(b"\xEF\xBB\xBF") {
-                    self.buf.drain(..3);
-                }
-                Ok(true)
+        self.start = self.end;
+        let mut searched = self.start;
+        loop {
+            if let Some(i) = memchr::memchr(b'\n', &self.buf[searched..self.filled]) {
+                self.end = searched + i + 1;
+                break;
             }
-            Err(e) => Err(TraceError::Io {
-                path: self.path.clone(),
-                message: format!(
-                    "read error at line {} of the {}: {}",
-                    self.line + 1,
-                    if self.gzip {
-                        "gzip-decompressed stream (truncated or corrupt gzip file?)"
-                    } else {
-                        "file"
-                    },
-                    e
-                ),
-            }),
+            searched = self.filled;
+            if self.eof {
+                if self.start == self.filled {
+                    return Ok(false);
+                }
+                // The last line has no newline.
+                self.end = self.filled;
+                break;
+            }
+            if self.filled - self.start > MAX_LINE_BYTES {
+                self.line += 1;
+                return Err(TraceError::Parse {
+                    path: self.path.clone(),
+                    line: self.line,
+                    message: format!(
+                        "line is longer than {MAX_LINE_BYTES} bytes (is this a binary file?)"
+                    ),
+                });
+            }
+            self.refill()?;
+            searched -= self.start;
+            self.start = 0;
+        }
+        self.line += 1;
+        if self.line == 1 && self.buf[self.start..self.end].starts_with(b"\xEF\xBB\xBF") {
+            self.start += 3;
+        }
+        Ok(true)
+    }
+
+    /// Moves the unconsumed bytes (the line being assembled) to the front and reads more
+    /// after them, growing the buffer when a long line fills it.
+    fn refill(&mut self) -> Result<(), TraceError> {
+        self.buf.copy_within(self.start..self.filled, 0);
+        self.filled -= self.start;
+        if self.filled == self.buf.len() {
+            let grown = (self.buf.len() * 2).min(MAX_LINE_BYTES + WINDOW_BYTES);
+            self.buf.resize(grown, 0);
+        }
+        loop {
+            match self.input.read(&mut self.buf[self.filled..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(());
+                }
+                Ok(n) => {
+                    self.filled += n;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(TraceError::Io {
+                        path: self.path.clone(),
+                        message: format!(
+                            "read error at line {} of the {}: {}",
+                            self.line + 1,
+                            if self.gzip {
+                                "gzip-decompressed stream (truncated or corrupt gzip file?)"
+                            } else {
+                                "file"
+                            },
+                            e
+                        ),
+                    })
+                }
+            }
         }
     }
 
     /// The current line without its line ending and surrounding whitespace.
     pub(crate) fn text(&self) -> &[u8] {
-        trim(&self.buf)
+        trim(&self.buf[self.start..self.end])
     }
 
     /// Whether the current line is blank or a `#` comment.

@@ -328,3 +328,42 @@ fn gzip_is_detected_by_magic_not_name() {
     let p = write_tmp("fmt-gz-multi.gz", &two);
     assert_eq!(read_all(&p, &detected()).len(), 2);
 }
+
+/// Goal: lines are found in place in the reader's 1 MiB read window: every line of a file
+/// several windows long is read exactly once, with its own values and line number, whether it
+/// ends in a window or straddles two, and whatever its length (a 700 KiB comment line included),
+/// gzipped or not, with or without a final newline.
+#[test]
+fn lines_across_read_windows() {
+    let mut text = Vec::new();
+    let mut expected = Vec::new();
+    let mut line = 0u64;
+    let mut rng = 12345u64;
+    for i in 0..400_000u64 {
+        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        // Lines of varying widths, so window ends fall at every position of a line.
+        let pad = " ".repeat((rng >> 60) as usize);
+        text.extend_from_slice(
+            format!("{}{pad} 0 {} 8 0\n", 1000 * (i + 1), (rng >> 33) * 8).as_bytes(),
+        );
+        line += 1;
+        expected.push(((rng >> 33) * 8 * 512, line));
+        if i == 200_000 {
+            text.extend_from_slice(b"#");
+            text.extend_from_slice(&vec![b'x'; 700 << 10]);
+            text.extend_from_slice(b"\n");
+            line += 1;
+        }
+    }
+    text.pop(); // no final newline
+    for (name, bytes) in [("windows.mqsim", text.clone()), ("windows.mqsim.gz", gzip(&text))] {
+        let p = write_tmp(name, &bytes);
+        let options = TraceOptions { format: Some(TraceFormat::Mqsim), device: None };
+        let got: Vec<(u64, u64)> = open(&p, &options)
+            .unwrap()
+            .map(|r| r.map(|r| (r.offset_bytes, r.line)).unwrap())
+            .collect();
+        assert_eq!(got.len(), expected.len(), "{name}");
+        assert!(got == expected, "{name}: records differ");
+    }
+}
