@@ -28,10 +28,12 @@ pub trait VictimPolicy: Send {
     }
     /// Its choices read the simulated time (`BlockTable::last_modified_ns`, a block's age in
     /// ns): the table keeps modification times only then, and `run.timing = "off"` is refused.
-    /// A test runs every registered policy with and without timing and fails on one whose
-    /// counts differ without saying so here.
+    /// True unless the policy says otherwise, so a new policy that reads ages works as it is;
+    /// one that does not says so to save the table's times and to run untimed. A test runs
+    /// every registered policy with and without timing and fails on one that says false but
+    /// counts differently untimed.
     fn reads_time(&self) -> bool {
-        false
+        true
     }
 }
 

@@ -45,10 +45,6 @@ impl VictimPolicy for Cat {
     fn name(&self) -> &'static str {
         "cat"
     }
-    /// A block's age is simulated time.
-    fn reads_time(&self) -> bool {
-        true
-    }
 
     fn select(&mut self, table: &BlockTable, now_ns: u64) -> Option<Selection> {
         let p = table.pages_per_block;

@@ -26,6 +26,10 @@ impl VictimPolicy for Fifo {
     fn name(&self) -> &'static str {
         "fifo"
     }
+    /// The order blocks closed in, only.
+    fn reads_time(&self) -> bool {
+        false
+    }
 
     fn select(&mut self, table: &BlockTable, _now_ns: u64) -> Option<Selection> {
         let block = table.fifo_head();

@@ -25,6 +25,10 @@ impl VictimPolicy for Greedy {
     fn name(&self) -> &'static str {
         "greedy"
     }
+    /// Valid counts only (the oldest first among equals: insertion order).
+    fn reads_time(&self) -> bool {
+        false
+    }
 
     fn select(&mut self, table: &BlockTable, _now_ns: u64) -> Option<Selection> {
         least_valid(table).map(|block| Selection { block, capped: false })

@@ -53,6 +53,10 @@ impl VictimPolicy for RandomD {
     fn name(&self) -> &'static str {
         "random-d"
     }
+    /// Sampled blocks' valid counts, only.
+    fn reads_time(&self) -> bool {
+        false
+    }
 
     fn select(&mut self, table: &BlockTable, _now_ns: u64) -> Option<Selection> {
         if table.closed_blocks() == 0 {
