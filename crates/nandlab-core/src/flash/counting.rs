@@ -169,6 +169,11 @@ impl Media for CountingMedia {
         }
     }
 
+    fn block_lpns(&self, block: BlockId) -> Option<&[Lpn]> {
+        let first = self.geometry.ppn(block, 0).index();
+        Some(&self.lpn[first..first + self.pages_per_block as usize])
+    }
+
     fn erase(&mut self, block: BlockId) {
         let b = block.index();
         let first = self.geometry.ppn(block, 0).index();

@@ -126,6 +126,12 @@ pub trait Media: Send {
     }
     /// Cache hint: the OOB of `block`'s pages will be read soon (the cleaner's victim).
     fn prefetch_block_oob(&self, _block: BlockId) {}
+    /// The LPNs in the OOB of every page of `block`, in page order (`Lpn::NONE` for an erased
+    /// page), when the media holds them as one slice: the cleaner reads a victim's LPNs in one
+    /// step instead of one call per page. `None`: ask `lpn` page by page.
+    fn block_lpns(&self, _block: BlockId) -> Option<&[Lpn]> {
+        None
+    }
     fn erase(&mut self, block: BlockId);
     /// Leaves page `ppn` as a power cut in the middle of its program leaves it (fault injection:
     /// `FaultyMedia`'s torn writes): part of the data written and an OOB record that does not
@@ -571,6 +577,12 @@ impl Flash {
     #[inline]
     pub fn prefetch_block_oob(&self, block: BlockId) {
         self.media.prefetch_block_oob(block);
+    }
+
+    /// See `Media::block_lpns`.
+    #[inline]
+    pub fn block_lpns(&self, block: BlockId) -> Option<&[Lpn]> {
+        self.media.block_lpns(block)
     }
 
     #[must_use]

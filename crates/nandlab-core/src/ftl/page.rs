@@ -107,6 +107,8 @@ pub struct PageFtl {
     wear_aware: bool,
     /// The media's NVRAM entries, read by `recover` and restored by `restore_nvram`.
     nvram_entries: Vec<NvramEntry>,
+    /// The victim's LPNs (`Media::block_lpns`), copied once per victim (reused).
+    victim_lpns: Vec<Lpn>,
 }
 
 /// Free blocks a wear-aware allocation looks at (the free queue's oldest ones): bounded so an
@@ -195,6 +197,7 @@ impl PageFtl {
             nvram: false,
             wear_aware: false,
             nvram_entries: Vec::new(),
+            victim_lpns: Vec::new(),
         }
     }
 
@@ -1089,15 +1092,30 @@ impl PageFtl {
         let victim_plane = self.flash.plane_of(victim);
         let geometry = self.geometry;
         let first_word = (victim.get() * self.words_per_block) as usize;
+        // The victim's LPNs in one step when the media holds them as a slice (the counting
+        // media): no call per page below.
+        let mut lpns = std::mem::take(&mut self.victim_lpns);
+        lpns.clear();
+        if let Some(s) = self.flash.block_lpns(victim) {
+            lpns.extend_from_slice(s);
+        } else {
+            self.flash.prefetch_block_oob(victim);
+        }
+        let lpn_at = |flash: &Flash, lpns: &[Lpn], ppn: Ppn, offset: u32| -> Option<Lpn> {
+            match lpns.get(offset as usize) {
+                Some(&l) => (l != Lpn::NONE).then_some(l),
+                None => flash.lpn(ppn),
+            }
+        };
         // The copies below update one random translation entry each; ask for all of those
         // cache lines up front so their misses overlap instead of queueing one by one.
-        self.flash.prefetch_block_oob(victim);
         for word in 0..self.words_per_block as usize {
             let mut bits = self.valid_bits[first_word + word];
             while bits != 0 {
-                let ppn = geometry.ppn(victim, (word as u32) * 64 + bits.trailing_zeros());
+                let offset = (word as u32) * 64 + bits.trailing_zeros();
+                let ppn = geometry.ppn(victim, offset);
                 bits &= bits - 1;
-                if let Some(lpn) = self.flash.lpn(ppn) {
+                if let Some(lpn) = lpn_at(&self.flash, &lpns, ppn, offset) {
                     nandlab_prefetch::prefetch(&self.l2p, lpn.index());
                     if self.placement_prefetch {
                         self.placement.prefetch(lpn);
@@ -1108,9 +1126,10 @@ impl PageFtl {
         for word in 0..self.words_per_block as usize {
             let mut bits = self.valid_bits[first_word + word];
             while bits != 0 {
-                let ppn = geometry.ppn(victim, (word as u32) * 64 + bits.trailing_zeros());
+                let offset = (word as u32) * 64 + bits.trailing_zeros();
+                let ppn = geometry.ppn(victim, offset);
                 bits &= bits - 1;
-                let lpn = self.flash.lpn(ppn).expect("valid page is erased");
+                let lpn = lpn_at(&self.flash, &lpns, ppn, offset).expect("valid page is erased");
                 // Paired with the write path: a valid page's OOB names the LPN mapped to it.
                 // (Debug only: in release this load would be a cache miss per copied page;
                 // `check` verifies the same relation for every page.)
@@ -1128,6 +1147,7 @@ impl PageFtl {
                 self.counters.gc_valid_pages += 1;
             }
         }
+        self.victim_lpns = lpns;
         assert_eq!(self.blocks.valid[victim.index()], 0, "victim {victim} still has valid pages");
     }
 }
