@@ -76,6 +76,28 @@ impl From<RunError<TraceError>> for Error {
     }
 }
 
+/// A trace's error travels boxed through the run loop, so its items stay as small as a
+/// `WorkItem` (the loop moves each through a look-ahead window).
+impl From<RunError<Box<TraceError>>> for Error {
+    fn from(e: RunError<Box<TraceError>>) -> Self {
+        match e {
+            RunError::Workload(t) => Self::Trace(*t),
+            RunError::Request { index, error } => Self::Request { index, error },
+        }
+    }
+}
+
+/// A generated workload cannot fail: its items carry no error (and stay as small as a
+/// `WorkItem` in the run loop's look-ahead window).
+impl From<RunError<std::convert::Infallible>> for Error {
+    fn from(e: RunError<std::convert::Infallible>) -> Self {
+        match e {
+            RunError::Workload(never) => match never {},
+            RunError::Request { index, error } => Self::Request { index, error },
+        }
+    }
+}
+
 /// Largest configuration file read: a configuration is a TOML file of a few KiB, and the bound
 /// keeps a path such as `/dev/zero`, a pipe that never ends or a huge file from taking the
 /// machine's memory before the parser can say it is no configuration.
@@ -189,12 +211,12 @@ pub fn run(prepared: &Prepared, progress: Progress<'_>) -> Result<RunReport, Err
     };
     let mut metrics = if let Some(info) = &prepared.trace {
         let expected = info.expected_requests(r);
-        let items = trace_workload::items(r, info)?;
+        let items = trace_workload::items(r, info)?.map(|item| item.map_err(Box::new));
         nandlab_core::run(&mut device, items, options, &mut |e| observer(expected, e))?
     } else {
         let workload = Repeated::new(&r.workload)?;
         let expected = workload.estimated_requests();
-        let items = workload.map(Ok::<_, TraceError>);
+        let items = workload.map(Ok::<_, std::convert::Infallible>);
         nandlab_core::run(&mut device, items, options, &mut |e| observer(expected, e))?
     };
     metrics.wall_seconds = started.elapsed().as_secs_f64();
