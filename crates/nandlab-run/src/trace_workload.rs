@@ -202,7 +202,8 @@ pub struct TraceItems {
     warmup: u64,
     replays: u64,
     marker_sent: bool,
-    reader: Option<nandlab_trace::TraceReader>,
+    /// The replay under way, parsed on a second thread (`BackgroundReader`).
+    reader: Option<nandlab_trace::BackgroundReader>,
     /// Shared by all replays, so a compacted chunk keeps its place from one replay to the next.
     fit: AddressFit,
     extents: Vec<(u64, u64)>,
@@ -251,7 +252,7 @@ impl Iterator for TraceItems {
             }
             if self.reader.is_none() {
                 match nandlab_trace::open(&self.path, &self.options) {
-                    Ok(reader) => self.reader = Some(reader),
+                    Ok(reader) => self.reader = Some(nandlab_trace::BackgroundReader::new(reader)),
                     Err(e) => {
                         self.stop();
                         return Some(Err(e));

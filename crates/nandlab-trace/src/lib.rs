@@ -67,6 +67,7 @@
 #![warn(missing_docs)]
 
 pub mod analyze;
+mod background;
 mod detect;
 mod error;
 mod fit;
@@ -79,6 +80,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::path::Path;
 
+pub use background::BackgroundReader;
 pub use detect::{detect_format, SAMPLE_LINES};
 pub use error::TraceError;
 pub use fit::{compact_footprint_bytes, AddressFit, FitMode};

@@ -367,3 +367,33 @@ fn lines_across_read_windows() {
         assert!(got == expected, "{name}: records differ");
     }
 }
+
+/// Goal: a trace read on a second thread (`BackgroundReader`) yields exactly the reader's
+/// records, then its first error at the same place, and dropping it half way stops its thread.
+#[test]
+fn background_reader_yields_the_same_stream() {
+    let mut text = String::new();
+    for i in 0..10_000u64 {
+        text += &format!("{} 0 {} 8 {}\n", 1000 * i, i * 8, i % 2);
+    }
+    let good = write_tmp("background.mqsim", text.as_bytes());
+    text += "5 0 8 8 7\n";
+    text += "6 0 8 8 0\n";
+    let bad = write_tmp("background-bad.mqsim", text.as_bytes());
+    let options = TraceOptions { format: Some(TraceFormat::Mqsim), device: None };
+    for p in [&good, &bad] {
+        let direct: Vec<String> = open(p, &options).unwrap().map(|r| format!("{r:?}")).collect();
+        let background: Vec<String> =
+            nandlab_trace::BackgroundReader::new(open(p, &options).unwrap())
+                .map(|r| format!("{r:?}"))
+                .collect();
+        assert_eq!(direct, background);
+    }
+    let errors = nandlab_trace::BackgroundReader::new(open(&bad, &options).unwrap())
+        .filter(Result::is_err)
+        .count();
+    assert_eq!(errors, 1, "the stream ends at its first error");
+    let mut early = nandlab_trace::BackgroundReader::new(open(&good, &options).unwrap());
+    assert!(early.next().unwrap().is_ok());
+    drop(early);
+}
