@@ -248,6 +248,9 @@ class SweepStore:
         self.path = path
         self.manifest = manifest
         self._seq = 0
+        # The parts this process wrote, as the Arrow tables it wrote (file name -> (size,
+        # table)): `stored` takes them from here instead of reading them back.
+        self._written: dict[str, tuple[int, Any]] = {}
 
     @classmethod
     def open(cls, path: Union[str, os.PathLike[str]], manifest: Manifest) -> SweepStore:
@@ -317,16 +320,7 @@ class SweepStore:
         import pandas as pd
         import pyarrow  # type: ignore[import-untyped,unused-ignore]
 
-        try:
-            info = file.stat()
-        except OSError as e:
-            raise _corrupt(file, f"cannot read it: {_reason(e)}") from None
-        if not stat.S_ISREG(info.st_mode):
-            raise _corrupt(file, f"{file_kind(info.st_mode)}, not a regular file")
-        if info.st_size > MAX_STORE_FILE_BYTES:
-            raise _corrupt(
-                file, f"{info.st_size:,} bytes, more than the {MAX_STORE_FILE_BYTES:,} read"
-            )
+        _check_file(file)
         try:
             frame = pd.read_parquet(file, columns=columns)
         except (pyarrow.ArrowException, OSError, ValueError, TypeError, KeyError) as e:
@@ -334,6 +328,36 @@ class SweepStore:
             raise _corrupt(file, f"not a readable Parquet file: {_first_line(e)}") from None
         self._check_rows(file, frame, whole=columns is None)
         return frame
+
+    def _own_table(self, file: pathlib.Path) -> Any:
+        """The table of a part this process wrote, if the file is still that part (a regular
+        file of the size written); None otherwise (then it is read and checked)."""
+        mine = self._written.get(file.name)
+        if mine is None or file.parent != self.path:
+            return None
+        try:
+            info = file.stat()
+        except OSError:
+            return None
+        if not stat.S_ISREG(info.st_mode) or info.st_size != mine[0]:
+            return None
+        return mine[1]
+
+    def _read_table(self, file: pathlib.Path) -> Any:
+        """`_read` of a whole file as an Arrow table (checked the same way): `stored` joins
+        the tables before making one frame, which costs far less than joining a frame per
+        part."""
+        import pyarrow  # type: ignore[import-untyped,unused-ignore]
+        import pyarrow.parquet  # type: ignore[import-untyped,unused-ignore]
+
+        _check_file(file)
+        try:
+            table = pyarrow.parquet.read_table(file)
+        except (pyarrow.ArrowException, OSError, ValueError, TypeError, KeyError) as e:
+            raise _corrupt(file, f"not a readable Parquet file: {_first_line(e)}") from None
+        checked = [c for c in (POINT, STATUS, RESULT_JSON) if c in table.column_names]
+        self._check_rows(file, table.select(checked).to_pandas(), whole=True)
+        return table
 
     def _check_rows(self, file: pathlib.Path, frame: pd.DataFrame, whole: bool) -> None:
         """The rows of ``file`` are points of this sweep, each ``ok`` (with its result, when
@@ -365,12 +389,18 @@ class SweepStore:
     def stored(self) -> pd.DataFrame:
         """Every stored row (all columns), one per point, in grid order."""
         import pandas as pd
+        import pyarrow  # type: ignore[import-untyped,unused-ignore]
 
-        frames = [self._read(f) for f in self._files()]
-        frames = [f for f in frames if len(f)]
-        if not frames:
+        tables = [self._own_table(f) or self._read_table(f) for f in self._files()]
+        tables = [t for t in tables if t.num_rows]
+        if not tables:
             return pd.DataFrame(columns=[POINT, STATUS])
-        frame = pd.concat(frames, ignore_index=True)
+        try:
+            frame = pyarrow.concat_tables(tables, promote_options="default").to_pandas()
+        except (pyarrow.ArrowException, ValueError, TypeError):
+            # Parts whose columns Arrow cannot join (a column of another type in an older
+            # part): pandas joins them as it always did.
+            frame = pd.concat([t.to_pandas() for t in tables], ignore_index=True)
         # A point written twice (a compaction interrupted before its parts were removed)
         # keeps one row: they are the same deterministic run.
         frame = frame.drop_duplicates(subset=[POINT], keep="first")
@@ -396,6 +426,7 @@ class SweepStore:
             keep = part[~part[POINT].isin(drop)]
             if len(keep) == len(part):
                 continue
+            self._written.pop(f.name, None)
             if len(keep):
                 _write_frame(f, keep)
             else:
@@ -403,18 +434,19 @@ class SweepStore:
 
     def write(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Stores a batch of finished points (one Parquet file, renamed into place)."""
-        import pandas as pd
-
         if not rows:
             return
         self._seq += 1
         name = f"part-{os.getpid()}-{_now_ns():020d}-{self._seq:06d}.parquet"
-        _write_frame(self.path / name, pd.DataFrame(list(rows)))
+        table = _write_rows(self.path / name, rows)
+        if table is not None:
+            self._written[name] = ((self.path / name).stat().st_size, table)
 
-    def compact(self) -> bool:
+    def compact(self, stored: Optional[pd.DataFrame] = None) -> bool:
         """Folds every part into ``results.parquet`` (grid order). Returns False when the rows
         cannot share one file (a grid column holding values of different types): the parts
-        then stay as they are, which `load` reads the same."""
+        then stay as they are, which `load` reads the same. ``stored``: what `stored` just
+        returned, when the caller has it (the parts are then not read twice)."""
         import pyarrow  # type: ignore[import-untyped,unused-ignore]
 
         files = self._files()
@@ -424,12 +456,13 @@ class SweepStore:
         # A results.parquet the store would refuse to read back stays in parts.
         if sum(f.stat().st_size for f in files) > MAX_STORE_FILE_BYTES:
             return False
-        frame = self.stored()
+        frame = self.stored() if stored is None else stored
         try:
             _write_frame(self.path / RESULTS, frame)
         except (pyarrow.ArrowException, ValueError, TypeError):
             return False
         for p in parts:
+            self._written.pop(p.name, None)
             _unlink(p)
         return True
 
@@ -488,6 +521,43 @@ def _write_atomically(path: pathlib.Path, data: bytes) -> None:
     except OSError as e:
         tmp.unlink(missing_ok=True)
         raise _unwritable(path, e) from None
+
+
+def _check_file(file: pathlib.Path) -> None:
+    """A store file is a regular file of at most `MAX_STORE_FILE_BYTES`."""
+    try:
+        info = file.stat()
+    except OSError as e:
+        raise _corrupt(file, f"cannot read it: {_reason(e)}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise _corrupt(file, f"{file_kind(info.st_mode)}, not a regular file")
+    if info.st_size > MAX_STORE_FILE_BYTES:
+        raise _corrupt(file, f"{info.st_size:,} bytes, more than the {MAX_STORE_FILE_BYTES:,} read")
+
+
+def _write_rows(path: pathlib.Path, rows: Sequence[Mapping[str, Any]]) -> Any:
+    """A batch of rows as one Parquet file, atomically. Written by pyarrow from the rows
+    themselves: a point's part is on the sweep's path once per point, and going through a
+    pandas frame costs about 3x as much (`experiments/speed/README.md`). Rows whose values
+    Arrow cannot put in one column (a column of mixed types) go through pandas, as before.
+    Returns the Arrow table written (None when pandas wrote the file)."""
+    import pandas as pd
+    import pyarrow  # type: ignore[import-untyped,unused-ignore]
+    import pyarrow.parquet  # type: ignore[import-untyped,unused-ignore]
+
+    try:
+        table = pyarrow.Table.from_pylist(list(rows))
+    except (pyarrow.ArrowException, ValueError, TypeError):
+        _write_frame(path, pd.DataFrame(list(rows)))
+        return None
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        pyarrow.parquet.write_table(table, tmp)
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise _unwritable(path, e) from None
+    return table
 
 
 def _write_frame(path: pathlib.Path, frame: pd.DataFrame) -> None:

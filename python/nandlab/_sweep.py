@@ -443,7 +443,7 @@ def _sweep(
         return frame_of(keys, points, records, with_status=False)
     stored_rows = store.stored()
     if len(stored_rows) == len(points):
-        store.compact()
+        store.compact(stored_rows)
     frame = frame_of(keys, points, load_records(stored_rows), with_status=True, store=store)
     n_failed = int((frame["status"] == "failed").sum()) if len(frame) else 0
     if n_failed:
