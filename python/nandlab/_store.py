@@ -395,6 +395,7 @@ class SweepStore:
         tables = [t for t in tables if t.num_rows]
         if not tables:
             return pd.DataFrame(columns=[POINT, STATUS])
+        frame: pd.DataFrame
         try:
             frame = pyarrow.concat_tables(tables, promote_options="default").to_pandas()
         except (pyarrow.ArrowException, ValueError, TypeError):
