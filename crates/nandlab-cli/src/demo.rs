@@ -107,7 +107,7 @@ pub fn bench(blocks: u32, passes: f64, only: Option<&str>) -> Result<(), String>
 /// thread beside the simulation (`nandlab_trace::BackgroundReader`). Best of 3, interleaved.
 fn bench_trace() -> Result<(), String> {
     use std::io::Write;
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     use std::time::Instant;
     const RECORDS: u64 = 8 << 20;
     const LOGICAL_PAGES: u64 = 1 << 19;
@@ -130,7 +130,7 @@ fn bench_trace() -> Result<(), String> {
     };
     write().map_err(|e| format!("{}: {e}", path.display()))?;
     let bytes = std::fs::metadata(&path).map_err(|e| e.to_string())?.len();
-    let exe = std::env::current_exe().map_err(|e| format!("bench: own executable: {e}"))?;
+    let exe = own_executable()?;
     let options = nandlab_trace::TraceOptions {
         format: Some(nandlab_trace::TraceFormat::Mqsim),
         device: None,
@@ -151,21 +151,20 @@ fn bench_trace() -> Result<(), String> {
             }
         }
         parse_s = parse_s.min(t0.elapsed().as_secs_f64());
-        let mut c = Command::new(&exe);
-        c.args(["run", "-q", "--json", "-"]);
-        for kv in [
-            "workload.kind=trace".to_string(),
-            format!("workload.path={}", path.display()),
-            "workload.format=mqsim".into(),
-            "workload.prefill=false".into(),
-            "workload.trace_timing=closed".into(),
-            "device.pages_per_block=512".into(),
-            "device.logical_bytes=2147483648".into(),
-            "device.utilization=0.85".into(),
-            "run.timing=off".into(),
-        ] {
-            c.args(["--set", &kv]);
-        }
+        let mut c = run_process(
+            &exe,
+            &[
+                "workload.kind=trace".to_string(),
+                format!("workload.path={}", path.display()),
+                "workload.format=mqsim".into(),
+                "workload.prefill=false".into(),
+                "workload.trace_timing=closed".into(),
+                "device.pages_per_block=512".into(),
+                "device.logical_bytes=2147483648".into(),
+                "device.utilization=0.85".into(),
+                "run.timing=off".into(),
+            ],
+        );
         let t0 = Instant::now();
         let out = c.stderr(Stdio::inherit()).output().map_err(|e| e.to_string())?;
         if !out.status.success() {
@@ -236,23 +235,21 @@ fn bench_counts(blocks: u32, passes: f64) -> Result<(), String> {
             source.display()
         )?;
     }
-    let exe = std::env::current_exe().map_err(|e| format!("bench: own executable: {e}"))?;
+    let exe = own_executable()?;
     let nandlab = |timing: &str| {
-        let mut c = Command::new(&exe);
-        c.args(["run", "-q", "--json", "-"]);
-        for kv in [
-            format!("device.blocks={blocks}"),
-            "device.pages_per_block=64".into(),
-            "device.utilization=0.8".into(),
-            "workload.kind=uniform".into(),
-            format!("workload.warmup_passes={passes}"),
-            format!("workload.passes={passes}"),
-            "ftl.cleaning=greedy".into(),
-            format!("run.timing={timing}"),
-        ] {
-            c.args(["--set", &kv]);
-        }
-        c
+        run_process(
+            &exe,
+            &[
+                format!("device.blocks={blocks}"),
+                "device.pages_per_block=64".into(),
+                "device.utilization=0.8".into(),
+                "workload.kind=uniform".into(),
+                format!("workload.warmup_passes={passes}"),
+                format!("workload.passes={passes}"),
+                "ftl.cleaning=greedy".into(),
+                format!("run.timing={timing}"),
+            ],
+        )
     };
     let c_loop = || {
         let mut c = Command::new(&tmp);
@@ -301,6 +298,21 @@ fn bench_counts(blocks: u32, passes: f64) -> Result<(), String> {
     }
     outp!("{}", t.render())?;
     Ok(())
+}
+
+/// This program, for benchmarks that time whole `nandlab run` processes.
+fn own_executable() -> Result<std::path::PathBuf, String> {
+    std::env::current_exe().map_err(|e| format!("bench: own executable: {e}"))
+}
+
+/// `nandlab run -q --json -` with `sets` as `--set` overrides (a whole process to time).
+fn run_process(exe: &std::path::Path, sets: &[String]) -> std::process::Command {
+    let mut c = std::process::Command::new(exe);
+    c.args(["run", "-q", "--json", "-"]);
+    for kv in sets {
+        c.args(["--set", kv]);
+    }
+    c
 }
 
 /// The measured WA a `bench_counts` program printed: nandlab's JSON metrics or the C loop's

@@ -67,34 +67,29 @@ impl From<TraceError> for Error {
     }
 }
 
-impl From<RunError<TraceError>> for Error {
-    fn from(e: RunError<TraceError>) -> Self {
+/// A run that stopped early: the workload's own error (a trace's, boxed so that the run loop's
+/// items stay small; a generated workload has none) or the request the device refused.
+impl<E> From<RunError<E>> for Error
+where
+    Error: From<E>,
+{
+    fn from(e: RunError<E>) -> Self {
         match e {
-            RunError::Workload(t) => Self::Trace(t),
+            RunError::Workload(w) => w.into(),
             RunError::Request { index, error } => Self::Request { index, error },
         }
     }
 }
 
-/// A trace's error travels boxed through the run loop, so its items stay as small as a
-/// `WorkItem` (the loop moves each through a look-ahead window).
-impl From<RunError<Box<TraceError>>> for Error {
-    fn from(e: RunError<Box<TraceError>>) -> Self {
-        match e {
-            RunError::Workload(t) => Self::Trace(*t),
-            RunError::Request { index, error } => Self::Request { index, error },
-        }
+impl From<Box<TraceError>> for Error {
+    fn from(e: Box<TraceError>) -> Self {
+        Self::Trace(*e)
     }
 }
 
-/// A generated workload cannot fail: its items carry no error (and stay as small as a
-/// `WorkItem` in the run loop's look-ahead window).
-impl From<RunError<std::convert::Infallible>> for Error {
-    fn from(e: RunError<std::convert::Infallible>) -> Self {
-        match e {
-            RunError::Workload(never) => match never {},
-            RunError::Request { index, error } => Self::Request { index, error },
-        }
+impl From<std::convert::Infallible> for Error {
+    fn from(never: std::convert::Infallible) -> Self {
+        match never {}
     }
 }
 

@@ -579,15 +579,25 @@ impl Device {
             return self.dispatch_counted(req, io, more);
         }
         let (started, tag) = self.begin(req)?;
-        let mut served = self.serve_range(req, io, started.arrival_ns);
-        for &(offset_bytes, length_bytes) in more {
-            if served.is_err() {
-                break;
-            }
-            let piece = Request { offset_bytes, length_bytes, ..*req };
-            served = self.serve_range(&piece, Io::None, started.arrival_ns);
-        }
+        let served = self.serve_pieces(req, io, more, started.arrival_ns);
         self.complete(req.kind, started, tag, served, track)
+    }
+
+    /// The flash and buffer work of a request and of the further byte ranges it came with
+    /// (`Submission::pieces`, which carry no payload), stopping at the first that fails.
+    #[inline(always)]
+    fn serve_pieces(
+        &mut self,
+        req: &Request,
+        io: Io<'_>,
+        more: &[(u64, u64)],
+        now_ns: u64,
+    ) -> Result<(), RequestError> {
+        self.serve_range(req, io, now_ns)?;
+        for &(offset_bytes, length_bytes) in more {
+            self.serve_range(&Request { offset_bytes, length_bytes, ..*req }, Io::None, now_ns)?;
+        }
+        Ok(())
     }
 
     /// A request on a device that only counts (`count_only`): its flash and buffer work, no
@@ -602,13 +612,7 @@ impl Device {
     ) -> Result<(Dispatched, u64), RequestError> {
         self.check_worn_out(req)?;
         self.count_request(req.kind);
-        let mut served = self.serve_range(req, io, 0);
-        for &(offset_bytes, length_bytes) in more {
-            if served.is_err() {
-                break;
-            }
-            served = self.serve_range(&Request { offset_bytes, length_bytes, ..*req }, Io::None, 0);
-        }
+        let served = self.serve_pieces(req, io, more, 0);
         // RAM time is not kept either.
         self.take_ram_ns();
         let media = self.ftl.flash_mut().media_mut().take_error();

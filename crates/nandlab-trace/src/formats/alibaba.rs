@@ -23,10 +23,7 @@ use super::{eq_ic, excerpt, Fields, ParseResult, Parsed, Plain, Raw};
 use crate::TraceOp;
 
 pub(crate) fn parse(line: &[u8]) -> ParseResult {
-    match fast(line) {
-        Some(raw) => Ok(Parsed::Record(raw)),
-        None => general(line),
-    }
+    fast(line).map_or_else(|| general(line), |raw| Ok(Parsed::Record(raw)))
 }
 
 /// The plain form, `digits,R|W|r|w,digits,digits,digits` with no spaces (see `Plain`); anything

@@ -19,10 +19,7 @@ use super::{excerpt, sectors_to_bytes, Fields, ParseResult, Parsed, Plain, Raw, 
 use crate::TraceOp;
 
 pub(crate) fn parse(line: &[u8]) -> ParseResult {
-    match fast(line) {
-        Some(raw) => Ok(Parsed::Record(raw)),
-        None => general(line),
-    }
+    fast(line).map_or_else(|| general(line), |raw| Ok(Parsed::Record(raw)))
 }
 
 /// The plain form, five runs of digits separated by spaces or tabs, the type one digit (see
