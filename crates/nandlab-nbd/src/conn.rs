@@ -41,7 +41,7 @@ use std::collections::BinaryHeap;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::net::Shutdown;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
@@ -64,6 +64,11 @@ pub(crate) const SPIN_WINDOW_MIN: Duration = Duration::from_micros(100);
 pub(crate) const SPIN_WINDOW_MAX: Duration = Duration::from_micros(500);
 /// Slack added to the measured oversleep.
 pub(crate) const SPIN_MARGIN: Duration = Duration::from_micros(50);
+/// Largest read payload the reader writes itself ([`Replies`]): a reply this small fits the
+/// socket's send buffer whenever the client takes its replies, so the reader does not block on
+/// it; a larger one, or any reply while a client lags, goes through the writer thread, and the
+/// reader keeps reading requests up to the payload budget as before.
+const INLINE_REPLY_MAX_BYTES: usize = 64 * 1024;
 /// Largest data payload of one structured read chunk (length field holds 8 + data).
 const MAX_CHUNK_DATA: usize = (u32::MAX - 8) as usize;
 
@@ -226,7 +231,6 @@ pub(crate) struct Job {
     req: IoRequest,
     handle: u64,
     cost: usize,
-    reply_tx: Sender<Pending>,
 }
 
 /// What a reply says.
@@ -266,15 +270,15 @@ impl Ord for Pending {
     }
 }
 
-/// Runs one job (under the engine lock) and hands the reply to the connection's writer. A failed
-/// (or now panicking) engine answers `EIO` at once and reports no completion.
-pub(crate) fn serve_job(slot: &mut EngineSlot, shared: &Shared, job: Job) {
-    let Job { req, handle, cost, reply_tx } = job;
+/// Runs one job (under the engine lock) and gives its reply. A failed (or now panicking) engine
+/// answers `EIO` at once and reports no completion.
+pub(crate) fn serve_job(slot: &mut EngineSlot, shared: &Shared, job: Job) -> Pending {
+    let Job { req, handle, cost } = job;
     let (kind, offset, length, received) =
         (req.kind, req.offset_bytes, req.length_bytes, req.received);
     let what = || format!("Engine::submit ({kind:?}, offset {offset}, {length} bytes)");
     let Some(out) = slot.call(shared, &what, |e| e.submit(req)) else {
-        let _ = reply_tx.send(Pending {
+        return Pending {
             release_at: Instant::now(),
             seq: 0,
             handle,
@@ -284,8 +288,7 @@ pub(crate) fn serve_job(slot: &mut EngineSlot, shared: &Shared, job: Job) {
             },
             completion: None,
             cost,
-        });
-        return;
+        };
     };
     let out: IoOutcome = out;
     let body = match out.error {
@@ -302,26 +305,19 @@ pub(crate) fn serve_job(slot: &mut EngineSlot, shared: &Shared, job: Job) {
         }
         None => Body::Ok,
     };
-    let _ = reply_tx.send(Pending {
-        release_at: out.release_at,
-        seq: 0,
-        handle,
-        body,
-        completion: Some((kind, received)),
-        cost,
-    });
+    Pending { release_at: out.release_at, seq: 0, handle, body, completion: Some((kind, received)), cost }
 }
 
 /// Answers a job with `ESHUTDOWN` without running it.
-pub(crate) fn refuse_job(job: Job) {
-    let _ = job.reply_tx.send(Pending {
+pub(crate) fn refuse_job(job: Job) -> Pending {
+    Pending {
         release_at: Instant::now(),
         seq: 0,
         handle: job.handle,
         body: Body::Error { errno: Errno::Shutdown, message: "server is shutting down" },
         completion: None,
         cost: job.cost,
-    });
+    }
 }
 
 /// Why a connection ended early.
@@ -947,23 +943,104 @@ fn transmission(
     let (read_half, write_half, closer) = link.split()?;
     let (tx, rx) = mpsc::channel::<Pending>();
     let budget = Arc::new(shared.budgets.connection());
+    let sink = Arc::new(Mutex::new(BufWriter::with_capacity(256 * 1024, write_half)));
+    let queued = Arc::new(AtomicUsize::new(0));
+    let structured = session.structured;
     let writer = {
         let (budget, shared, activity) =
             (Arc::clone(&budget), Arc::clone(shared), Arc::clone(activity));
-        let structured = session.structured;
+        let out = WriterOut { sink: Arc::clone(&sink), queued: Arc::clone(&queued), structured };
         thread::Builder::new().name("nbd-writer".into()).spawn(move || {
-            writer_loop(write_half, closer, rx, structured, &budget, &shared, &activity)
+            writer_loop(out, closer, rx, &budget, &shared, &activity)
         })?
     };
-    let result = reader_loop(read_half, tx, &session, &budget, shared, activity);
+    let replies = Replies { tx, queued, sink, structured };
+    let result = reader_loop(read_half, replies, &budget, shared, activity);
     let _ = writer.join();
     result
 }
 
+/// Where a connection's replies go. The writer thread holds replies until their release instant;
+/// a reply that is due at once while the writer has nothing queued is written by the reader
+/// itself, under the lock the writer writes under. At queue depth 1 that saves a thread wake-up
+/// per request and its context switch, which on a small machine shared with the client cost
+/// more than the simulation (the served drive beside `nbdkit memory`,
+/// experiments/serve/nbdkit_side_by_side.sh). Replies may leave out of order either way (NBD
+/// matches them by handle).
+struct Replies {
+    tx: Sender<Pending>,
+    /// Replies handed to the writer and not yet written. Only this connection's reader adds to
+    /// it, so when it reads 0 the writer has nothing to write until the reader sends more.
+    queued: Arc<AtomicUsize>,
+    sink: Arc<Mutex<BufWriter<WriteHalf>>>,
+    structured: bool,
+}
+
+/// The writer thread's side of [`Replies`].
+struct WriterOut {
+    sink: Arc<Mutex<BufWriter<WriteHalf>>>,
+    queued: Arc<AtomicUsize>,
+    structured: bool,
+}
+
+impl Replies {
+    /// Writes `p` now or hands it to the writer. `Ok(false)`: the writer is gone (the connection
+    /// is closing). A failed write ends the connection (the writer's own failures do too).
+    fn send(
+        &self,
+        p: Pending,
+        budget: &ConnBudget,
+        shared: &Shared,
+        activity: &Activity,
+    ) -> Result<bool, ConnError> {
+        let small = match &p.body {
+            Body::Read { data, .. } => data.len() <= INLINE_REPLY_MAX_BYTES,
+            Body::Ok | Body::Error { .. } => true,
+        };
+        if small && self.queued.load(Ordering::Acquire) == 0 {
+            let now = Instant::now();
+            if p.release_at <= now {
+                // `try_lock`: never wait behind the writer (it may be blocked on a client that
+                // does not read; the stall sweep deals with that, not the reader).
+                if let Ok(mut w) = self.sink.try_lock() {
+                    activity.sending(now);
+                    write_reply(&mut *w, self.structured, &p)?;
+                    w.flush()?;
+                    activity.sent();
+                    drop(w);
+                    finish(std::iter::once(p), Instant::now(), budget, shared);
+                    return Ok(true);
+                }
+            }
+        }
+        self.queued.fetch_add(1, Ordering::AcqRel);
+        Ok(self.tx.send(p).is_ok())
+    }
+}
+
+/// After replies are written: gives their budget back and queues their completions for the
+/// engine.
+fn finish(
+    written: impl Iterator<Item = Pending>,
+    replied: Instant,
+    budget: &ConnBudget,
+    shared: &Shared,
+) {
+    let mut completions = Vec::new();
+    for p in written {
+        budget.release(p.cost);
+        if let Some((kind, received)) = p.completion {
+            completions.push(Completion { kind, received, replied, release_at: p.release_at });
+        }
+    }
+    if !completions.is_empty() {
+        shared.completions.lock().unwrap_or_else(PoisonError::into_inner).extend(completions);
+    }
+}
+
 fn reader_loop(
     conn: ReadHalf,
-    tx: Sender<Pending>,
-    session: &Session,
+    replies: Replies,
     budget: &ConnBudget,
     shared: &Shared,
     activity: &Activity,
@@ -991,7 +1068,7 @@ fn reader_loop(
         if typ == proto::CMD_WRITE && u64::from(length) > write_limit {
             return Err(ConnError::Protocol("write payload too large"));
         }
-        let action = validate(export, session.structured, flags, typ, offset, length);
+        let action = validate(export, replies.structured, flags, typ, offset, length);
         // Only payload the server holds costs budget: an invalid write's payload is streamed
         // through and dropped. Validation caps the length at the export's maximum block size,
         // which the server keeps within what the budgets can ever admit.
@@ -1033,27 +1110,35 @@ fn reader_loop(
                     completion: None,
                     cost,
                 };
-                if tx.send(p).is_err() {
+                if !replies.send(p, budget, shared, activity)? {
                     return Ok(());
                 }
             }
             Action::Engine(kind, fua) => {
-                let mut slot = shared.engine.lock().unwrap_or_else(PoisonError::into_inner);
-                // Stamped under the lock: `received` increases in the order the engine serves.
-                let req = IoRequest {
-                    kind,
-                    offset_bytes: offset,
-                    length_bytes: length,
-                    fua,
-                    data,
-                    received: Instant::now(),
+                let p = {
+                    let mut slot = shared.engine.lock().unwrap_or_else(PoisonError::into_inner);
+                    // Stamped under the lock: `received` increases in the order the engine
+                    // serves.
+                    let req = IoRequest {
+                        kind,
+                        offset_bytes: offset,
+                        length_bytes: length,
+                        fua,
+                        data,
+                        received: Instant::now(),
+                    };
+                    let job = Job { req, handle, cost };
+                    if slot.shut_down {
+                        refuse_job(job)
+                    } else {
+                        slot.deliver(shared);
+                        serve_job(&mut slot, shared, job)
+                    }
                 };
-                let job = Job { req, handle, cost, reply_tx: tx.clone() };
-                if slot.shut_down {
-                    refuse_job(job);
-                } else {
-                    slot.deliver(shared);
-                    serve_job(&mut slot, shared, job);
+                // Outside the engine lock: other connections' requests need not wait for this
+                // reply's socket write.
+                if !replies.send(p, budget, shared, activity)? {
+                    return Ok(());
                 }
             }
         }
@@ -1188,15 +1273,13 @@ impl SpinWindow {
 /// reports completions. Ends when the reader and every engine job of this
 /// connection are done and all replies are out, or on a socket error.
 fn writer_loop(
-    conn: WriteHalf,
+    out: WriterOut,
     closer: Conn,
     rx: mpsc::Receiver<Pending>,
-    structured: bool,
     budget: &ConnBudget,
     shared: &Shared,
     activity: &Activity,
 ) {
-    let mut w = BufWriter::with_capacity(256 * 1024, conn);
     let mut heap: BinaryHeap<Pending> = BinaryHeap::new();
     let mut seq: u64 = 0;
     let mut open = true;
@@ -1252,27 +1335,23 @@ fn writer_loop(
         }
         // Watched from the sending of the first byte to the flush: a client that does not take
         // its replies is closed after the stall timeout (the blocked write then fails).
-        activity.sending(now);
-        for p in &batch {
-            if write_reply(&mut w, structured, p).is_err() {
+        {
+            let mut w = out.sink.lock().unwrap_or_else(PoisonError::into_inner);
+            activity.sending(now);
+            for p in &batch {
+                if write_reply(&mut *w, out.structured, p).is_err() {
+                    break 'outer true;
+                }
+            }
+            if w.flush().is_err() {
                 break 'outer true;
             }
+            activity.sent();
         }
-        if w.flush().is_err() {
-            break 'outer true;
-        }
-        activity.sent();
-        let replied = Instant::now();
-        let mut completions = Vec::with_capacity(batch.len());
-        for p in batch.drain(..) {
-            budget.release(p.cost);
-            if let Some((kind, received)) = p.completion {
-                completions.push(Completion { kind, received, replied, release_at: p.release_at });
-            }
-        }
-        if !completions.is_empty() {
-            shared.completions.lock().unwrap_or_else(PoisonError::into_inner).extend(completions);
-        }
+        let written = batch.len();
+        finish(batch.drain(..), Instant::now(), budget, shared);
+        // After the budget is back: the reader may write its next reply itself from here on.
+        out.queued.fetch_sub(written, Ordering::AcqRel);
     };
     budget.close();
     if failed {
