@@ -14,6 +14,7 @@
 //! times requests (a target returns each request's response time).
 
 pub mod diagnose;
+pub mod matrix;
 pub mod nbd;
 pub mod pbr;
 pub mod probe;

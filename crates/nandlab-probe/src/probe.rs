@@ -1,20 +1,18 @@
 //! Black-box geometry probes (the geometry paper, its Figures 4–7, docs/PAPERS.md;
 //! docs/ALGORITHMS.md §9), plus the number of parallel units (ours).
 //!
-//! - **Effective page** (Fig. 4): for x = 1, 2, … KiB, a write of x KiB at a page-aligned
-//!   address and one at 1 KiB past such an address. Below the effective page P both are one
-//!   read-modify-write; at x = P the aligned write is one page program while the other spans two
-//!   pages (two read-modify-writes), so the times diverge first at x = P (by 15 % or more: on
-//!   a parallel device the two read-modify-writes run at once, and the difference is one page
-//!   read on top of a program) — and the shifted
-//!   write's time stays up one KiB later, still two pages (both are required, from 2 KiB on: a
-//!   lone slow measurement shows neither). The **read variant**
-//!   (Fig. 7d: devices whose write cache cannot be disabled) reads instead: the shifted read
-//!   touches one page more first at x = P. The writes decide unless they complete faster than
-//!   reads (then a write cache absorbs them, and the reads decide). Reads pass the cache only
-//!   on pages it does not hold: the written data is pushed out once (scattered writes and a
-//!   FLUSH), and every pass reads pages no earlier read touched (a buffer that allocates on a
-//!   read miss would answer a repeated read itself).
+//! - **Effective page** (Fig. 4, searched over every multiple of the sector): for each size
+//!   x = 2, 3, … sectors, 8 pairs of writes — one at k·x, one a sector further, k = 0 … 7 —
+//!   each timed with the FLUSH after it (a write cache must then program it). Offset 0 is
+//!   aligned to any page, so at x = P every aligned write is one page and every shifted one
+//!   spans two (one program against two read-modify-writes: slower by 15 % or more even when
+//!   the two run at once on a parallel device); below P the k = 0 pair fits one page, and at a
+//!   divisor of P only the pairs ending a page straddle. The page is the first x where all
+//!   pairs but one (spared for a stall) show the step. The **read variant** (Fig. 7d: a write
+//!   cache the FLUSH does not reach, seen as writes completing faster than reads) reads
+//!   instead, at a power-of-two unit and 1 KiB past the next, each pass on pages no earlier
+//!   read touched (a cache that allocates on a read miss would answer a repeated read); it
+//!   finds only pages that divide a power of two.
 //! - **Block** (Fig. 5): throughput of S-aligned writes of S bytes at random places, for
 //!   S = 64 KiB … 32 MiB, on a device first written sequentially end to end, each size after a
 //!   warm-up of half the capacity: while S is below the (effective) block, every
@@ -70,7 +68,7 @@ impl Default for ProbeOptions {
     fn default() -> Self {
         Self {
             repeats: 7,
-            max_page_bytes: 64 * KIB,
+            max_page_bytes: MIB,
             max_block_bytes: 32 * MIB,
             zone_rounds: 8,
             page: true,
@@ -231,56 +229,25 @@ impl PageUnits {
     }
 }
 
-fn page(
+/// The read variant (the paper's Fig. 7d, for a write cache that absorbs the writes): sizes of
+/// 1 … `max_kib` KiB at a unit of a power of two and 1 KiB past the next, each pass on pages
+/// no earlier read touched (a cache that keeps what it read would answer a second read).
+/// Found only for pages that divide a power of two; the writes' search holds for any page.
+fn page_reads(
     t: &mut dyn Target,
-    o: &ProbeOptions,
+    max_kib: u64,
     repeats: usize,
     r: &mut ProbeReport,
-) -> Result<(), String> {
+) -> Result<Detected, String> {
     let cap = t.capacity_bytes();
-    let max_kib = (o.max_page_bytes / KIB).max(2);
     let units = PageUnits::new(max_kib);
-    // The write area: each size writes its own units again and again (its repeats), so one
-    // size's writes do not change the pages another size touches.
-    let write_area = units.bytes;
-    // Every read pass reads pages no earlier read touched: a cache that keeps what it read
-    // (FAB allocates on a read miss and evicts its largest groups first, so a request's one or
-    // two pages outlive any push-out) would otherwise answer every pass after the first. As
-    // many passes as fit before `push_out`'s last quarter, up to `repeats`.
-    let room = (cap - cap / 4).saturating_sub(write_area);
-    let passes = (room / units.bytes).min(repeats as u64);
-    if passes == 0 {
-        return Err(format!(
-            "the effective-page probe needs at least {} bytes of target, it has {cap}",
-            (write_area + units.bytes).div_ceil(3) * 4
-        ));
-    }
-    // Every unit holds data first: a partial write then reads what it merges with (as on a
-    // used drive), and the reads read data that exists.
-    write_through(t, 0, write_area + passes * units.bytes)?;
-    // At least three writes each, even on the simulator: a cleaning stall on one of them is
-    // not the device's page size. The repeats are passes over every size, not runs of one
-    // size: a slow spell of the target (its cleaning, its host's I/O) then slows one
-    // measurement of several sizes, which their medians drop, not every measurement of one.
-    let mut writes = vec![[Vec::new(), Vec::new()]; max_kib as usize];
-    for _ in 0..repeats.max(3) {
-        for (x, &(aligned, shifted)) in (1..=max_kib).zip(&units.at) {
-            let len = x * KIB;
-            let w = &mut writes[(x - 1) as usize];
-            w[0].push(t.write(aligned, len)?);
-            w[1].push(t.write(shifted, len)?);
-        }
-    }
-    let mut curves = [(); 4].map(|()| Vec::with_capacity(max_kib as usize));
-    for [a, u] in writes {
-        curves[0].push(median(a) as f64);
-        curves[1].push(median(u) as f64);
-    }
-    // The reads' data leaves any write buffer (once: no pass reads a page twice).
+    let room = (cap - cap / 4).saturating_sub(units.bytes);
+    let passes = (room / units.bytes).min(repeats as u64).max(1);
+    write_through(t, 0, (units.bytes * (passes + 1)).min(cap))?;
     push_out(t)?;
     let mut reads = vec![[Vec::new(), Vec::new()]; max_kib as usize];
     for pass in 0..passes {
-        let base = write_area + pass * units.bytes;
+        let base = units.bytes + pass * units.bytes;
         for (x, &(aligned, shifted)) in (1..=max_kib).zip(&units.at) {
             let len = x * KIB;
             let r = &mut reads[(x - 1) as usize];
@@ -288,35 +255,19 @@ fn page(
             r[1].push(t.read(base + shifted, len)?);
         }
     }
+    let mut curves = [Vec::new(), Vec::new()];
     for [a, u] in reads {
-        curves[2].push(median(a) as f64);
-        curves[3].push(median(u) as f64);
+        curves[0].push(median(a) as f64);
+        curves[1].push(median(u) as f64);
     }
     let xs: Vec<f64> = (1..=max_kib).map(|x| x as f64).collect();
-    let names = ["write at 0 KiB", "write at 1 KiB", "read at 0 KiB", "read at 1 KiB"];
-    for (c, name) in curves.iter().zip(names) {
+    for (c, name) in curves.iter().zip(["read at 0 KiB", "read at 1 KiB"]) {
         let name = format!("effective page: {name}");
         r.curves.push(Curve::new(&name, "request KiB", "response ns", &xs, c));
     }
-    // The writes decide, unless a write cache absorbs them (the paper's Fig. 7d case): a
-    // write that completes faster than a read of the same size never reached the flash (a
-    // NAND program is always slower than a read). Reads are the weaker signal otherwise: on a
-    // parallel device the two pages of a shifted read may be read at once, so their step can
-    // fall at a multiple of the page.
-    let typical = |c: &[f64]| median_f64(c.iter().copied());
-    let buffered = typical(&curves[0]) < typical(&curves[2]);
-    let w = page_step(&curves[0], &curves[1], "writes");
-    r.page = if w.value.is_some() && !buffered {
-        w
-    } else {
-        let mut rd = page_step(&curves[2], &curves[3], &format!("reads ({passes} passes)"));
-        if buffered {
-            rd.how += " (writes complete faster than reads: a write cache absorbs them)";
-        }
-        rd
-    };
-    r.effective_page_bytes = r.page.value;
-    Ok(())
+    let mut d = page_step(&curves[0], &curves[1], &format!("reads ({passes} passes)"));
+    d.how += " (writes complete faster than reads: a write cache absorbs them)";
+    Ok(d)
 }
 
 /// The effective page from an aligned (`a`) and a shifted (`u`, 1 KiB in) response curve over
@@ -353,6 +304,124 @@ fn page_step(a: &[f64], u: &[f64], what: &str) -> Detected {
         },
     }
 }
+
+/// The step of the page probe's request sizes and its shift: the host's sector.
+const SECTOR: u64 = 512;
+/// Request pairs per size in the page probe (see `page`).
+const PAGE_PAIRS: u64 = 8;
+
+fn page(
+    t: &mut dyn Target,
+    o: &ProbeOptions,
+    repeats: usize,
+    r: &mut ProbeReport,
+) -> Result<(), String> {
+    let cap = t.capacity_bytes();
+    // Sizes x = 2, 3, … sectors. For each, PAGE_PAIRS pairs: an aligned request at k·x and a
+    // shifted one at k·x + one sector, k = 0 … PAGE_PAIRS − 1 (offset 0 is aligned to every
+    // page, whatever its size). At x = P every aligned request is one whole page and every
+    // shifted one spans two, so every pair shows the step. At any other x below 2P some pair
+    // does not: k = 0's shifted request fits one page while x ≤ P − 1 sector, and at a divisor
+    // of P (P/2, P/3, …) only the pairs whose k·x ends a page straddle. So a step is "all
+    // pairs but one slower shifted" — the one spared for a stall (a merge, a cleaning) that
+    // hits an aligned request.
+    let max_x = o.max_page_bytes.min(cap / (2 * PAGE_PAIRS + 2));
+    if max_x < 2 * SECTOR {
+        return Err(format!(
+            "the effective-page probe needs at least {} bytes of target",
+            36 * SECTOR
+        ));
+    }
+    // The pages hold data: a partial write then reads what it merges with, as on a used
+    // drive; and the reads read data that exists.
+    write_through(t, 0, cap)?;
+    t.flush()?;
+    // A write cache that completes writes before they reach the flash (faster than a read:
+    // a NAND program is always slower than a read) hides the writes' step: then reads decide
+    // (the paper's Fig. 7d), on data pushed out of the cache first.
+    let probe_at = cap / 2 / MIB * MIB;
+    let w = timed(repeats.max(5), || t.write(probe_at, 4 * KIB))?;
+    let rd = timed(repeats.max(5), || t.read(probe_at + 64 * KIB, 4 * KIB))?;
+    if w < rd {
+        r.page = page_reads(t, (o.max_page_bytes / KIB).clamp(2, 64), repeats, r)?;
+        r.effective_page_bytes = r.page.value;
+        return Ok(());
+    }
+    let mut xs = Vec::new();
+    let mut curves = [Vec::new(), Vec::new()];
+    let mut found = None;
+    let mut x = 2 * SECTOR;
+    while x <= max_x {
+        let mut pairs = vec![(Vec::new(), Vec::new()); PAGE_PAIRS as usize];
+        for _ in 0..repeats {
+            // A write is timed with the FLUSH after it (an uncached device answers the
+            // FLUSH at once; a cache that held the write must program it now).
+            for (k, p) in (0..PAGE_PAIRS).zip(&mut pairs) {
+                p.0.push(t.write(k * x, x)? + t.flush()?);
+                p.1.push(t.write(k * x + SECTOR, x)? + t.flush()?);
+            }
+        }
+        let pairs: Vec<(f64, f64)> =
+            pairs.into_iter().map(|(a, u)| (median(a) as f64, median(u) as f64)).collect();
+        xs.push(x as f64 / KIB as f64);
+        curves[0].push(median_f64(pairs.iter().map(|p| p.0)));
+        curves[1].push(median_f64(pairs.iter().map(|p| p.1)));
+        let ratios: Vec<f64> = pairs.iter().map(|(a, u)| u / a.max(1.0)).collect();
+        let stepped = ratios.iter().filter(|&&q| q >= PAGE_STEP).count();
+        if stepped as u64 + 1 >= PAGE_PAIRS {
+            found = Some((x, ratios));
+            break;
+        }
+        x += SECTOR;
+    }
+    let what = "writes + flush";
+    let names = ["write + flush at k x", "write + flush at k x + 1 sector"];
+    for (c, name) in curves.iter().zip(names) {
+        let name = format!("effective page: {name} (median of {PAGE_PAIRS} pairs)");
+        r.curves.push(Curve::new(&name, "request KiB", "response ns", &xs, c));
+    }
+    r.page = match found {
+        Some((x, ratios)) => {
+            // The noise: how far below the step the sizes before it sat (their shifted ÷
+            // aligned medians); the step: the weakest of its pairs but the spared one.
+            let mut sorted = ratios.clone();
+            sorted.sort_by(f64::total_cmp);
+            let step = sorted[1];
+            let below: Vec<f64> = curves[0]
+                .iter()
+                .zip(&curves[1])
+                .map(|(a, u)| (u / a.max(1.0) - 1.0).abs())
+                .collect();
+            let noise = if below.len() > 1 {
+                median_f64(below[..below.len() - 1].iter().copied())
+            } else {
+                0.0
+            };
+            Detected {
+                value: Some(x),
+                confidence: confidence(step, noise),
+                how: format!(
+                    "{what}: at {x} bytes {} of {PAGE_PAIRS} shifted requests are >= \
+                     {PAGE_STEP}x their aligned pair (weakest {step:.2}x); {:.2} typically below",
+                    ratios.iter().filter(|&&q| q >= PAGE_STEP).count(),
+                    1.0 + noise
+                ),
+            }
+        }
+        None => Detected {
+            value: None,
+            confidence: 0.0,
+            how: format!("{what}: no step up to {max_x} bytes"),
+        },
+    };
+    r.effective_page_bytes = r.page.value;
+    Ok(())
+}
+
+/// How much slower a shifted request must be than its aligned pair to show the step (on a
+/// parallel device the two pages of a shifted request are read and programmed at once, and the
+/// difference is one page read on top of a program).
+const PAGE_STEP: f64 = 1.15;
 
 fn zone(
     t: &mut dyn Target,
@@ -614,27 +683,6 @@ fn block(t: &mut dyn Target, o: &ProbeOptions, r: &mut ProbeReport) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn page_units_give_every_request_pages_of_its_own() {
-        // 4 KiB searched: one 4 KiB unit per aligned request, one per shifted request, two for
-        // the shifted 4 KiB request (1 KiB … 5 KiB crosses into a second unit).
-        let u = PageUnits::new(4);
-        let k = KIB;
-        assert_eq!(u.at, vec![(0, 5 * k), (8 * k, 13 * k), (16 * k, 21 * k), (24 * k, 29 * k)]);
-        assert_eq!(u.bytes, 36 * k);
-        // For the default 64 KiB: no two requests share a 64 KiB unit.
-        let u = PageUnits::new(64);
-        let mut used = std::collections::BTreeSet::new();
-        for (x, &(a, s)) in (1..=64u64).zip(&u.at) {
-            for (o, len) in [(a, x * k), (s, x * k)] {
-                for unit in o / (64 * k)..(o + len).div_ceil(64 * k) {
-                    assert!(used.insert(unit), "unit {unit} touched twice");
-                }
-            }
-        }
-        assert_eq!(u.bytes, 129 * 64 * k);
-    }
 
     #[test]
     fn zone_step_is_the_largest_gap_above_the_noise() {

@@ -1,0 +1,36 @@
+//! Goal: the probes hold on devices nobody tuned them for. Method: a fixed subset of the
+//! seeded random device matrix (`nandlab_probe::matrix`, the whole of it in
+//! `experiments/geometry/matrix.sh`): the effective page of the first 12 devices without a
+//! write buffer, whatever their flash page, channels (not only powers of two), dies, planes,
+//! block and FTL kind. The buffered devices and the other probes are tracked by the experiment
+//! (`experiments/geometry/matrix.md`) until they hold too.
+
+use nandlab_probe::matrix::draw;
+use nandlab_probe::probe::{probe, ProbeOptions};
+use nandlab_probe::target::SimTarget;
+
+#[test]
+fn effective_page_is_exact_on_unbuffered_devices_of_the_random_matrix() {
+    let devices: Vec<_> = (0..)
+        .map(|i| draw(1, i))
+        .filter(|d| !d.overrides.iter().any(|o| o.starts_with("buffer.kind=")))
+        .take(12)
+        .collect();
+    // The subset is not all powers of two (the probe searched only those once).
+    assert!(devices.iter().any(|d| !d.effective_page_bytes.is_power_of_two()));
+    let only_page =
+        ProbeOptions { block: false, zone: false, parallel: false, ..ProbeOptions::default() };
+    for d in &devices {
+        let mut t = SimTarget::new(None, &d.overrides, true).unwrap();
+        let r = probe(&mut t, &only_page, &mut |_| {}).unwrap();
+        assert_eq!(
+            r.effective_page_bytes,
+            Some(d.effective_page_bytes),
+            "device {} ({}): {}",
+            d.index,
+            d.summary,
+            r.page.how
+        );
+        assert!(r.page.confidence >= 0.5, "device {}: confidence {}", d.index, r.page.confidence);
+    }
+}
