@@ -305,7 +305,14 @@ pub(crate) fn serve_job(slot: &mut EngineSlot, shared: &Shared, job: Job) -> Pen
         }
         None => Body::Ok,
     };
-    Pending { release_at: out.release_at, seq: 0, handle, body, completion: Some((kind, received)), cost }
+    Pending {
+        release_at: out.release_at,
+        seq: 0,
+        handle,
+        body,
+        completion: Some((kind, received)),
+        cost,
+    }
 }
 
 /// Answers a job with `ESHUTDOWN` without running it.
@@ -950,9 +957,9 @@ fn transmission(
         let (budget, shared, activity) =
             (Arc::clone(&budget), Arc::clone(shared), Arc::clone(activity));
         let out = WriterOut { sink: Arc::clone(&sink), queued: Arc::clone(&queued), structured };
-        thread::Builder::new().name("nbd-writer".into()).spawn(move || {
-            writer_loop(out, closer, rx, &budget, &shared, &activity)
-        })?
+        thread::Builder::new()
+            .name("nbd-writer".into())
+            .spawn(move || writer_loop(out, closer, rx, &budget, &shared, &activity))?
     };
     let replies = Replies { tx, queued, sink, structured };
     let result = reader_loop(read_half, replies, &budget, shared, activity);
