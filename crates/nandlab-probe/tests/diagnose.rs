@@ -457,7 +457,8 @@ fn matrix_table() {
             e.buffer_score,
             e.mapping_score,
             e.gc_score,
-            e.runner_up.name(),
+            // All three scores 0: no runner-up to speak of.
+            if e.margin > 0.0 { e.runner_up.name() } else { "-" },
             e.margin
         )
         .unwrap();
