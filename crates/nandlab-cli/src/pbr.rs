@@ -94,11 +94,14 @@ pub fn pbr(args: &PbrArgs) -> Result<(), String> {
     outp!("{}", tab.render())?;
     let d = result.diagnose();
     outln!(
-        "diagnosis: {} (scores: buffer {:.2}, mapping {:.2}, gc {:.2})",
-        serde_json::to_value(d.symptom).map_err(|e| e.to_string())?.as_str().unwrap_or("?"),
+        "diagnosis: {} (scores: buffer {:.2}, mapping {:.2}, gc {:.2}; best {:.1}x the \
+         runner-up, {})",
+        d.symptom.name(),
         d.evidence.buffer_score,
         d.evidence.mapping_score,
-        d.evidence.gc_score
+        d.evidence.gc_score,
+        d.evidence.margin,
+        d.evidence.runner_up.name()
     )?;
     outln!("  {}", d.explanation)?;
     if let Some(dir) = &args.out {
