@@ -83,7 +83,7 @@ pub fn draw(seed: u64, index: u32) -> MatrixDevice {
         let ppb = log_uniform(&mut state, 16, 1024);
         let kind =
             ["page", "page", "page", "bast", "sast", "fast"][uniform(&mut state, 0, 5) as usize];
-        let zone_on = next(&mut state) % 2 == 0;
+        let zone_on = next(&mut state).is_multiple_of(2);
         let zone_mib = log_uniform(&mut state, 1, 64);
         let buffer =
             ["none", "none", "none", "lru", "fab", "bplru"][uniform(&mut state, 0, 5) as usize];
