@@ -1122,26 +1122,15 @@ fn reader_loop(
                 }
             }
             Action::Engine(kind, fua) => {
-                let p = {
-                    let mut slot = shared.engine.lock().unwrap_or_else(PoisonError::into_inner);
-                    // Stamped under the lock: `received` increases in the order the engine
-                    // serves.
-                    let req = IoRequest {
-                        kind,
-                        offset_bytes: offset,
-                        length_bytes: length,
-                        fua,
-                        data,
-                        received: Instant::now(),
-                    };
-                    let job = Job { req, handle, cost };
-                    if slot.shut_down {
-                        refuse_job(job)
-                    } else {
-                        slot.deliver(shared);
-                        serve_job(&mut slot, shared, job)
-                    }
+                let req = IoRequest {
+                    kind,
+                    offset_bytes: offset,
+                    length_bytes: length,
+                    fua,
+                    data,
+                    received: Instant::now(),
                 };
+                let p = run_on_engine(shared, Job { req, handle, cost });
                 // Outside the engine lock: other connections' requests need not wait for this
                 // reply's socket write.
                 if !replies.send(p, budget, shared, activity)? {
@@ -1149,6 +1138,19 @@ fn reader_loop(
                 }
             }
         }
+    }
+}
+
+/// Runs a job under the engine lock (or refuses it once the engine is shut down).
+fn run_on_engine(shared: &Shared, mut job: Job) -> Pending {
+    let mut slot = shared.engine.lock().unwrap_or_else(PoisonError::into_inner);
+    // Stamped under the lock: `received` increases in the order the engine serves.
+    job.req.received = Instant::now();
+    if slot.shut_down {
+        refuse_job(job)
+    } else {
+        slot.deliver(shared);
+        serve_job(&mut slot, shared, job)
     }
 }
 

@@ -13,12 +13,15 @@
 //!   instead, at a power-of-two unit and 1 KiB past the next, each pass on pages no earlier
 //!   read touched (a cache that allocates on a read miss would answer a repeated read); it
 //!   finds only pages that divide a power of two.
-//! - **Block** (Fig. 5): throughput of S-aligned writes of S bytes at random places, for
-//!   S = 64 KiB … 32 MiB, on a device first written sequentially end to end, each size after a
-//!   warm-up of half the capacity: while S is below the (effective) block, every
-//!   write leaves partly valid blocks that cleaning or merging must copy; from S = block on,
-//!   whole blocks are overwritten and the throughput stops rising. The knee is the smallest S
-//!   within 10 % of the highest throughput.
+//! - **Block** (ours, in place of the paper's Fig. 5 knee, which can only land on the sizes it
+//!   tries and, on a page FTL striping a stream over several planes, sees all their blocks as
+//!   one): the device is written sequentially in pages (the effective page found above), then
+//!   overwritten three times in the same order, one write at a time, each timed. The blocks
+//!   the first pass filled go wholly invalid in turn, so each block a later pass fills costs
+//!   one erase (a log-structured FTL cleaning a victim with nothing to copy) or one switch
+//!   merge (a block-mapped FTL): a spike in one write's latency (≥ 2.5× the median). The
+//!   spikes repeat with a period (the smallest lag after which most spikes have a partner,
+//!   no shorter than most gaps between them); the block is that period ÷ the spikes in it.
 //! - **Zone** (Fig. 6): reads of A and B = A + d alternate for d = 64 KiB, 128 KiB, … (each
 //!   read a page of its own near A or B, so no cache answers it); once B
 //!   falls in another zone of the mapping table than A, a device that keeps one zone resident
@@ -171,16 +174,14 @@ pub fn probe(
         version: nandlab_version::VERSION_STRING.to_string(),
         ..ProbeReport::default()
     };
-    // The block probe goes first: a page-mapped FTL appends host writes to a log, and the
-    // other probes' odd-sized writes would leave that log's write pointer off a block
-    // boundary, so that no later request could cover whole blocks.
-    if options.block {
-        progress("block");
-        block(target, options, &mut report)?;
-    }
+    // The page first: the block probe writes in pages.
     if options.page {
         progress("effective page");
         page(target, options, repeats, &mut report)?;
+    }
+    if options.block {
+        progress("block");
+        block(target, options, &mut report)?;
     }
     if options.zone {
         progress("zone");
@@ -332,14 +333,16 @@ fn page(
             36 * SECTOR
         ));
     }
-    // The pages hold data: a partial write then reads what it merges with, as on a used
-    // drive; and the reads read data that exists.
-    write_through(t, 0, cap)?;
+    // The pages the pairs touch hold data: a partial write then reads what it merges with, as
+    // on a used drive. No more than that is written: the probes after this one find the
+    // device as little changed as it can be.
+    let area = ((PAGE_PAIRS + 1) * max_x + SECTOR).min(cap);
+    write_through(t, 0, area)?;
     t.flush()?;
     // A write cache that completes writes before they reach the flash (faster than a read:
     // a NAND program is always slower than a read) hides the writes' step: then reads decide
     // (the paper's Fig. 7d), on data pushed out of the cache first.
-    let probe_at = cap / 2 / MIB * MIB;
+    let probe_at = area / 2 / (64 * KIB) * (64 * KIB);
     let w = timed(repeats.max(5), || t.write(probe_at, 4 * KIB))?;
     let rd = timed(repeats.max(5), || t.read(probe_at + 64 * KIB, 4 * KIB))?;
     if w < rd {
@@ -347,33 +350,9 @@ fn page(
         r.effective_page_bytes = r.page.value;
         return Ok(());
     }
-    let mut xs = Vec::new();
-    let mut curves = [Vec::new(), Vec::new()];
-    let mut found = None;
-    let mut x = 2 * SECTOR;
-    while x <= max_x {
-        let mut pairs = vec![(Vec::new(), Vec::new()); PAGE_PAIRS as usize];
-        for _ in 0..repeats {
-            // A write is timed with the FLUSH after it (an uncached device answers the
-            // FLUSH at once; a cache that held the write must program it now).
-            for (k, p) in (0..PAGE_PAIRS).zip(&mut pairs) {
-                p.0.push(t.write(k * x, x)? + t.flush()?);
-                p.1.push(t.write(k * x + SECTOR, x)? + t.flush()?);
-            }
-        }
-        let pairs: Vec<(f64, f64)> =
-            pairs.into_iter().map(|(a, u)| (median(a) as f64, median(u) as f64)).collect();
-        xs.push(x as f64 / KIB as f64);
-        curves[0].push(median_f64(pairs.iter().map(|p| p.0)));
-        curves[1].push(median_f64(pairs.iter().map(|p| p.1)));
-        let ratios: Vec<f64> = pairs.iter().map(|(a, u)| u / a.max(1.0)).collect();
-        let stepped = ratios.iter().filter(|&&q| q >= PAGE_STEP).count();
-        if stepped as u64 + 1 >= PAGE_PAIRS {
-            found = Some((x, ratios));
-            break;
-        }
-        x += SECTOR;
-    }
+    // At least three passes, even on the simulator: a cleaning stall on one write is not
+    // the device's page (the median of three drops it).
+    let (xs, curves, found) = page_search(t, max_x, repeats.max(3))?;
     let what = "writes + flush";
     let names = ["write + flush at k x", "write + flush at k x + 1 sector"];
     for (c, name) in curves.iter().zip(names) {
@@ -416,6 +395,45 @@ fn page(
     };
     r.effective_page_bytes = r.page.value;
     Ok(())
+}
+
+/// The page search of [`page`]: sizes x = 2, 3, … sectors up to `max_x`, the pairs' medians per
+/// size (aligned, shifted) and the first size where all pairs but one show the step, with its
+/// pairs' ratios.
+#[allow(clippy::type_complexity)]
+fn page_search(
+    t: &mut dyn Target,
+    max_x: u64,
+    repeats: usize,
+) -> Result<(Vec<f64>, [Vec<f64>; 2], Option<(u64, Vec<f64>)>), String> {
+    let mut xs = Vec::new();
+    let mut curves = [Vec::new(), Vec::new()];
+    let mut found = None;
+    let mut x = 2 * SECTOR;
+    while x <= max_x {
+        let mut pairs = vec![(Vec::new(), Vec::new()); PAGE_PAIRS as usize];
+        for _ in 0..repeats {
+            // A write is timed with the FLUSH after it (an uncached device answers the
+            // FLUSH at once; a cache that held the write must program it now).
+            for (k, p) in (0..PAGE_PAIRS).zip(&mut pairs) {
+                p.0.push(t.write(k * x, x)? + t.flush()?);
+                p.1.push(t.write(k * x + SECTOR, x)? + t.flush()?);
+            }
+        }
+        let pairs: Vec<(f64, f64)> =
+            pairs.into_iter().map(|(a, u)| (median(a) as f64, median(u) as f64)).collect();
+        xs.push(x as f64 / KIB as f64);
+        curves[0].push(median_f64(pairs.iter().map(|p| p.0)));
+        curves[1].push(median_f64(pairs.iter().map(|p| p.1)));
+        let ratios: Vec<f64> = pairs.iter().map(|(a, u)| u / a.max(1.0)).collect();
+        let stepped = ratios.iter().filter(|&&q| q >= PAGE_STEP).count();
+        if stepped as u64 + 1 >= PAGE_PAIRS {
+            found = Some((x, ratios));
+            break;
+        }
+        x += SECTOR;
+    }
+    Ok((xs, curves, found))
 }
 
 /// How much slower a shifted request must be than its aligned pair to show the step (on a
@@ -615,69 +633,133 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     Ok(())
 }
 
+/// A spike of the block probe: a write at least this many times the median write.
+const SPIKE: f64 = 2.5;
+
 fn block(t: &mut dyn Target, o: &ProbeOptions, r: &mut ProbeReport) -> Result<(), String> {
+    let _ = o;
     let cap = t.capacity_bytes();
-    // Precondition: every logical page written once, sequentially (a fresh device cleans
-    // nothing until it is full, which would flatter the first sizes).
-    write_through(t, 0, cap)?;
-    let (mut xs, mut ys) = (Vec::new(), Vec::new());
-    let mut s = 64 * KIB;
-    let mut seed = 7u64;
-    while s <= o.max_block_bytes && s * 8 <= cap {
-        let slots = cap / s;
-        let mut pass = |bytes: u64| -> Result<u64, String> {
-            let mut total = 0;
-            for _ in 0..bytes / s {
-                seed = mix(seed);
-                total += t.write(seed % slots * s, s)?;
-            }
-            Ok(total)
-        };
-        pass(cap / 2)?;
-        let ns = pass(cap)?;
-        xs.push(s as f64);
-        ys.push((cap / s * s) as f64 / (ns.max(1) as f64 / 1e9) / 1e6);
-        s *= 2;
+    // Writes of one page (the effective page when the page probe found it).
+    let w = r.effective_page_bytes.unwrap_or(4 * KIB);
+    let n = cap / w;
+    if n < 64 {
+        return Err(format!("the block probe needs at least 64 pages of target, it has {n}"));
     }
-    if ys.is_empty() {
-        return Err(format!("the block probe needs at least 512 KiB of target, it has {cap}"));
+    // Pass 1 lays the device out as pass 2 will overwrite it: sequential writes of one page,
+    // one at a time. Pass 2 overwrites it in the same order, so the blocks pass 1 filled
+    // become wholly invalid in turn and each block pass 2 fills costs one erase (a log-
+    // structured FTL cleaning a victim with nothing to copy) or one switch merge (a block-
+    // mapped FTL completing a block): a spike in the latency of the write that needs the
+    // block. A write buffer in front destages in the same rhythm. So the block is the bytes
+    // written per spike.
+    for i in 0..n {
+        t.write(i * w, w)?;
     }
+    // Three passes measured: a stream striped over many planes repeats its pattern only once
+    // every plane has filled a block, and the period needs two repeats in view.
+    let mut lat = Vec::with_capacity(3 * n as usize);
+    for _ in 0..3 {
+        for i in 0..n {
+            lat.push(t.write(i * w, w)?);
+        }
+    }
+    let n = 3 * n;
+    let typical = median(lat.clone()) as f64;
+    let spikes: Vec<u64> =
+        (0..n).filter(|&i| lat[i as usize] as f64 >= SPIKE * typical.max(1.0)).collect();
+    let cap_writes = n / 3;
+    let xs: Vec<f64> = (0..n).map(|i| (i % cap_writes * w) as f64).collect();
+    let ys: Vec<f64> = lat.iter().map(|&l| l as f64).collect();
     r.curves.push(Curve::new(
-        "block: random S-aligned writes of S bytes",
-        "request bytes",
-        "MB/s",
+        "block: sequential page writes over the written device",
+        "offset bytes",
+        "response ns",
         &xs,
         &ys,
     ));
-    let best = ys.iter().copied().fold(0.0, f64::max);
-    let i = ys.iter().position(|&y| y >= 0.9 * best).expect("the best is within 10 % of itself");
-    let rise = best / ys[0].max(f64::MIN_POSITIVE);
-    r.block = if i == 0 || rise < 1.3 {
-        Detected {
+    r.block = match spike_period(&spikes) {
+        None => Detected {
             value: None,
             confidence: 0.0,
-            how: format!("throughput flat over the sizes probed ({rise:.2}x from the smallest)"),
-        }
-    } else {
-        // Beyond the knee the curve should stay flat: its spread there is the noise.
-        let after = &ys[i..];
-        let spread = after.iter().copied().fold(0.0, f64::max)
-            / after.iter().copied().fold(f64::INFINITY, f64::min)
-            - 1.0;
-        Detected {
-            value: Some(xs[i] as u64),
-            confidence: confidence(ys[i] / ys[i - 1], spread),
             how: format!(
-                "throughput reaches {:.1} MB/s (within 10 % of the best, {:.2}x the size before) \
-                 at {} bytes",
-                ys[i],
-                ys[i] / ys[i - 1],
-                xs[i]
+                "{} spikes (writes >= {SPIKE}x the median) in {n} page writes of {w} bytes: no \
+                 period",
+                spikes.len()
             ),
+        },
+        Some(p) => {
+            let pages = p.period as f64 / p.per_period as f64;
+            let rounded = pages.round().max(1.0);
+            let off = (pages - rounded).abs();
+            Detected {
+                value: Some(rounded as u64 * w),
+                confidence: (p.score * (1.0 - 2.0 * off)).clamp(0.0, 1.0),
+                how: format!(
+                    "{} spikes in {n} sequential writes of {w} bytes repeat every {} writes \
+                     ({:.0} % of them), {} per period: one per {pages:.2} pages",
+                    spikes.len(),
+                    p.period,
+                    100.0 * p.score,
+                    p.per_period
+                ),
+            }
         }
     };
     r.block_bytes = r.block.value;
     Ok(())
+}
+
+/// The repeat of a spike pattern: every `period` writes, `per_period` spikes.
+#[derive(Debug, PartialEq)]
+struct SpikePeriod {
+    period: u64,
+    per_period: u64,
+    /// Share of the spikes with a partner one period later.
+    score: f64,
+}
+
+/// The smallest lag after which the spikes repeat (most spikes have a spike one lag later, give
+/// or take a write), and the spikes per lag. One block filled at a time gives one spike per
+/// block; a stream striped over several planes fills their blocks together, in a pattern that
+/// repeats once every plane has filled one — counted over whole periods, still one spike per
+/// block.
+fn spike_period(spikes: &[u64]) -> Option<SpikePeriod> {
+    let (&first, &last) = (spikes.first()?, spikes.last()?);
+    // The period is at least the gaps between its spikes: a lag shorter than most gaps only
+    // matches spikes that come in runs (a burst of spikes two writes apart matches a lag of
+    // 2). The 90th percentile, not the largest: a spike lost in a quiet spell doubles a gap.
+    let mut gaps: Vec<u64> = spikes.windows(2).map(|p| p[1] - p[0]).collect();
+    gaps.sort_unstable();
+    let shortest = gaps.get(gaps.len() * 9 / 10).copied().unwrap_or(0);
+    let partner = |at: u64, tol: u64| {
+        let i = spikes.partition_point(|&x| x + tol < at);
+        spikes.get(i).is_some_and(|&x| x <= at + tol)
+    };
+    for &candidate in &spikes[1..] {
+        let lag = candidate - first;
+        if lag < 2 {
+            continue;
+        }
+        let tol = 1 + lag / 500;
+        if lag + tol < shortest {
+            continue;
+        }
+        let eligible: Vec<u64> = spikes.iter().copied().filter(|&x| x + lag <= last).collect();
+        // At least two periods in view.
+        if eligible.len() < 3 || first + 2 * lag > last + tol {
+            break;
+        }
+        let matched = eligible.iter().filter(|&&x| partner(x + lag, tol)).count();
+        let score = matched as f64 / eligible.len() as f64;
+        if score >= 0.9 {
+            let periods = (last + tol - first) / lag;
+            let counted =
+                spikes.iter().filter(|&&x| x + tol / 2 < first + periods * lag).count() as u64;
+            let per_period = (counted as f64 / periods as f64).round().max(1.0) as u64;
+            return Some(SpikePeriod { period: lag, per_period, score });
+        }
+    }
+    None
 }
 
 #[cfg(test)]
