@@ -342,9 +342,19 @@ fn page(
     // A write cache that completes writes before they reach the flash (faster than a read:
     // a NAND program is always slower than a read) hides the writes' step: then reads decide
     // (the paper's Fig. 7d), on data pushed out of the cache first.
-    let probe_at = area / 2 / (64 * KIB) * (64 * KIB);
-    let w = timed(repeats.max(5), || t.write(probe_at, 4 * KIB))?;
-    let rd = timed(repeats.max(5), || t.read(probe_at + 64 * KIB, 4 * KIB))?;
+    // Each read on a page of its own (a cache that keeps what it read would answer a second
+    // read of one, as fast as a write it absorbed), writes beside them.
+    let (n, step) = (repeats.max(5) as u64, 128 * KIB);
+    let probe_at = area.saturating_sub(2 * n * step) / 2 / step * step;
+    let (mut i, mut j) = (0, 0);
+    let w = timed(n as usize, || {
+        i += 1;
+        t.write(probe_at + (i - 1) * 2 * step, 4 * KIB)
+    })?;
+    let rd = timed(n as usize, || {
+        j += 1;
+        t.read(probe_at + (j - 1) * 2 * step + step, 4 * KIB)
+    })?;
     if w < rd {
         r.page = page_reads(t, (o.max_page_bytes / KIB).clamp(2, 64), repeats, r)?;
         r.effective_page_bytes = r.page.value;
@@ -353,8 +363,8 @@ fn page(
     // At least three passes, even on the simulator: a cleaning stall on one write is not
     // the device's page (the median of three drops it).
     let (xs, curves, found) = page_search(t, max_x, repeats.max(3))?;
-    let what = "writes + flush";
-    let names = ["write + flush at k x", "write + flush at k x + 1 sector"];
+    let what = "writes";
+    let names = ["write at k x", "write at k x + 1 sector"];
     for (c, name) in curves.iter().zip(names) {
         let name = format!("effective page: {name} (median of {PAGE_PAIRS} pairs)");
         r.curves.push(Curve::new(&name, "request KiB", "response ns", &xs, c));
@@ -413,11 +423,12 @@ fn page_search(
     while x <= max_x {
         let mut pairs = vec![(Vec::new(), Vec::new()); PAGE_PAIRS as usize];
         for _ in 0..repeats {
-            // A write is timed with the FLUSH after it (an uncached device answers the
-            // FLUSH at once; a cache that held the write must program it now).
+            // Writes alone: this search runs only where writes reach the flash (no cache
+            // absorbs them), and a FLUSH on a wall-clock target (the image's or the drive's
+            // cache flush) would add more noise than step.
             for (k, p) in (0..PAGE_PAIRS).zip(&mut pairs) {
-                p.0.push(t.write(k * x, x)? + t.flush()?);
-                p.1.push(t.write(k * x + SECTOR, x)? + t.flush()?);
+                p.0.push(t.write(k * x, x)?);
+                p.1.push(t.write(k * x + SECTOR, x)?);
             }
         }
         let pairs: Vec<(f64, f64)> =
@@ -448,12 +459,17 @@ fn zone(
     r: &mut ProbeReport,
 ) -> Result<(), String> {
     let cap = t.capacity_bytes();
-    let len = 4 * KIB;
-    // Every read goes to a page of its own (A + k pages, B + k pages): a cache that kept what
-    // it read would otherwise answer the repeated reads without the mapping table.
+    // Reads of one effective page (when the page probe found it): every read goes to a page
+    // of its own (A + k pages, B + k pages), since a cache that kept what it read would answer
+    // a second read of a page — and a 4 KiB read of a larger page would share it with the next.
+    let len = r.effective_page_bytes.unwrap_or(4 * KIB).max(4 * KIB);
     let rounds = o.zone_rounds.max(1);
-    let reads = (rounds * repeats) as u64;
-    let first = (reads * len).next_power_of_two().max(64 * KIB);
+    // A's pages stay within 256 KiB (or one page), so that the shortest distance, and with it
+    // the smallest zone found, stays small whatever the page.
+    let reads = ((rounds * repeats) as u64).min((256 * KIB / len).max(1));
+    // Room below the shortest distance for A's pages and, in the bisection, a reference
+    // read's (see `ZoneBisect`).
+    let first = (2 * reads * len).next_power_of_two().max(64 * KIB);
     let distances: Vec<u64> = std::iter::successors(Some(first), |d| Some(d * 2))
         .take_while(|d| d + reads * len <= cap)
         .collect();
@@ -492,16 +508,7 @@ fn zone(
         &ys,
     ));
     r.zone = match zone_step(&ys) {
-        Some(Step { at: i, gap, spread }) => Detected {
-            value: Some(xs[i] as u64),
-            confidence: confidence(gap, spread),
-            how: format!(
-                "B's latency from d = {} bytes on is at least {gap:.2}x that at every shorter \
-                 distance ({:.2} spread among them)",
-                xs[i],
-                1.0 + spread
-            ),
-        },
+        Some(step) => zone_bisect(t, r, &xs, step, (reads, len, first))?,
         None => Detected {
             value: None,
             confidence: 0.0,
@@ -513,6 +520,94 @@ fn zone(
     };
     r.zone_bytes = r.zone.value;
     Ok(())
+}
+
+/// The zone between the doubling curve's last flat distance and its first high one (see
+/// `zone`): `shape` is (reads per test, read length, shortest distance).
+fn zone_bisect(
+    t: &mut dyn Target,
+    r: &ProbeReport,
+    xs: &[f64],
+    step: Step,
+    shape: (u64, u64, u64),
+) -> Result<Detected, String> {
+    let Step { at: i, gap, spread } = step;
+    let (reads, len, first) = shape;
+    // The doubling distances bracket the zone: B at d is in another zone than A's
+    // (and its table must be loaded) exactly when d ≥ the zone. Between the last flat
+    // distance and the first high one, a bisection finds the smallest high d, in
+    // effective pages (any number of them, not only powers of two).
+    // The threshold comes from the bisection's own pattern (one read of a fresh page of
+    // A, then one of B), at a distance known to be in another zone, on pages not read
+    // before: there a B read pays its table load and no more, while in the doubling
+    // curve it may also pay for the tables A's reads load back in between.
+    let unit = r.effective_page_bytes.unwrap_or(len).max(len);
+    // A's fresh pages lie in [reads + 1 pages, first / 2), the low reference's B pages
+    // in [first / 2, first / 2 + reads pages): both in A's zone, neither read before.
+    let mut bisect =
+        ZoneBisect { reads, len, threshold: 0.0, next_a: (reads + 1) * len, limit: first / 2 };
+    let low_ref = bisect.b_reads(t, first / 2)?.into_iter().fold(f64::MIN_POSITIVE, f64::max);
+    let high_ref = bisect
+        .b_reads(t, xs[i] as u64 + 2 * reads * len)?
+        .into_iter()
+        .fold(f64::INFINITY, f64::min);
+    bisect.threshold = (low_ref * high_ref).sqrt();
+    let threshold = bisect.threshold;
+    let (mut lo, mut hi) = (xs[i - 1] as u64 / unit, (xs[i] as u64).div_ceil(unit));
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if bisect.high(t, mid * unit)? {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(Detected {
+        value: Some(hi * unit),
+        confidence: confidence(gap, spread),
+        how: format!(
+            "B's latency from d = {} bytes on is at least {gap:.2}x that at every \
+             shorter power-of-two distance ({:.2} spread among them); bisected to the \
+             first d, in {unit}-byte steps, whose every B read is above {threshold:.0} ns",
+            xs[i],
+            1.0 + spread
+        ),
+    })
+}
+
+/// The zone probe's bisection: is B at distance d in another zone than A's?
+struct ZoneBisect {
+    reads: u64,
+    len: u64,
+    threshold: f64,
+    /// The next unread page of A's zone (each test reads pages of A no earlier read touched:
+    /// a cache that answered A would leave B's table resident).
+    next_a: u64,
+    /// A's pages stay below this (the shortest distance probed, inside A's zone).
+    limit: u64,
+}
+
+impl ZoneBisect {
+    /// Reads A, then B at d + k pages, `reads` times; B's latencies.
+    fn b_reads(&mut self, t: &mut dyn Target, d: u64) -> Result<Vec<f64>, String> {
+        let mut b = Vec::with_capacity(self.reads as usize);
+        for k in 0..self.reads {
+            if self.next_a + self.len > self.limit {
+                self.next_a = 0;
+            }
+            t.read(self.next_a, self.len)?;
+            self.next_a += self.len;
+            b.push(t.read(d + k * self.len, self.len)? as f64);
+        }
+        Ok(b)
+    }
+
+    /// Whether B at d is in another zone than A: every B read above the threshold (a slow
+    /// spell only raises reads, so one B read below it means B shares A's zone — at d
+    /// itself, the read nearest the boundary).
+    fn high(&mut self, t: &mut dyn Target, d: u64) -> Result<bool, String> {
+        Ok(self.b_reads(t, d)?.into_iter().all(|b| b >= self.threshold))
+    }
 }
 
 /// A step in a curve that is flat, then up and staying up.
