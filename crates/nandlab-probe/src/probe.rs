@@ -820,12 +820,11 @@ struct SpikePeriod {
 /// block.
 fn spike_period(spikes: &[u64]) -> Option<SpikePeriod> {
     let (&first, &last) = (spikes.first()?, spikes.last()?);
-    // The period is at least the gaps between its spikes: a lag shorter than most gaps only
-    // matches spikes that come in runs (a burst of spikes two writes apart matches a lag of
-    // 2). The 90th percentile, not the largest: a spike lost in a quiet spell doubles a gap.
-    let mut gaps: Vec<u64> = spikes.windows(2).map(|p| p[1] - p[0]).collect();
-    gaps.sort_unstable();
-    let shortest = gaps.get(gaps.len() * 9 / 10).copied().unwrap_or(0);
+    // The period is at least every gap between its spikes: a shorter lag only matches spikes
+    // that come in runs (a run of spikes one write apart matches a lag of 1). A spike lost in
+    // a quiet spell doubles a gap, and with it the period found — and the spikes counted in
+    // it, so the block stays the same.
+    let shortest = spikes.windows(2).map(|p| p[1] - p[0]).max().unwrap_or(0);
     let partner = |at: u64, tol: u64| {
         let i = spikes.partition_point(|&x| x + tol < at);
         spikes.get(i).is_some_and(|&x| x <= at + tol)
