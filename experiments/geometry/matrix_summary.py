@@ -6,7 +6,8 @@ import csv
 import sys
 from collections import Counter
 
-rows = list(csv.DictReader(open(sys.argv[1])))
+with open(sys.argv[1]) as f:
+    rows = list(csv.DictReader(f))
 commit = sys.argv[2] if len(sys.argv) > 2 else "?"
 devices = sorted({int(r["device"]) for r in rows})
 seed = rows[0]["seed"] if rows else "?"
@@ -16,7 +17,10 @@ for r in rows:
     exact[r["probe"]] += r["exact"] == "true"
 total = sum(n[p] for p in ("page", "block", "zone", "parallel"))
 hits = sum(exact[p] for p in ("page", "block", "zone", "parallel"))
-print(f"# Geometry probes on the random device matrix (seed {seed}, {len(devices)} devices, commit {commit})")
+print(
+    f"# Geometry probes on the random device matrix "
+    f"(seed {seed}, {len(devices)} devices, commit {commit})"
+)
 print()
 print("`bash experiments/geometry/matrix.sh` — ranges in `crates/nandlab-probe/src/matrix.rs`.")
 print("A zone counts as exact when none is configured and none is found.")

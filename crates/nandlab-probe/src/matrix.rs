@@ -34,6 +34,26 @@ const MAX_BLOCK_BYTES: u64 = 64 * MIB;
 /// over, and the simulation's time grows with the pages.
 const MAX_LOGICAL_PAGES: u64 = 1 << 20;
 
+/// The FTL kinds drawn (an enum, not names: no mechanism compares a policy's name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Page,
+    Bast,
+    Sast,
+    Fast,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Page => "page",
+            Kind::Bast => "bast",
+            Kind::Sast => "sast",
+            Kind::Fast => "fast",
+        }
+    }
+}
+
 /// One drawn device: its `--set` overrides and the values its probes should find.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MatrixDevice {
@@ -81,12 +101,14 @@ pub fn draw(seed: u64, index: u32) -> MatrixDevice {
         let chips = uniform(&mut state, 1, 8);
         let planes = uniform(&mut state, 1, 4);
         let ppb = log_uniform(&mut state, 16, 1024);
-        let kind =
-            ["page", "page", "page", "bast", "sast", "fast"][uniform(&mut state, 0, 5) as usize];
+        // Half the devices the page FTL; the hybrid kinds a sixth each.
+        let kind = [Kind::Page, Kind::Page, Kind::Page, Kind::Bast, Kind::Sast, Kind::Fast]
+            [uniform(&mut state, 0, 5) as usize];
         let zone_on = next(&mut state).is_multiple_of(2);
         let zone_mib = log_uniform(&mut state, 1, 64);
-        let buffer =
-            ["none", "none", "none", "lru", "fab", "bplru"][uniform(&mut state, 0, 5) as usize];
+        // Half the devices no buffer (`None`); the buffer kinds a sixth each.
+        let buffer = [None, None, None, Some("lru"), Some("fab"), Some("bplru")]
+            [uniform(&mut state, 0, 5) as usize];
         let buffer_mib = uniform(&mut state, 1, 8);
         let effective_page = page * channels;
         let block = effective_page * ppb;
@@ -94,7 +116,7 @@ pub fn draw(seed: u64, index: u32) -> MatrixDevice {
             continue;
         }
         // The hybrid kinds map whole blocks: their zones are whole blocks.
-        let zone_unit = if kind == "page" { effective_page } else { block };
+        let zone_unit = if kind == Kind::Page { effective_page } else { block };
         let zone = zone_on.then(|| (zone_mib * MIB / zone_unit).max(1) * zone_unit);
         // Logical blocks: 64 MiB, 16 blocks, 4 zones, whichever is most...
         let mut logical_blocks =
@@ -104,11 +126,11 @@ pub fn draw(seed: u64, index: u32) -> MatrixDevice {
         // hybrid FTL its log blocks and a merge destination. Utilization 0.8 unless that leaves
         // too few; then lower, down to 0.5, and beyond that more logical blocks.
         let planes_total = gangs * chips * planes;
-        let spare = if kind == "page" { 3 * planes_total + 2 } else { 9 } + 2;
+        let spare = if kind == Kind::Page { 3 * planes_total + 2 } else { 9 } + 2;
         logical_blocks = logical_blocks.max(spare);
         // SAST maps groups of `ftl.group_data_blocks` (4) logical blocks; a zone is whole
         // groups then too.
-        if kind == "sast" {
+        if kind == Kind::Sast {
             logical_blocks = logical_blocks.next_multiple_of(4);
         }
         let physical = (logical_blocks * 5).div_ceil(4).max(logical_blocks + spare);
@@ -127,24 +149,25 @@ pub fn draw(seed: u64, index: u32) -> MatrixDevice {
             format!("device.pages_per_block={ppb}"),
             format!("device.logical_bytes={capacity}"),
             format!("device.utilization={utilization}"),
-            format!("ftl.kind={kind}"),
+            format!("ftl.kind={}", kind.name()),
         ];
-        if kind == "page" {
+        if kind == Kind::Page {
             overrides.push("ftl.placement=host-gc".into());
         }
         if let Some(z) = zone {
             overrides.push(format!("ftl.mapping_zone_bytes={z}"));
         }
-        if buffer != "none" {
+        if let Some(buffer) = buffer {
             overrides.push(format!("buffer.kind={buffer}"));
             let pages = (buffer_mib * MIB / effective_page).max(1);
             overrides.push(format!("buffer.size_bytes={}", pages * effective_page));
         }
         let summary = format!(
-            "{}K×{channels} page, {gangs}g×{chips}c×{planes}p, {ppb} ppb, {kind}, zone {}, buffer {}",
+            "{}K×{channels} page, {gangs}g×{chips}c×{planes}p, {ppb} ppb, {}, zone {}, buffer {}",
             page / KIB,
+            kind.name(),
             zone.map_or("off".to_string(), |z| format!("{:.2}M", z as f64 / MIB as f64)),
-            if buffer == "none" { "none".to_string() } else { format!("{buffer} {buffer_mib}M") },
+            buffer.map_or("none".to_string(), |b| format!("{b} {buffer_mib}M")),
         );
         return MatrixDevice {
             seed,

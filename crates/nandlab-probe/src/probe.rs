@@ -29,7 +29,11 @@
 //!   of every B read there (rounds × repeats); the curve is flat, then steps up and stays up,
 //!   so the zone is the split of the curve into a short part and a long part with the largest
 //!   gap (the long part's lowest ÷ the short part's highest), when that gap is ≥ 1.2 and at
-//!   least twice the short part's own spread.
+//!   least twice the short part's own spread. That split brackets the zone between two powers
+//!   of two; a bisection in effective pages then finds the smallest d whose every B read (one
+//!   read of a fresh page of A before each) is above the geometric mean of a B read in A's
+//!   zone and one beyond the step: the zone, any whole number of pages. Reads are one
+//!   effective page each (a 4 KiB read of a larger page would share it with the next read).
 //! - **Parallel units** (ours): random 4 KiB reads kept at queue depth 1, 2, 4, … 64 (a closed
 //!   loop: each completion issues the next read); the units are
 //!   the highest throughput ÷ the queue-depth-1 throughput, rounded (the dies — or gangs, when
