@@ -581,56 +581,154 @@ fn mix(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The parallel-units probe (the module doc's bullet): pairs of reads issued together, one of
+/// a page never read before and one of a representative of each unit found so far; a pair on
+/// one die takes about two reads, a pair on two dies about one (plus a bus transfer when they
+/// share a bus). The units are the classes of pages that collide.
 fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(), String> {
     let cap = t.capacity_bytes();
     let len = 4 * KIB;
-    // Within one mapping zone when the zone probe found one: reads spread over several zones
-    // would time the table loads, not the dies.
-    let area = (cap / 2).min(64 * MIB).min(r.zone_bytes.unwrap_or(u64::MAX)) / len * len;
-    if area < MIB {
-        return Err("the parallel-units probe needs at least 2 MiB of target".into());
-    }
-    // The reads' area holds data.
-    write_through(t, 0, area)?;
-    let max_qd = t.max_queue_depth().min(64);
-    let reads = 1024usize;
-    let reqs: Vec<(u64, u64)> =
-        (0..reads as u64).map(|i| (mix(i) % (area / len) * len, len)).collect();
-    let (mut xs, mut ys) = (Vec::new(), Vec::new());
-    let mut qd = 1;
-    while qd <= max_qd {
-        let ns = timed(repeats, || t.read_queue(&reqs, qd))?;
-        xs.push(qd as f64);
-        ys.push(reads as f64 / (ns.max(1) as f64 / 1e9));
-        qd *= 2;
-    }
-    r.curves.push(Curve::new(
-        "parallel units: random 4 KiB reads",
-        "queue depth",
-        "reads per second",
-        &xs,
-        &ys,
-    ));
-    if xs.len() < 2 {
+    // Within one mapping zone when the zone probe found one: a read in another zone would time
+    // a table load beside the dies.
+    let area = cap.min(r.zone_bytes.unwrap_or(u64::MAX)) / len;
+    if area < 64 || t.max_queue_depth() < 2 {
         r.parallel = Detected {
             value: None,
             confidence: 0.0,
-            how: "the target serves one request at a time here (queue depth 1 only)".into(),
+            how: "the target cannot keep two reads in flight (or has under 256 KiB)".into(),
         };
         return Ok(());
     }
-    let best = ys.iter().copied().fold(0.0, f64::max);
-    let units = best / ys[0];
-    let rounded = units.round().max(1.0);
+    // A settled device: what earlier probes left in a write buffer goes to flash first.
+    t.flush()?;
+    let mut fresh = FreshPages::new(area, len);
+    let mut singles = Vec::new();
+    for _ in 0..(8 * repeats).max(9) {
+        let o = fresh.next();
+        singles.push(timed(repeats, || t.read(o, len))? as f64);
+    }
+    let one = median_f64(singles.iter().copied());
+    let classes = collide(t, &mut fresh, one, repeats)?;
+    parallel_report(r, &classes, one);
+    Ok(())
+}
+
+/// Random 4 KiB pages of the probed area, each handed out once (a buffer that keeps what it
+/// read would answer a second read of one).
+struct FreshPages {
+    area: u64,
+    len: u64,
+    i: u64,
+    used: std::collections::HashSet<u64>,
+}
+
+impl FreshPages {
+    fn new(area: u64, len: u64) -> Self {
+        Self { area, len, i: 0, used: std::collections::HashSet::new() }
+    }
+    fn next(&mut self) -> u64 {
+        loop {
+            self.i += 1;
+            let p = mix(self.i ^ 0x5eed) % self.area;
+            if self.used.len() as u64 >= self.area || self.used.insert(p) {
+                return p * self.len;
+            }
+        }
+    }
+}
+
+/// The classes pair reads found: per class, its representative page and the pair times of
+/// its members (same die), plus every pair time between classes.
+struct Classes {
+    reps: Vec<u64>,
+    same: Vec<f64>,
+    apart: Vec<f64>,
+    pages: usize,
+    exhausted: bool,
+}
+
+/// Most units the probe separates (a device with more reads as this many, low confidence).
+const MAX_UNITS: usize = 512;
+
+fn collide(
+    t: &mut dyn Target,
+    fresh: &mut FreshPages,
+    one: f64,
+    repeats: usize,
+) -> Result<Classes, String> {
+    let len = fresh.len;
+    let mut c = Classes { reps: Vec::new(), same: Vec::new(), apart: Vec::new(), pages: 0, exhausted: false };
+    let mut since_new = 0usize;
+    // A unit not seen yet is hit by a fresh page with probability ≥ 1 ÷ (K + 1) when K are
+    // known: after 6 (K + 1) + 10 pages in a row that all fell in known units, one is missed
+    // with probability under e^-6.
+    while since_new < 6 * (c.reps.len() + 1) + 10 {
+        if c.reps.len() >= MAX_UNITS || c.pages as u64 >= fresh.area {
+            c.exhausted = true;
+            break;
+        }
+        let p = fresh.next();
+        c.pages += 1;
+        let mut found = false;
+        for i in 0..c.reps.len() {
+            let q = c.reps[i];
+            let pair = timed(repeats, || t.read_queue(&[(p, len), (q, len)], 2))? as f64;
+            if pair > 1.5 * one {
+                c.same.push(pair);
+                // The last class hit first next time: neighbours in the sequence often share one.
+                c.reps[..=i].rotate_right(1);
+                found = true;
+                break;
+            }
+            c.apart.push(pair);
+        }
+        if found {
+            since_new += 1;
+        } else {
+            c.reps.push(p);
+            since_new = 0;
+        }
+    }
+    Ok(c)
+}
+
+fn parallel_report(r: &mut ProbeReport, c: &Classes, one: f64) {
+    let units = c.reps.len() as u64;
+    let lo_same = c.same.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi_apart = c.apart.iter().copied().fold(0.0, f64::max);
+    // The gap between the two kinds of pair against the threshold between them.
+    let gap = if c.same.is_empty() || c.apart.is_empty() { 1.0 } else { lo_same / hi_apart };
+    let mut conf = if c.same.is_empty() {
+        0.3
+    } else {
+        confidence(gap.max(1.0), 0.05)
+    };
+    if c.exhausted {
+        conf = conf.min(0.2);
+    }
+    let xs: Vec<f64> = (0..c.same.len() + c.apart.len()).map(|i| i as f64).collect();
+    let ys: Vec<f64> = c.same.iter().chain(&c.apart).map(|ns| ns / one).collect();
+    r.curves.push(Curve::new(
+        "parallel units: pairs of reads (same unit first)",
+        "pair",
+        "pair time / one read",
+        &xs,
+        &ys,
+    ));
     r.parallel = Detected {
-        value: Some(rounded as u64),
-        confidence: (1.0 - (units - rounded).abs()).clamp(0.0, 1.0),
+        value: Some(units),
+        confidence: conf,
         how: format!(
-            "highest throughput {best:.0} reads/s = {units:.2} x the queue-depth-1 throughput"
+            "{units} classes of colliding pages over {} fresh pages: a pair on one unit took \
+             {:.2}-{:.2} x one read ({one:.0} ns), pairs on two units at most {:.2} x{}",
+            c.pages,
+            lo_same / one,
+            c.same.iter().copied().fold(0.0, f64::max) / one,
+            hi_apart / one,
+            if c.exhausted { "; stopped before the count settled" } else { "" }
         ),
     };
     r.parallel_units = r.parallel.value;
-    Ok(())
 }
 
 /// A spike of the block probe: a write at least this many times the median write.
