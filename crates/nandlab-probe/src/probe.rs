@@ -30,13 +30,23 @@
 //!   so the zone is the split of the curve into a short part and a long part with the largest
 //!   gap (the long part's lowest ÷ the short part's highest), when that gap is ≥ 1.2 and at
 //!   least twice the short part's own spread.
-//! - **Parallel units** (ours): random 4 KiB reads kept at queue depth 1, 2, 4, … 64 (a closed
-//!   loop: each completion issues the next read); the units are
-//!   the highest throughput ÷ the queue-depth-1 throughput, rounded (the dies — or gangs, when
-//!   the bus binds first — that serve reads at once). The reads stay within one mapping zone
-//!   when the zone probe found one. On a wall-clock target the depth-1 latency includes the
-//!   client's round trip, so the estimate reads high by round trip ÷ read time (a 40 µs round
-//!   trip beside 200 µs reads turns 4 dies into 4.5): it needs reads long beside the round trip.
+//! - **Parallel units** (ours): the dies, counted by collisions. Two reads issued together
+//!   take about one read when they go to two dies (plus a transfer when they share a bus) and
+//!   about two when they go to one (a die reads one page at a time), whatever the planes, the
+//!   bus or the client's round trip (it adds to both alike). Fresh random 4 KiB pages (each
+//!   read once: a cache would answer a second read) are read each with a member of every class
+//!   found so far until a pair takes over 1.5x one read (the page joins that class) or none
+//!   does (a new class); it stops once 6 (K + 1) + 10 pages in a row fell in the K known
+//!   classes (a die not seen yet is then missed with probability under e^-6). Throughput
+//!   ratios were not used: random reads collide on dies, the bus binds reads from 4 dies on
+//!   (writes from about 20 dies × planes), and a buffer answering reads counts as units. A
+//!   read cache (a page read again answers fast) is detected and its members are used only
+//!   after enough other reads to have pushed them out (on the matrix the count still does not
+//!   settle behind an LRU or FAB buffer: confidence 0.2). The reads stay within one mapping zone
+//!   when the zone probe found one. Confidence: the gap between the slowest two-die pair and the
+//!   fastest one-die pair; 0.2 at most when the count did not settle within 512 classes or half
+//!   the area. A device that keeps its data on fewer dies than it has (a block-mapped FTL with
+//!   few blocks, or a zone of one block) shows fewer.
 //!
 //! Every step's time is the median of `repeats` measurements on wall-clock targets (one on the
 //! simulator, whose times are exact). Each result carries a confidence in [0, 1]: the step's
@@ -608,7 +618,15 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
         singles.push(timed(repeats, || t.read(o, len))? as f64);
     }
     let one = median_f64(singles.iter().copied());
-    let classes = collide(t, &mut fresh, one, repeats)?;
+    let Some(window) = read_window(t, &mut fresh, one)? else {
+        r.parallel = Detected {
+            value: None,
+            confidence: 0.0,
+            how: "a read cache answered a page read again after 2^20 other reads".into(),
+        };
+        return Ok(());
+    };
+    let classes = collide(t, &mut fresh, one, repeats, window)?;
     parallel_report(r, &classes, one);
     Ok(())
 }
@@ -637,72 +655,133 @@ impl FreshPages {
     }
 }
 
-/// The classes pair reads found: per class, its representative page and the pair times of
-/// its members (same die), plus every pair time between classes.
+/// The classes pair reads found: how many, the pair times on one unit and on two, the fresh
+/// pages classified, whether the count had not settled, and the reads after which a read
+/// cache has let a page go (0: no read cache).
 struct Classes {
-    reps: Vec<u64>,
+    units: usize,
     same: Vec<f64>,
     apart: Vec<f64>,
     pages: usize,
     exhausted: bool,
+    window: u64,
 }
 
 /// Most units the probe separates (a device with more reads as this many, low confidence).
 const MAX_UNITS: usize = 512;
 
+/// Reads after which a read cache no longer holds a page read before them: 0 without a read
+/// cache (a second read of a page as slow as the first), `None` when none let it go within
+/// 2^20 reads. The fresh reads in between go 64 at a time.
+fn read_window(
+    t: &mut dyn Target,
+    fresh: &mut FreshPages,
+    one: f64,
+) -> Result<Option<u64>, String> {
+    let len = fresh.len;
+    let x = fresh.next();
+    t.read(x, len)?;
+    if t.read(x, len)? as f64 > 0.7 * one {
+        return Ok(Some(0));
+    }
+    let mut n = 64;
+    while n <= 1 << 20 {
+        t.read(x, len)?;
+        filler(t, fresh, n)?;
+        if t.read(x, len)? as f64 > 0.7 * one {
+            // Twice the first that let it go: a cache evicting by groups may keep some longer.
+            return Ok(Some(2 * n));
+        }
+        n *= 2;
+    }
+    Ok(None)
+}
+
+/// `n` reads of fresh pages, 64 in flight: they push what a read cache holds out of it.
+fn filler(t: &mut dyn Target, fresh: &mut FreshPages, n: u64) -> Result<(), String> {
+    let reqs: Vec<(u64, u64)> = (0..n).map(|_| (fresh.next(), fresh.len)).collect();
+    t.read_queue(&reqs, t.max_queue_depth().min(64))?;
+    Ok(())
+}
+
+/// Classifies fresh pages by pair reads with a member of each known class (a member no read
+/// cache holds any more: read at least `window` reads ago).
 fn collide(
     t: &mut dyn Target,
     fresh: &mut FreshPages,
     one: f64,
     repeats: usize,
+    window: u64,
 ) -> Result<Classes, String> {
     let len = fresh.len;
-    let mut c = Classes { reps: Vec::new(), same: Vec::new(), apart: Vec::new(), pages: 0, exhausted: false };
+    let mut c = Classes {
+        units: 0,
+        same: Vec::new(),
+        apart: Vec::new(),
+        pages: 0,
+        exhausted: false,
+        window,
+    };
+    // Per class its members with the read count at their last read, oldest first; the classes
+    // in the order to try (the last hit first: neighbours in the sequence often share one).
+    let mut members: Vec<std::collections::VecDeque<(u64, u64)>> = Vec::new();
+    let mut order: Vec<usize> = Vec::new();
+    let mut reads = 0u64;
     let mut since_new = 0usize;
     // A unit not seen yet is hit by a fresh page with probability ≥ 1 ÷ (K + 1) when K are
     // known: after 6 (K + 1) + 10 pages in a row that all fell in known units, one is missed
     // with probability under e^-6.
-    while since_new < 6 * (c.reps.len() + 1) + 10 {
-        if c.reps.len() >= MAX_UNITS || c.pages as u64 >= fresh.area {
+    while since_new < 6 * (members.len() + 1) + 10 {
+        if members.len() >= MAX_UNITS || c.pages as u64 * 2 >= fresh.area {
             c.exhausted = true;
             break;
         }
         let p = fresh.next();
         c.pages += 1;
-        let mut found = false;
-        for i in 0..c.reps.len() {
-            let q = c.reps[i];
+        let mut hit = None;
+        for k in 0..order.len() {
+            let i = order[k];
+            let (q, stamp) = members[i].pop_front().expect("a class has members");
+            if stamp + window > reads {
+                let n = stamp + window - reads;
+                filler(t, fresh, n)?;
+                reads += n;
+            }
             let pair = timed(repeats, || t.read_queue(&[(p, len), (q, len)], 2))? as f64;
+            reads += 2;
+            members[i].push_back((q, reads));
             if pair > 1.5 * one {
                 c.same.push(pair);
-                // The last class hit first next time: neighbours in the sequence often share one.
-                c.reps[..=i].rotate_right(1);
-                found = true;
+                order[..=k].rotate_right(1);
+                hit = Some(i);
                 break;
             }
             c.apart.push(pair);
         }
-        if found {
-            since_new += 1;
-        } else {
-            c.reps.push(p);
-            since_new = 0;
+        match hit {
+            Some(i) => {
+                members[i].push_back((p, reads));
+                since_new += 1;
+            }
+            None => {
+                reads += 1;
+                members.push([(p, reads)].into());
+                order.insert(0, members.len() - 1);
+                since_new = 0;
+            }
         }
     }
+    c.units = members.len();
     Ok(c)
 }
 
 fn parallel_report(r: &mut ProbeReport, c: &Classes, one: f64) {
-    let units = c.reps.len() as u64;
+    let units = c.units as u64;
     let lo_same = c.same.iter().copied().fold(f64::INFINITY, f64::min);
     let hi_apart = c.apart.iter().copied().fold(0.0, f64::max);
     // The gap between the two kinds of pair against the threshold between them.
     let gap = if c.same.is_empty() || c.apart.is_empty() { 1.0 } else { lo_same / hi_apart };
-    let mut conf = if c.same.is_empty() {
-        0.3
-    } else {
-        confidence(gap.max(1.0), 0.05)
-    };
+    let mut conf = if c.same.is_empty() { 0.3 } else { confidence(gap.max(1.0), 0.05) };
     if c.exhausted {
         conf = conf.min(0.2);
     }
@@ -720,12 +799,17 @@ fn parallel_report(r: &mut ProbeReport, c: &Classes, one: f64) {
         confidence: conf,
         how: format!(
             "{units} classes of colliding pages over {} fresh pages: a pair on one unit took \
-             {:.2}-{:.2} x one read ({one:.0} ns), pairs on two units at most {:.2} x{}",
+             {:.2}-{:.2} x one read ({one:.0} ns), pairs on two units at most {:.2} x{}{}",
             c.pages,
             lo_same / one,
             c.same.iter().copied().fold(0.0, f64::max) / one,
             hi_apart / one,
-            if c.exhausted { "; stopped before the count settled" } else { "" }
+            if c.exhausted { "; stopped before the count settled" } else { "" },
+            if c.window > 0 {
+                format!("; a read cache keeps pages for under {} reads", c.window)
+            } else {
+                String::new()
+            }
         ),
     };
     r.parallel_units = r.parallel.value;
