@@ -600,7 +600,7 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     let len = 4 * KIB;
     // Within one mapping zone when the zone probe found one: a read in another zone would time
     // a table load beside the dies.
-    let area = cap.min(r.zone_bytes.unwrap_or(u64::MAX)) / len;
+    let area = cap.min(32 * MIB).min(r.zone_bytes.unwrap_or(u64::MAX)) / len;
     if area < 64 || t.max_queue_depth() < 2 {
         r.parallel = Detected {
             value: None,
@@ -609,7 +609,9 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
         };
         return Ok(());
     }
-    // A settled device: what earlier probes left in a write buffer goes to flash first.
+    // The probe's own area, written in order and flushed (a read of space never written may
+    // cost nothing, and what earlier probes left in a write buffer goes to flash first).
+    write_through(t, 0, area * len)?;
     t.flush()?;
     let mut fresh = FreshPages::new(area, len);
     let mut singles = Vec::new();
@@ -622,7 +624,7 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
         r.parallel = Detected {
             value: None,
             confidence: 0.0,
-            how: "a read cache answered a page read again after 2^20 other reads".into(),
+            how: "a read cache answered a page read again after 2^14 other reads".into(),
         };
         return Ok(());
     };
@@ -672,7 +674,7 @@ const MAX_UNITS: usize = 512;
 
 /// Reads after which a read cache no longer holds a page read before them: 0 without a read
 /// cache (a second read of a page as slow as the first), `None` when none let it go within
-/// 2^20 reads. The fresh reads in between go 64 at a time.
+/// 2^14 reads (a page-cache buffer holds at most 8 MiB on the matrix). The fresh reads in between go 64 at a time.
 fn read_window(
     t: &mut dyn Target,
     fresh: &mut FreshPages,
@@ -685,7 +687,7 @@ fn read_window(
         return Ok(Some(0));
     }
     let mut n = 64;
-    while n <= 1 << 20 {
+    while n <= 1 << 14 {
         t.read(x, len)?;
         filler(t, fresh, n)?;
         if t.read(x, len)? as f64 > 0.7 * one {
