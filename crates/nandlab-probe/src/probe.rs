@@ -34,13 +34,23 @@
 //!   read of a fresh page of A before each) is above the geometric mean of a B read in A's
 //!   zone and one beyond the step: the zone, any whole number of pages. Reads are one
 //!   effective page each (a 4 KiB read of a larger page would share it with the next read).
-//! - **Parallel units** (ours): random 4 KiB reads kept at queue depth 1, 2, 4, … 64 (a closed
-//!   loop: each completion issues the next read); the units are
-//!   the highest throughput ÷ the queue-depth-1 throughput, rounded (the dies — or gangs, when
-//!   the bus binds first — that serve reads at once). The reads stay within one mapping zone
-//!   when the zone probe found one. On a wall-clock target the depth-1 latency includes the
-//!   client's round trip, so the estimate reads high by round trip ÷ read time (a 40 µs round
-//!   trip beside 200 µs reads turns 4 dies into 4.5): it needs reads long beside the round trip.
+//! - **Parallel units** (ours): the dies, counted by collisions. Two reads issued together
+//!   take about one read when they go to two dies (plus a transfer when they share a bus) and
+//!   about two when they go to one (a die reads one page at a time), whatever the planes, the
+//!   bus or the client's round trip (it adds to both alike). Fresh random 4 KiB pages (each
+//!   read once: a cache would answer a second read) are read each with a member of every class
+//!   found so far until a pair takes over 1.5x one read (the page joins that class) or none
+//!   does (a new class); it stops once 6 (K + 1) + 10 pages in a row fell in the K known
+//!   classes (a die not seen yet is then missed with probability under e^-6). Throughput
+//!   ratios were not used: random reads collide on dies, the bus binds reads from 4 dies on
+//!   (writes from about 20 dies × planes), and a buffer answering reads counts as units. A
+//!   read cache (a page read again answers fast) is detected and its members are used only
+//!   after enough other reads to have pushed them out (on the matrix the count still does not
+//!   settle behind an LRU or FAB buffer: confidence 0.2). The reads stay within one mapping zone
+//!   when the zone probe found one. Confidence: the gap between the slowest two-die pair and the
+//!   fastest one-die pair; 0.2 at most when the count did not settle within 512 classes or half
+//!   the area. A device that keeps its data on fewer dies than it has (a block-mapped FTL with
+//!   few blocks, or a zone of one block) shows fewer.
 //!
 //! Every step's time is the median of `repeats` measurements on wall-clock targets (one on the
 //! simulator, whose times are exact). Each result carries a confidence in [0, 1]: the step's
@@ -680,56 +690,236 @@ fn mix(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The parallel-units probe (the module doc's bullet): pairs of reads issued together, one of
+/// a page never read before and one of a representative of each unit found so far; a pair on
+/// one die takes about two reads, a pair on two dies about one (plus a bus transfer when they
+/// share a bus). The units are the classes of pages that collide.
 fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(), String> {
     let cap = t.capacity_bytes();
     let len = 4 * KIB;
-    // Within one mapping zone when the zone probe found one: reads spread over several zones
-    // would time the table loads, not the dies.
-    let area = (cap / 2).min(64 * MIB).min(r.zone_bytes.unwrap_or(u64::MAX)) / len * len;
-    if area < MIB {
-        return Err("the parallel-units probe needs at least 2 MiB of target".into());
-    }
-    // The reads' area holds data.
-    write_through(t, 0, area)?;
-    let max_qd = t.max_queue_depth().min(64);
-    let reads = 1024usize;
-    let reqs: Vec<(u64, u64)> =
-        (0..reads as u64).map(|i| (mix(i) % (area / len) * len, len)).collect();
-    let (mut xs, mut ys) = (Vec::new(), Vec::new());
-    let mut qd = 1;
-    while qd <= max_qd {
-        let ns = timed(repeats, || t.read_queue(&reqs, qd))?;
-        xs.push(qd as f64);
-        ys.push(reads as f64 / (ns.max(1) as f64 / 1e9));
-        qd *= 2;
-    }
-    r.curves.push(Curve::new(
-        "parallel units: random 4 KiB reads",
-        "queue depth",
-        "reads per second",
-        &xs,
-        &ys,
-    ));
-    if xs.len() < 2 {
+    // Within one mapping zone when the zone probe found one: a read in another zone would time
+    // a table load beside the dies.
+    let area = cap.min(32 * MIB).min(r.zone_bytes.unwrap_or(u64::MAX)) / len;
+    if area < 64 || t.max_queue_depth() < 2 {
         r.parallel = Detected {
             value: None,
             confidence: 0.0,
-            how: "the target serves one request at a time here (queue depth 1 only)".into(),
+            how: "the target cannot keep two reads in flight (or has under 256 KiB)".into(),
         };
         return Ok(());
     }
-    let best = ys.iter().copied().fold(0.0, f64::max);
-    let units = best / ys[0];
-    let rounded = units.round().max(1.0);
+    // The probe's own area, written in order and flushed (a read of space never written may
+    // cost nothing, and what earlier probes left in a write buffer goes to flash first).
+    write_through(t, 0, area * len)?;
+    t.flush()?;
+    let mut fresh = FreshPages::new(area, len);
+    let mut singles = Vec::new();
+    for _ in 0..(8 * repeats).max(9) {
+        let o = fresh.next();
+        singles.push(timed(repeats, || t.read(o, len))? as f64);
+    }
+    let one = median_f64(singles.iter().copied());
+    let Some(window) = read_window(t, &mut fresh, one)? else {
+        r.parallel = Detected {
+            value: None,
+            confidence: 0.0,
+            how: "a read cache answered a page read again after 2^14 other reads".into(),
+        };
+        return Ok(());
+    };
+    let classes = collide(t, &mut fresh, one, repeats, window)?;
+    parallel_report(r, &classes, one);
+    Ok(())
+}
+
+/// Random 4 KiB pages of the probed area, each handed out once (a buffer that keeps what it
+/// read would answer a second read of one).
+struct FreshPages {
+    area: u64,
+    len: u64,
+    i: u64,
+    used: std::collections::HashSet<u64>,
+}
+
+impl FreshPages {
+    fn new(area: u64, len: u64) -> Self {
+        Self { area, len, i: 0, used: std::collections::HashSet::new() }
+    }
+    fn next(&mut self) -> u64 {
+        loop {
+            self.i += 1;
+            let p = mix(self.i ^ 0x5eed) % self.area;
+            if self.used.len() as u64 >= self.area || self.used.insert(p) {
+                return p * self.len;
+            }
+        }
+    }
+}
+
+/// The classes pair reads found: how many, the pair times on one unit and on two, the fresh
+/// pages classified, whether the count had not settled, and the reads after which a read
+/// cache has let a page go (0: no read cache).
+struct Classes {
+    units: usize,
+    same: Vec<f64>,
+    apart: Vec<f64>,
+    pages: usize,
+    exhausted: bool,
+    window: u64,
+}
+
+/// Most units the probe separates (a device with more reads as this many, low confidence).
+const MAX_UNITS: usize = 512;
+
+/// Reads after which a read cache no longer holds a page read before them: 0 without a read
+/// cache (a second read of a page as slow as the first), `None` when none let it go within
+/// 2^14 reads (a page-cache buffer holds at most 8 MiB on the matrix). The fresh reads in between go 64 at a time.
+fn read_window(
+    t: &mut dyn Target,
+    fresh: &mut FreshPages,
+    one: f64,
+) -> Result<Option<u64>, String> {
+    let len = fresh.len;
+    let x = fresh.next();
+    t.read(x, len)?;
+    if t.read(x, len)? as f64 > 0.7 * one {
+        return Ok(Some(0));
+    }
+    let mut n = 64;
+    while n <= 1 << 14 {
+        t.read(x, len)?;
+        filler(t, fresh, n)?;
+        if t.read(x, len)? as f64 > 0.7 * one {
+            // Twice the first that let it go: a cache evicting by groups may keep some longer.
+            return Ok(Some(2 * n));
+        }
+        n *= 2;
+    }
+    Ok(None)
+}
+
+/// `n` reads of fresh pages, 64 in flight: they push what a read cache holds out of it.
+fn filler(t: &mut dyn Target, fresh: &mut FreshPages, n: u64) -> Result<(), String> {
+    let reqs: Vec<(u64, u64)> = (0..n).map(|_| (fresh.next(), fresh.len)).collect();
+    t.read_queue(&reqs, t.max_queue_depth().min(64))?;
+    Ok(())
+}
+
+/// Classifies fresh pages by pair reads with a member of each known class (a member no read
+/// cache holds any more: read at least `window` reads ago).
+fn collide(
+    t: &mut dyn Target,
+    fresh: &mut FreshPages,
+    one: f64,
+    repeats: usize,
+    window: u64,
+) -> Result<Classes, String> {
+    let len = fresh.len;
+    let mut c = Classes {
+        units: 0,
+        same: Vec::new(),
+        apart: Vec::new(),
+        pages: 0,
+        exhausted: false,
+        window,
+    };
+    // Per class its members with the read count at their last read, oldest first; the classes
+    // in the order to try (the last hit first: neighbours in the sequence often share one).
+    let mut members: Vec<std::collections::VecDeque<(u64, u64)>> = Vec::new();
+    let mut order: Vec<usize> = Vec::new();
+    let mut reads = 0u64;
+    let mut since_new = 0usize;
+    // A unit not seen yet is hit by a fresh page with probability ≥ 1 ÷ (K + 1) when K are
+    // known: after 6 (K + 1) + 10 pages in a row that all fell in known units, one is missed
+    // with probability under e^-6.
+    while since_new < 6 * (members.len() + 1) + 10 {
+        if members.len() >= MAX_UNITS || c.pages as u64 * 2 >= fresh.area {
+            c.exhausted = true;
+            break;
+        }
+        let p = fresh.next();
+        c.pages += 1;
+        let mut hit = None;
+        for k in 0..order.len() {
+            let i = order[k];
+            let (q, stamp) = members[i].pop_front().expect("a class has members");
+            if stamp + window > reads {
+                let n = stamp + window - reads;
+                filler(t, fresh, n)?;
+                reads += n;
+            }
+            let pair = timed(repeats, || t.read_queue(&[(p, len), (q, len)], 2))? as f64;
+            reads += 2;
+            members[i].push_back((q, reads));
+            if pair > 1.5 * one {
+                c.same.push(pair);
+                order[..=k].rotate_right(1);
+                hit = Some(i);
+                break;
+            }
+            c.apart.push(pair);
+        }
+        match hit {
+            Some(i) => {
+                members[i].push_back((p, reads));
+                since_new += 1;
+            }
+            None => {
+                reads += 1;
+                members.push([(p, reads)].into());
+                order.insert(0, members.len() - 1);
+                since_new = 0;
+            }
+        }
+    }
+    c.units = members.len();
+    Ok(c)
+}
+
+fn parallel_report(r: &mut ProbeReport, c: &Classes, one: f64) {
+    let units = c.units as u64;
+    let lo_same = c.same.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi_apart = c.apart.iter().copied().fold(0.0, f64::max);
+    // The gap between the two kinds of pair against the threshold between them.
+    let gap = if c.same.is_empty() || c.apart.is_empty() { 1.0 } else { lo_same / hi_apart };
+    let mut conf = if c.same.is_empty() { 0.3 } else { confidence(gap.max(1.0), 0.05) };
+    if c.exhausted {
+        conf = conf.min(0.2);
+    }
+    // One-die pairs of unequal times: something beside the two reads (a table load, a queued
+    // cleaning step) was timed, and pages may have been put in the wrong class.
+    let hi_same = c.same.iter().copied().fold(0.0, f64::max);
+    if hi_same > 1.1 * lo_same {
+        conf *= 0.4;
+    }
+    let xs: Vec<f64> = (0..c.same.len() + c.apart.len()).map(|i| i as f64).collect();
+    let ys: Vec<f64> = c.same.iter().chain(&c.apart).map(|ns| ns / one).collect();
+    r.curves.push(Curve::new(
+        "parallel units: pairs of reads (same unit first)",
+        "pair",
+        "pair time / one read",
+        &xs,
+        &ys,
+    ));
     r.parallel = Detected {
-        value: Some(rounded as u64),
-        confidence: (1.0 - (units - rounded).abs()).clamp(0.0, 1.0),
+        value: Some(units),
+        confidence: conf,
         how: format!(
-            "highest throughput {best:.0} reads/s = {units:.2} x the queue-depth-1 throughput"
+            "{units} classes of colliding pages over {} fresh pages: a pair on one unit took \
+             {:.2}-{:.2} x one read ({one:.0} ns), pairs on two units at most {:.2} x{}{}",
+            c.pages,
+            lo_same / one,
+            hi_same / one,
+            hi_apart / one,
+            if c.exhausted { "; stopped before the count settled" } else { "" },
+            if c.window > 0 {
+                format!("; a read cache keeps pages for under {} reads", c.window)
+            } else {
+                String::new()
+            }
         ),
     };
     r.parallel_units = r.parallel.value;
-    Ok(())
 }
 
 /// A spike of the block probe: a write at least this many times the median write.

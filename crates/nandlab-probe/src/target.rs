@@ -44,6 +44,17 @@ pub trait Target {
         }
         Ok(total)
     }
+    /// Writes every `(offset, len)` of `reqs` in order, keeping `depth` of them in flight (a
+    /// closed loop, as `read_queue`); returns the time from the first issue to the last
+    /// completion. Targets that cannot queue write one at a time.
+    fn write_queue(&mut self, reqs: &[(u64, u64)], depth: usize) -> Result<u64, String> {
+        let _ = depth;
+        let mut total = 0;
+        for &(o, l) in reqs {
+            total += self.write(o, l)?;
+        }
+        Ok(total)
+    }
 }
 
 /// A target as named on the command line.
@@ -222,20 +233,35 @@ impl Target for SimTarget {
         Some(self.truth)
     }
     fn read_queue(&mut self, reqs: &[(u64, u64)], depth: usize) -> Result<u64, String> {
+        self.queue(reqs, depth, Request::read)
+    }
+    fn write_queue(&mut self, reqs: &[(u64, u64)], depth: usize) -> Result<u64, String> {
+        self.queue(reqs, depth, Request::write)
+    }
+}
+
+impl SimTarget {
+    /// `read_queue` and `write_queue`: `make` builds each request.
+    fn queue(
+        &mut self,
+        reqs: &[(u64, u64)],
+        depth: usize,
+        make: fn(u64, u64) -> Request,
+    ) -> Result<u64, String> {
         let start = self.now_ns;
         let (mut at, mut end) = (start, start);
         // The device counts what is in flight (a dispatch at time t takes the completions due
         // by then itself).
         for &(o, l) in reqs {
             while self.device.in_flight() >= depth.max(1) {
-                let done = self.device.wait_one().ok_or("a dispatched read never completed")?;
-                // The next read is issued when this one completes.
+                let done = self.device.wait_one().ok_or("a dispatched request never completed")?;
+                // The next request is issued when this one completes.
                 at = at.max(done);
                 end = end.max(done);
             }
             let d = self
                 .device
-                .dispatch(Submission::new(&Request::read(o, l).at(at)).wait(Wait::InFlight))
+                .dispatch(Submission::new(&make(o, l).at(at)).wait(Wait::InFlight))
                 .map_err(|e| e.to_string())?;
             if let nandlab_core::Dispatched::Timed(c) = d {
                 end = end.max(c.complete_ns);

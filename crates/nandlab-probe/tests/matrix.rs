@@ -63,3 +63,46 @@ fn each_probe_is_exact_on_most_of_the_first_twenty_devices() {
         );
     }
 }
+
+/// The parallel units (the dies) on the first 10 devices of the matrix with the page FTL, no
+/// write buffer and no mapping zone (1 to 48 dies, 1 to 4 planes), with a confidence of at least
+/// 0.5; and on one of them the answer does not depend on what the other probes did before.
+#[test]
+fn parallel_units_are_exact_on_page_mapped_unbuffered_devices_of_the_random_matrix() {
+    let devices: Vec<_> = (0..)
+        .map(|i| draw(1, i))
+        .filter(|d| {
+            d.overrides.iter().any(|o| o == "ftl.kind=page")
+                && !d.overrides.iter().any(|o| o.starts_with("buffer.kind="))
+                && d.zone_bytes.is_none()
+        })
+        .take(10)
+        .collect();
+    assert!(devices.iter().any(|d| d.dies >= 32));
+    let only_parallel =
+        ProbeOptions { page: false, block: false, zone: false, ..ProbeOptions::default() };
+    for d in &devices {
+        let mut t = SimTarget::new(None, &d.overrides, true).unwrap();
+        let r = probe(&mut t, &only_parallel, &mut |_| {}).unwrap();
+        assert_eq!(
+            r.parallel_units,
+            Some(d.dies),
+            "device {} ({}): {}",
+            d.index,
+            d.summary,
+            r.parallel.how
+        );
+        assert!(r.parallel.confidence >= 0.5, "device {}: {}", d.index, r.parallel.confidence);
+    }
+    // After the page, block and zone probes (the device written over, its cleaner at work).
+    let d = &devices[1];
+    let mut t = SimTarget::new(None, &d.overrides, true).unwrap();
+    let r = probe(&mut t, &ProbeOptions::default(), &mut |_| {}).unwrap();
+    assert_eq!(
+        r.parallel_units,
+        Some(d.dies),
+        "device {} after every probe: {}",
+        d.index,
+        r.parallel.how
+    );
+}
