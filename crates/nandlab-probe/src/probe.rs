@@ -1007,8 +1007,8 @@ struct SpikePeriod {
     score: f64,
 }
 
-/// The smallest lag after which the spikes repeat (most spikes have a spike one lag later, give
-/// or take a write), and the spikes per lag. One block filled at a time gives one spike per
+/// The smallest lag after which the spikes repeat (85 % of them have a spike one lag
+/// later, give or take a write), and the spikes per lag. One block filled at a time gives one spike per
 /// block; a stream striped over several planes fills their blocks together, in a pattern that
 /// repeats once every plane has filled one — counted over whole periods, still one spike per
 /// block.
@@ -1039,10 +1039,17 @@ fn spike_period(spikes: &[u64]) -> Option<SpikePeriod> {
         }
         let matched = eligible.iter().filter(|&&x| partner(x + lag, tol)).count();
         let score = matched as f64 / eligible.len() as f64;
-        if score >= 0.9 {
+        if score >= 0.85 {
+            // Counted over whole periods, and only the spikes that recur (a partner one period
+            // before or after): a slow spell of a wall-clock target adds spikes of its own,
+            // which do not.
             let periods = (last + tol - first) / lag;
-            let counted =
-                spikes.iter().filter(|&&x| x + tol / 2 < first + periods * lag).count() as u64;
+            let recurring =
+                |x: u64| partner(x + lag, tol) || (x >= first + lag && partner(x - lag, tol));
+            let counted = spikes
+                .iter()
+                .filter(|&&x| x + tol / 2 < first + periods * lag && recurring(x))
+                .count() as u64;
             let per_period = (counted as f64 / periods as f64).round().max(1.0) as u64;
             return Some(SpikePeriod { period: lag, per_period, score });
         }
