@@ -575,7 +575,12 @@ impl Engine for SimEngine {
             ),
             size_bytes: g.logical_bytes(),
             min_block_bytes: g.sector_size_bytes as u32,
-            preferred_block_bytes: g.page_size_bytes as u32,
+            // NBD wants a power of two; the effective page need not be one (3 lock-stepped
+            // channels of 8 KiB pages make 24 KiB). The largest power of two dividing it: a
+            // client's aligned requests of that size never straddle a page.
+            preferred_block_bytes: (1u64 << g.page_size_bytes.trailing_zeros())
+                .max(g.sector_size_bytes)
+                .max(512) as u32,
             max_block_bytes: MAX_REQUEST_BYTES,
             read_only: false,
         }
@@ -701,6 +706,29 @@ mod tests {
         let range =
             RequestError::OutOfRange { offset_bytes: 0, length_bytes: 1, capacity_bytes: 0 };
         assert_eq!(errno_of(&range), Errno::Inval);
+    }
+
+    /// Goal: a device whose effective page is not a power of two (three lock-stepped channels)
+    /// is served: the preferred block size it advertises is a power of two dividing the page.
+    #[test]
+    fn a_page_that_is_not_a_power_of_two_is_served() {
+        let dir = std::env::temp_dir().join(format!("nandlab-pref-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let image = dir.join("pref.img");
+        let _ = std::fs::remove_file(&image);
+        let config = Config::from_overrides(&[
+            "device.channels_per_gang=3",
+            "device.page_size_bytes=8192",
+            "device.blocks=96",
+            "device.pages_per_block=16",
+        ])
+        .unwrap();
+        let resolved = resolve(&config, &image).unwrap();
+        let engine = SimEngine::open(resolved, &image, None).unwrap();
+        let e = engine.export();
+        assert_eq!((e.min_block_bytes, e.preferred_block_bytes), (512, 8192));
+        drop(engine);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// Goal: a served drive keeps its clock: `run.timing = "off"` is refused by name, before
