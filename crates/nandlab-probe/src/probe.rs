@@ -568,6 +568,7 @@ fn zone_bisect(
     bisect.threshold = (low_ref * high_ref).sqrt();
     let threshold = bisect.threshold;
     let (mut lo, mut hi) = (xs[i - 1] as u64 / unit, (xs[i] as u64).div_ceil(unit));
+    let top = hi;
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
         if bisect.high(t, mid * unit)? {
@@ -576,15 +577,22 @@ fn zone_bisect(
             lo = mid;
         }
     }
+    // Checked again: the boundary found must hold a second time (high at it, low a page
+    // before). A bisection that never found a high point below the doubling distance, or a
+    // boundary that does not hold again (a cache answering the repeated reads, a reference
+    // read that was not what the bisection saw), is said with little confidence.
+    let holds = hi < top && bisect.high(t, hi * unit)? && !bisect.high(t, lo * unit)?;
+    let trust = if holds { 1.0 } else { 0.3 };
     Ok(Detected {
         value: Some(hi * unit),
-        confidence: confidence(gap, spread),
+        confidence: trust * confidence(gap, spread),
         how: format!(
             "B's latency from d = {} bytes on is at least {gap:.2}x that at every \
              shorter power-of-two distance ({:.2} spread among them); bisected to the \
-             first d, in {unit}-byte steps, whose every B read is above {threshold:.0} ns",
+             first d, in {unit}-byte steps, whose every B read is above {threshold:.0} ns{}",
             xs[i],
-            1.0 + spread
+            1.0 + spread,
+            if holds { "" } else { " (the boundary did not hold when tested again)" }
         ),
     })
 }
@@ -699,7 +707,10 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     let len = 4 * KIB;
     // Within one mapping zone when the zone probe found one: a read in another zone would time
     // a table load beside the dies.
-    let area = cap.min(32 * MIB).min(r.zone_bytes.unwrap_or(u64::MAX)) / len;
+    // At least 64 blocks when the block probe found the block: a block-mapped FTL keeps each
+    // logical block on one die, so an area of few blocks shows few dies.
+    let want = (32 * MIB).max(r.block_bytes.map_or(0, |b| 64 * b));
+    let area = cap.min(want).min(r.zone_bytes.unwrap_or(u64::MAX)) / len;
     if area < 64 || t.max_queue_depth() < 2 {
         r.parallel = Detected {
             value: None,
@@ -729,6 +740,17 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     };
     let classes = collide(t, &mut fresh, one, repeats, window)?;
     parallel_report(r, &classes, one);
+    // As many units as the area has blocks: the count may be the blocks', not the dies' (the
+    // area is one small zone, or the device is small beside its blocks).
+    if let Some(blocks) = r.block_bytes.map(|b| (area * len / b).max(1)) {
+        if classes.units as u64 >= blocks {
+            r.parallel.confidence *= 0.3;
+            r.parallel.how += &format!(
+                "; the area read holds only {blocks} blocks, and a block-mapped FTL keeps each \
+                 on one die: more dies may hold no data here"
+            );
+        }
+    }
     Ok(())
 }
 

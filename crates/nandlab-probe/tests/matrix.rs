@@ -1,8 +1,9 @@
 //! Goal: the probes hold on devices nobody tuned them for. Method: a fixed subset of the
 //! seeded random device matrix (`nandlab_probe::matrix`; the whole of it, with every miss and
 //! its confidence, is `experiments/geometry/matrix.sh` → `matrix.md`): the effective page of the
-//! first 12 devices without a write buffer must be exact, and over the first 20 devices each
-//! probe must be exact at least as often as it is today — a floor that only rises.
+//! first 12 devices without a write buffer must be exact; over the first 20 devices each probe
+//! must be exact at least as often as it is today — a floor that only rises — and a wrong
+//! answer said with confidence ≥ 0.9 must stay as rare as it is today.
 
 use nandlab_probe::matrix::{check, draw};
 use nandlab_probe::probe::{probe, ProbeOptions};
@@ -35,24 +36,32 @@ fn effective_page_is_exact_on_unbuffered_devices_of_the_random_matrix() {
 }
 
 #[test]
-fn each_probe_is_exact_on_most_of_the_first_twenty_devices() {
-    // (probe, floor): exact on at least this many of devices 0–19 (today, with margin:
-    // page 19, block 12, zone 13 of 20; parallel units is being rebuilt and has no floor yet).
-    let floors = [("page", 18), ("block", 11), ("zone", 11)];
-    let mut exact = [0; 3];
+fn each_probe_is_exact_on_most_of_the_first_twenty_devices_and_rarely_sure_when_wrong() {
+    // (probe, floor): exact on at least this many of devices 0–19 (today page 19, block 13,
+    // zone 13, parallel units 5 of 20; the floors leave one of margin).
+    let floors = [("page", 18), ("block", 12), ("zone", 12), ("parallel", 4)];
+    let mut exact = [0; 4];
     let mut misses = Vec::new();
+    // Wrong answers said with confidence >= 0.9: today 5 (SAST's block, read 2x, on devices 4,
+    // 15 and 19; the page and block of device 5, behind a FAB buffer).
+    let mut sure_and_wrong = Vec::new();
     for i in 0..20 {
         let d = draw(1, i);
         let (outcomes, _) = check(&d).unwrap_or_else(|e| panic!("device {i}: {e}"));
         for o in outcomes {
-            if let Some(k) = floors.iter().position(|f| f.0 == o.probe) {
-                if o.exact() {
-                    exact[k] += 1;
-                } else {
-                    misses
-                        .push(format!("device {i} {}: want {:?} got {:?}", o.probe, o.want, o.got));
-                }
+            let k = floors.iter().position(|f| f.0 == o.probe).expect("a probe with a floor");
+            if o.exact() {
+                exact[k] += 1;
+                continue;
             }
+            let line = format!(
+                "device {i} {}: want {:?} got {:?} (confidence {:.2})",
+                o.probe, o.want, o.got, o.confidence
+            );
+            if o.got.is_some() && o.confidence >= 0.9 {
+                sure_and_wrong.push(line.clone());
+            }
+            misses.push(line);
         }
     }
     for (k, (probe, floor)) in floors.iter().enumerate() {
@@ -62,6 +71,7 @@ fn each_probe_is_exact_on_most_of_the_first_twenty_devices() {
             exact[k]
         );
     }
+    assert!(sure_and_wrong.len() <= 5, "wrong with confidence >= 0.9: {sure_and_wrong:#?}");
 }
 
 /// The parallel units (the dies) on the first 10 devices of the matrix with the page FTL, no
