@@ -370,7 +370,7 @@ fn page(
         t.read(probe_at + (j - 1) * 2 * step + step, 4 * KIB)
     })?;
     if w < rd {
-        r.page = page_reads(t, (o.max_page_bytes / KIB).clamp(2, 64), repeats, r)?;
+        r.page = page_behind_cache(t, o, max_x, repeats, r)?;
         r.effective_page_bytes = r.page.value;
         return Ok(());
     }
@@ -419,6 +419,29 @@ fn page(
     };
     r.effective_page_bytes = r.page.value;
     Ok(())
+}
+
+/// The page behind a cache that absorbs writes: the paper's read variant, with the writes'
+/// search as a second opinion (a cache that destages as it fills may let the step through).
+/// Where the two disagree, neither is sure.
+fn page_behind_cache(
+    t: &mut dyn Target,
+    o: &ProbeOptions,
+    max_x: u64,
+    repeats: usize,
+    r: &mut ProbeReport,
+) -> Result<Detected, String> {
+    let mut page = page_reads(t, (o.max_page_bytes / KIB).clamp(2, 64), repeats, r)?;
+    let (_, _, by_writes) = page_search(t, max_x, repeats.max(3))?;
+    let by_writes = by_writes.map(|(x, _)| x);
+    if page.value.is_some() && by_writes != page.value {
+        page.confidence *= 0.3;
+        page.how += &format!(
+            "; the writes' search found {}",
+            by_writes.map_or("no step".to_string(), |x| format!("{x} bytes"))
+        );
+    }
+    Ok(page)
 }
 
 /// The page search of [`page`]: sizes x = 2, 3, … sectors up to `max_x`, the pairs' medians per

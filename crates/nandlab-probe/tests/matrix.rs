@@ -42,8 +42,8 @@ fn each_probe_is_exact_on_most_of_the_first_twenty_devices_and_rarely_sure_when_
     let floors = [("page", 18), ("block", 12), ("zone", 12), ("parallel", 4)];
     let mut exact = [0; 4];
     let mut misses = Vec::new();
-    // Wrong answers said with confidence >= 0.9: today 5 (SAST's block, read 2x, on devices 4,
-    // 15 and 19; the page and block of device 5, behind a FAB buffer).
+    // Wrong answers said with confidence >= 0.9: today 4 (SAST's block, read 2x, on devices 4,
+    // 15 and 19; the block of device 5, behind a FAB buffer).
     let mut sure_and_wrong = Vec::new();
     for i in 0..20 {
         let d = draw(1, i);
@@ -71,7 +71,7 @@ fn each_probe_is_exact_on_most_of_the_first_twenty_devices_and_rarely_sure_when_
             exact[k]
         );
     }
-    assert!(sure_and_wrong.len() <= 5, "wrong with confidence >= 0.9: {sure_and_wrong:#?}");
+    assert!(sure_and_wrong.len() <= 4, "wrong with confidence >= 0.9: {sure_and_wrong:#?}");
 }
 
 /// The parallel units (the dies) on the first 10 devices of the matrix with the page FTL, no
