@@ -574,45 +574,59 @@ fn zone_bisect(
     // (and its table must be loaded) exactly when d ≥ the zone. Between the last flat
     // distance and the first high one, a bisection finds the smallest high d, in
     // effective pages (any number of them, not only powers of two).
-    // The threshold comes from the bisection's own pattern (one read of a fresh page of
-    // A, then one of B), at a distance known to be in another zone, on pages not read
-    // before: there a B read pays its table load and no more, while in the doubling
-    // curve it may also pay for the tables A's reads load back in between.
+    // The threshold between a B read that pays a table load and one that does not, in the
+    // bisection's own pattern (one read of a fresh page of A, then one of B): the geometric
+    // mean of B reads in A's zone and beyond the step, on pages not read before.
     let unit = r.effective_page_bytes.unwrap_or(len).max(len);
-    // A's fresh pages lie in [reads + 1 pages, first / 2), the low reference's B pages
-    // in [first / 2, first / 2 + reads pages): both in A's zone, neither read before.
-    let mut bisect =
-        ZoneBisect { reads, len, threshold: 0.0, next_a: (reads + 1) * len, limit: first / 2 };
+    // A's fresh pages lie in [reads + 1 pages, first / 2), the low reference's B pages in
+    // [first / 2, first / 2 + reads pages): both in A's zone, neither read before.
+    let mut bisect = ZoneBisect {
+        reads,
+        len,
+        threshold: None,
+        floor: f64::INFINITY,
+        factor: 1.0 + (gap - 1.0) / 2.0,
+        next_a: (reads + 1) * len,
+        limit: first / 2,
+    };
     let low_ref = bisect.b_reads(t, first / 2)?.into_iter().fold(f64::MIN_POSITIVE, f64::max);
     let high_ref = bisect
         .b_reads(t, xs[i] as u64 + 2 * reads * len)?
         .into_iter()
         .fold(f64::INFINITY, f64::min);
-    bisect.threshold = (low_ref * high_ref).sqrt();
-    let threshold = bisect.threshold;
-    let (mut lo, mut hi) = (xs[i - 1] as u64 / unit, (xs[i] as u64).div_ceil(unit));
-    let top = hi;
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if bisect.high(t, mid * unit)? {
-            hi = mid;
+    bisect.threshold = Some((low_ref * high_ref).sqrt());
+    let bracket = (xs[i - 1] as u64 / unit, (xs[i] as u64).div_ceil(unit));
+    // Each boundary found is checked again: it must hold a second time (high at it, low a
+    // page before); one that does not (a cache answering the repeated reads, a threshold that
+    // is not what the reads pay, a noisy client) is said with little confidence.
+    let mut found = bisect.run(t, bracket, unit)?;
+    let mut holds = bisect.verify(t, found, unit)?;
+    // No high point below the doubling distance, and not holding: the threshold may be wrong
+    // (on a hybrid FTL a read of a page with a log block pays more, so the reference in A's
+    // zone reads as high as a load). A second bisection takes the fastest B read seen as the
+    // floor and a load as at least half the step above it; its answer is taken if it holds.
+    if found.1 == bracket.1 && !holds {
+        let threshold = bisect.threshold.take();
+        let second = bisect.run(t, bracket, unit)?;
+        if bisect.verify(t, second, unit)? {
+            (found, holds) = (second, true);
         } else {
-            lo = mid;
+            bisect.threshold = threshold;
         }
     }
-    // Checked again: the boundary found must hold a second time (high at it, low a page
-    // before). A bisection that never found a high point below the doubling distance, or a
-    // boundary that does not hold again (a cache answering the repeated reads, a reference
-    // read that was not what the bisection saw), is said with little confidence.
-    let holds = hi < top && bisect.high(t, hi * unit)? && !bisect.high(t, lo * unit)?;
+    let (_, hi) = found;
     let trust = if holds { 1.0 } else { 0.3 };
+    let rule = match bisect.threshold {
+        Some(th) => format!("above {th:.0} ns"),
+        None => format!("{:.2}x the fastest ({:.0} ns) or more", bisect.factor, bisect.floor),
+    };
     Ok(Detected {
         value: Some(hi * unit),
         confidence: trust * confidence(gap, spread),
         how: format!(
             "B's latency from d = {} bytes on is at least {gap:.2}x that at every \
              shorter power-of-two distance ({:.2} spread among them); bisected to the \
-             first d, in {unit}-byte steps, whose every B read is above {threshold:.0} ns{}",
+             first d, in {unit}-byte steps, whose every B read is {rule}{}",
             xs[i],
             1.0 + spread,
             if holds { "" } else { " (the boundary did not hold when tested again)" }
@@ -624,7 +638,12 @@ fn zone_bisect(
 struct ZoneBisect {
     reads: u64,
     len: u64,
-    threshold: f64,
+    /// The threshold of a high B read; `None`: `factor` × `floor`.
+    threshold: Option<f64>,
+    /// The fastest B read so far.
+    floor: f64,
+    /// A B read in another zone is at least this times the floor.
+    factor: f64,
     /// The next unread page of A's zone (each test reads pages of A no earlier read touched:
     /// a cache that answered A would leave B's table resident).
     next_a: u64,
@@ -651,7 +670,38 @@ impl ZoneBisect {
     /// spell only raises reads, so one B read below it means B shares A's zone — at d
     /// itself, the read nearest the boundary).
     fn high(&mut self, t: &mut dyn Target, d: u64) -> Result<bool, String> {
-        Ok(self.b_reads(t, d)?.into_iter().all(|b| b >= self.threshold))
+        let b = self.b_reads(t, d)?;
+        self.floor = b.iter().copied().fold(self.floor, f64::min);
+        let threshold = self.threshold.unwrap_or(self.factor * self.floor);
+        Ok(b.iter().all(|&b| b >= threshold))
+    }
+
+    /// Whether a boundary `(lo, hi)` (in `unit`s) holds when tested again.
+    fn verify(
+        &mut self,
+        t: &mut dyn Target,
+        (lo, hi): (u64, u64),
+        unit: u64,
+    ) -> Result<bool, String> {
+        Ok(self.high(t, hi * unit)? && !self.high(t, lo * unit)?)
+    }
+
+    /// Bisects `(lo, hi)` (in `unit`s: lo low, hi taken as high) to adjacent values.
+    fn run(
+        &mut self,
+        t: &mut dyn Target,
+        (mut lo, mut hi): (u64, u64),
+        unit: u64,
+    ) -> Result<(u64, u64), String> {
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if self.high(t, mid * unit)? {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        Ok((lo, hi))
     }
 }
 
@@ -999,8 +1049,11 @@ fn block(t: &mut dyn Target, o: &ProbeOptions, r: &mut ProbeReport) -> Result<()
     }
     let n = 3 * n;
     let typical = median(lat.clone()) as f64;
-    let spikes: Vec<u64> =
+    let mut spikes: Vec<u64> =
         (0..n).filter(|&i| lat[i as usize] as f64 >= SPIKE * typical.max(1.0)).collect();
+    if !t.simulated() {
+        spikes = alike(&spikes, &lat);
+    }
     let cap_writes = n / 3;
     let xs: Vec<f64> = (0..n).map(|i| (i % cap_writes * w) as f64).collect();
     let ys: Vec<f64> = lat.iter().map(|&l| l as f64).collect();
@@ -1041,6 +1094,27 @@ fn block(t: &mut dyn Target, o: &ProbeOptions, r: &mut ProbeReport) -> Result<()
     };
     r.block_bytes = r.block.value;
     Ok(())
+}
+
+/// The spikes of one kind (wall-clock targets): an erase or a merge costs the same each time,
+/// while the client's and the host's hiccups take any time. The spikes whose latency falls in
+/// the densest band of ±20 % are kept.
+fn alike(spikes: &[u64], lat: &[u64]) -> Vec<u64> {
+    let mut mags: Vec<f64> = spikes.iter().map(|&i| lat[i as usize] as f64).collect();
+    mags.sort_by(f64::total_cmp);
+    let (mut best, mut best_lo, mut j) = (0, 0.0, 0);
+    for i in 0..mags.len() {
+        while mags[j] < mags[i] / 1.44 {
+            j += 1;
+        }
+        // Band (mags[i] / 1.44, mags[i]]: ±20 % around its middle.
+        if i + 1 - j > best {
+            best = i + 1 - j;
+            best_lo = mags[i] / 1.44;
+        }
+    }
+    let hi = best_lo * 1.44;
+    spikes.iter().copied().filter(|&i| (best_lo..=hi).contains(&(lat[i as usize] as f64))).collect()
 }
 
 /// The repeat of a spike pattern: every `period` writes, `per_period` spikes.
