@@ -1049,11 +1049,8 @@ fn block(t: &mut dyn Target, o: &ProbeOptions, r: &mut ProbeReport) -> Result<()
     }
     let n = 3 * n;
     let typical = median(lat.clone()) as f64;
-    let mut spikes: Vec<u64> =
+    let spikes: Vec<u64> =
         (0..n).filter(|&i| lat[i as usize] as f64 >= SPIKE * typical.max(1.0)).collect();
-    if !t.simulated() {
-        spikes = alike(&spikes, &lat);
-    }
     let cap_writes = n / 3;
     let xs: Vec<f64> = (0..n).map(|i| (i % cap_writes * w) as f64).collect();
     let ys: Vec<f64> = lat.iter().map(|&l| l as f64).collect();
@@ -1094,27 +1091,6 @@ fn block(t: &mut dyn Target, o: &ProbeOptions, r: &mut ProbeReport) -> Result<()
     };
     r.block_bytes = r.block.value;
     Ok(())
-}
-
-/// The spikes of one kind (wall-clock targets): an erase or a merge costs the same each time,
-/// while the client's and the host's hiccups take any time. The spikes whose latency falls in
-/// the densest band of ±20 % are kept.
-fn alike(spikes: &[u64], lat: &[u64]) -> Vec<u64> {
-    let mut mags: Vec<f64> = spikes.iter().map(|&i| lat[i as usize] as f64).collect();
-    mags.sort_by(f64::total_cmp);
-    let (mut best, mut best_lo, mut j) = (0, 0.0, 0);
-    for i in 0..mags.len() {
-        while mags[j] < mags[i] / 1.44 {
-            j += 1;
-        }
-        // Band (mags[i] / 1.44, mags[i]]: ±20 % around its middle.
-        if i + 1 - j > best {
-            best = i + 1 - j;
-            best_lo = mags[i] / 1.44;
-        }
-    }
-    let hi = best_lo * 1.44;
-    spikes.iter().copied().filter(|&i| (best_lo..=hi).contains(&(lat[i as usize] as f64))).collect()
 }
 
 /// The repeat of a spike pattern: every `period` writes, `per_period` spikes.
