@@ -19,9 +19,10 @@
 //!   overwritten three times in the same order, one write at a time, each timed. The blocks
 //!   the first pass filled go wholly invalid in turn, so each block a later pass fills costs
 //!   one erase (a log-structured FTL cleaning a victim with nothing to copy) or one switch
-//!   merge (a block-mapped FTL): a spike in one write's latency (≥ 2.5× the median). The
-//!   spikes repeat with a period (the smallest lag after which most spikes have a partner,
-//!   no shorter than most gaps between them); the block is that period ÷ the spikes in it.
+//!   merge (a block-mapped FTL): a spike in one write's latency (≥ 2.5× the median and half
+//!   the 99th percentile). The spikes repeat with a period (the smallest lag, no shorter than
+//!   any gap between them, after which 85 % of them recur); the block is that period ÷ the
+//!   erases in its recurring spikes (a spike twice the typical one's excess is two).
 //! - **Zone** (Fig. 6): reads of A and B = A + d alternate for d = 64 KiB, 128 KiB, … (each
 //!   read a page of its own near A or B, so no cache answers it); once B
 //!   falls in another zone of the mapping table than A, a device that keeps one zone resident
@@ -70,8 +71,6 @@ pub struct ProbeOptions {
     pub repeats: usize,
     /// Largest effective page searched (bytes).
     pub max_page_bytes: u64,
-    /// Request sizes of the block probe: 64 KiB × 2^k up to this (bytes).
-    pub max_block_bytes: u64,
     /// Rounds of A, B reads per distance in the zone probe.
     pub zone_rounds: usize,
     /// Which probes run.
@@ -86,7 +85,6 @@ impl Default for ProbeOptions {
         Self {
             repeats: 7,
             max_page_bytes: MIB,
-            max_block_bytes: 32 * MIB,
             zone_rounds: 8,
             page: true,
             block: true,
@@ -195,7 +193,7 @@ pub fn probe(
     }
     if options.block {
         progress("block");
-        block(target, options, &mut report)?;
+        block(target, &mut report)?;
     }
     if options.zone {
         progress("zone");
@@ -355,9 +353,8 @@ fn page(
     t.flush()?;
     // A write cache that completes writes before they reach the flash (faster than a read:
     // a NAND program is always slower than a read) hides the writes' step: then reads decide
-    // (the paper's Fig. 7d), on data pushed out of the cache first.
-    // Each read on a page of its own (a cache that keeps what it read would answer a second
-    // read of one, as fast as a write it absorbed), writes beside them.
+    // (the paper's Fig. 7d). Judged on reads of pages of their own (a cache that keeps what it
+    // read would answer a second read of one as fast as a write it absorbed), writes beside.
     let (n, step) = (repeats.max(5) as u64, 128 * KIB);
     let probe_at = area.saturating_sub(2 * n * step) / 2 / step * step;
     let (mut i, mut j) = (0, 0);
@@ -377,7 +374,6 @@ fn page(
     // At least three passes, even on the simulator: a cleaning stall on one write is not
     // the device's page (the median of three drops it).
     let (xs, curves, found) = page_search(t, max_x, repeats.max(3))?;
-    let what = "writes";
     let names = ["write at k x", "write at k x + 1 sector"];
     for (c, name) in curves.iter().zip(names) {
         let name = format!("effective page: {name} (median of {PAGE_PAIRS} pairs)");
@@ -404,7 +400,7 @@ fn page(
                 value: Some(x),
                 confidence: confidence(step, noise),
                 how: format!(
-                    "{what}: at {x} bytes {} of {PAGE_PAIRS} shifted requests are >= \
+                    "writes: at {x} bytes {} of {PAGE_PAIRS} shifted requests are >= \
                      {PAGE_STEP}x their aligned pair (weakest {step:.2}x); {:.2} typically below",
                     ratios.iter().filter(|&&q| q >= PAGE_STEP).count(),
                     1.0 + noise
@@ -414,7 +410,7 @@ fn page(
         None => Detected {
             value: None,
             confidence: 0.0,
-            how: format!("{what}: no step up to {max_x} bytes"),
+            how: format!("writes: no step up to {max_x} bytes"),
         },
     };
     r.effective_page_bytes = r.page.value;
@@ -460,9 +456,8 @@ fn page_search(
     while x <= max_x {
         let mut pairs = vec![(Vec::new(), Vec::new()); PAGE_PAIRS as usize];
         for _ in 0..repeats {
-            // Writes alone: this search runs only where writes reach the flash (no cache
-            // absorbs them), and a FLUSH on a wall-clock target (the image's or the drive's
-            // cache flush) would add more noise than step.
+            // Writes alone, no FLUSH: on a wall-clock target a cache flush (the image's, the
+            // drive's) adds more noise than step.
             for (k, p) in (0..PAGE_PAIRS).zip(&mut pairs) {
                 p.0.push(t.write(k * x, x)?);
                 p.1.push(t.write(k * x + SECTOR, x)?);
@@ -546,7 +541,7 @@ fn zone(
         &ys,
     ));
     r.zone = match zone_step(&ys) {
-        Some(step) => zone_bisect(t, r, &xs, step, (reads, len, first))?,
+        Some(step) => zone_bisect(t, &xs, step, (reads, len, first))?,
         None => Detected {
             value: None,
             confidence: 0.0,
@@ -564,7 +559,6 @@ fn zone(
 /// `zone`): `shape` is (reads per test, read length, shortest distance).
 fn zone_bisect(
     t: &mut dyn Target,
-    r: &ProbeReport,
     xs: &[f64],
     step: Step,
     shape: (u64, u64, u64),
@@ -578,7 +572,6 @@ fn zone_bisect(
     // The threshold between a B read that pays a table load and one that does not, in the
     // bisection's own pattern (one read of a fresh page of A, then one of B): the geometric
     // mean of B reads in A's zone and beyond the step, on pages not read before.
-    let unit = r.effective_page_bytes.unwrap_or(len).max(len);
     // A's fresh pages lie in [reads + 1 pages, first / 2), the low reference's B pages in
     // [first / 2, first / 2 + reads pages): both in A's zone, neither read before.
     let mut bisect = ZoneBisect {
@@ -596,20 +589,20 @@ fn zone_bisect(
         .into_iter()
         .fold(f64::INFINITY, f64::min);
     bisect.threshold = Some((low_ref * high_ref).sqrt());
-    let bracket = (xs[i - 1] as u64 / unit, (xs[i] as u64).div_ceil(unit));
+    let bracket = (xs[i - 1] as u64 / len, (xs[i] as u64).div_ceil(len));
     // Each boundary found is checked again: it must hold a second time (high at it, low a
     // page before); one that does not (a cache answering the repeated reads, a threshold that
     // is not what the reads pay, a noisy client) is said with little confidence.
-    let mut found = bisect.run(t, bracket, unit)?;
-    let mut holds = bisect.verify(t, found, unit)?;
+    let mut found = bisect.run(t, bracket, len)?;
+    let mut holds = bisect.verify(t, found, len)?;
     // No high point below the doubling distance, and not holding: the threshold may be wrong
     // (on a hybrid FTL a read of a page with a log block pays more, so the reference in A's
     // zone reads as high as a load). A second bisection takes the fastest B read seen as the
     // floor and a load as at least half the step above it; its answer is taken if it holds.
     if found.1 == bracket.1 && !holds {
         let threshold = bisect.threshold.take();
-        let second = bisect.run(t, bracket, unit)?;
-        if bisect.verify(t, second, unit)? {
+        let second = bisect.run(t, bracket, len)?;
+        if bisect.verify(t, second, len)? {
             (found, holds) = (second, true);
         } else {
             bisect.threshold = threshold;
@@ -622,12 +615,12 @@ fn zone_bisect(
         None => format!("{:.2}x the fastest ({:.0} ns) or more", bisect.factor, bisect.floor),
     };
     Ok(Detected {
-        value: Some(hi * unit),
+        value: Some(hi * len),
         confidence: trust * confidence(gap, spread),
         how: format!(
             "B's latency from d = {} bytes on is at least {gap:.2}x that at every \
              shorter power-of-two distance ({:.2} spread among them); bisected to the \
-             first d, in {unit}-byte steps, whose every B read is {rule}{}",
+             first d, in {len}-byte steps, whose every B read is {rule}{}",
             xs[i],
             1.0 + spread,
             if holds { "" } else { " (the boundary did not hold when tested again)" }
@@ -1021,8 +1014,7 @@ fn parallel_report(r: &mut ProbeReport, c: &Classes, one: f64) {
 /// A spike of the block probe: a write at least this many times the median write.
 const SPIKE: f64 = 2.5;
 
-fn block(t: &mut dyn Target, o: &ProbeOptions, r: &mut ProbeReport) -> Result<(), String> {
-    let _ = o;
+fn block(t: &mut dyn Target, r: &mut ProbeReport) -> Result<(), String> {
     let cap = t.capacity_bytes();
     // Writes of one page (the effective page when the page probe found it).
     let w = r.effective_page_bytes.unwrap_or(4 * KIB);
