@@ -950,18 +950,19 @@ fn transmission(
     let (read_half, write_half, closer) = link.split()?;
     let (tx, rx) = mpsc::channel::<Pending>();
     let budget = Arc::new(shared.budgets.connection());
-    let sink = Arc::new(Mutex::new(BufWriter::with_capacity(256 * 1024, write_half)));
-    let queued = Arc::new(AtomicUsize::new(0));
-    let structured = session.structured;
+    let out = ReplyOut {
+        sink: Arc::new(Mutex::new(BufWriter::with_capacity(256 * 1024, write_half))),
+        queued: Arc::new(AtomicUsize::new(0)),
+        structured: session.structured,
+    };
     let writer = {
-        let (budget, shared, activity) =
-            (Arc::clone(&budget), Arc::clone(shared), Arc::clone(activity));
-        let out = WriterOut { sink: Arc::clone(&sink), queued: Arc::clone(&queued), structured };
+        let (budget, shared, activity, out) =
+            (Arc::clone(&budget), Arc::clone(shared), Arc::clone(activity), out.clone());
         thread::Builder::new()
             .name("nbd-writer".into())
             .spawn(move || writer_loop(out, closer, rx, &budget, &shared, &activity))?
     };
-    let replies = Replies { tx, queued, sink, structured };
+    let replies = Replies { tx, out };
     let result = reader_loop(read_half, replies, &budget, shared, activity);
     let _ = writer.join();
     result
@@ -976,16 +977,15 @@ fn transmission(
 /// matches them by handle).
 struct Replies {
     tx: Sender<Pending>,
-    /// Replies handed to the writer and not yet written. Only this connection's reader adds to
-    /// it, so when it reads 0 the writer has nothing to write until the reader sends more.
-    queued: Arc<AtomicUsize>,
-    sink: Arc<Mutex<BufWriter<WriteHalf>>>,
-    structured: bool,
+    out: ReplyOut,
 }
 
-/// The writer thread's side of [`Replies`].
-struct WriterOut {
+/// The socket's write side, shared by the reader ([`Replies`]) and the writer thread.
+#[derive(Clone)]
+struct ReplyOut {
     sink: Arc<Mutex<BufWriter<WriteHalf>>>,
+    /// Replies handed to the writer and not yet written. Only this connection's reader adds to
+    /// it, so when it reads 0 the writer has nothing to write until the reader sends more.
     queued: Arc<AtomicUsize>,
     structured: bool,
 }
@@ -1004,14 +1004,14 @@ impl Replies {
             Body::Read { data, .. } => data.len() <= INLINE_REPLY_MAX_BYTES,
             Body::Ok | Body::Error { .. } => true,
         };
-        if small && self.queued.load(Ordering::Acquire) == 0 {
+        if small && self.out.queued.load(Ordering::Acquire) == 0 {
             let now = Instant::now();
             if p.release_at <= now {
                 // `try_lock`: never wait behind the writer (it may be blocked on a client that
                 // does not read; the stall sweep deals with that, not the reader).
-                if let Ok(mut w) = self.sink.try_lock() {
+                if let Ok(mut w) = self.out.sink.try_lock() {
                     activity.sending(now);
-                    write_reply(&mut *w, self.structured, &p)?;
+                    write_reply(&mut *w, self.out.structured, &p)?;
                     w.flush()?;
                     activity.sent();
                     drop(w);
@@ -1020,7 +1020,7 @@ impl Replies {
                 }
             }
         }
-        self.queued.fetch_add(1, Ordering::AcqRel);
+        self.out.queued.fetch_add(1, Ordering::AcqRel);
         Ok(self.tx.send(p).is_ok())
     }
 }
@@ -1075,7 +1075,7 @@ fn reader_loop(
         if typ == proto::CMD_WRITE && u64::from(length) > write_limit {
             return Err(ConnError::Protocol("write payload too large"));
         }
-        let action = validate(export, replies.structured, flags, typ, offset, length);
+        let action = validate(export, replies.out.structured, flags, typ, offset, length);
         // Only payload the server holds costs budget: an invalid write's payload is streamed
         // through and dropped. Validation caps the length at the export's maximum block size,
         // which the server keeps within what the budgets can ever admit.
@@ -1282,7 +1282,7 @@ impl SpinWindow {
 /// reports completions. Ends when the reader and every engine job of this
 /// connection are done and all replies are out, or on a socket error.
 fn writer_loop(
-    out: WriterOut,
+    out: ReplyOut,
     closer: Conn,
     rx: mpsc::Receiver<Pending>,
     budget: &ConnBudget,
