@@ -22,7 +22,7 @@
 //! gigabyte, and its probe minutes long); that keeps the joint distribution away from the
 //! largest page × channels × pages-per-block corner, which the results table states.
 
-use crate::probe::{probe, ProbeOptions, ProbeReport};
+use crate::probe::{mix, probe, ProbeOptions, ProbeReport};
 use crate::target::SimTarget;
 
 const KIB: u64 = 1024;
@@ -69,13 +69,11 @@ pub struct MatrixDevice {
     pub summary: String,
 }
 
-/// SplitMix64 step.
+/// SplitMix64 step: the value at the state, then the state moved on (the probes' `mix`).
 fn next(state: &mut u64) -> u64 {
+    let z = mix(*state);
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    z
 }
 
 /// Uniform integer in `lo..=hi`.

@@ -757,8 +757,8 @@ fn write_through(t: &mut dyn Target, offset: u64, len: u64) -> Result<(), String
     Ok(())
 }
 
-/// SplitMix64 for the probes' random offsets (deterministic).
-fn mix(x: u64) -> u64 {
+/// SplitMix64 for the probes' random offsets and the device matrix's draws (deterministic).
+pub(crate) fn mix(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
