@@ -56,6 +56,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "S", value_parser = seconds, allow_negative_numbers = true,
           default_value_t = ServeOptions::default().stall_timeout.as_secs_f64())]
     pub stall_timeout_s: f64,
+    /// Microseconds a connection polls for its next request before sleeping (0: never)
+    #[arg(long, value_name = "US",
+          default_value_t = ServeOptions::default().busy_poll.as_micros() as u64)]
+    pub busy_poll_us: u64,
     /// TLS: off, on (optional) or require; credentials alone: require
     #[arg(long, value_name = "MODE", value_parser = ["off", "on", "require"],
           hide_possible_values = true)]
@@ -288,6 +292,7 @@ fn serve_options(args: &ServeArgs) -> Result<ServeOptions, String> {
         max_handshakes: args.max_handshakes,
         negotiation_timeout: Duration::from_secs_f64(args.handshake_timeout_s),
         stall_timeout: Duration::from_secs_f64(args.stall_timeout_s),
+        busy_poll: Duration::from_micros(args.busy_poll_us),
         tls,
         ..ServeOptions::default()
     })

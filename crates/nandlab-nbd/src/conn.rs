@@ -437,7 +437,8 @@ impl Write for Link {
 
 /// The transmission phase's halves: the reader thread's and the writer thread's.
 enum ReadHalf {
-    Plain(Conn),
+    /// A plain socket and how long to poll it before a blocking receive.
+    Plain(Conn, Duration),
     Tls(TlsReader),
 }
 
@@ -449,7 +450,7 @@ enum WriteHalf {
 impl Read for ReadHalf {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            ReadHalf::Plain(c) => c.read(buf),
+            ReadHalf::Plain(c, poll) => c.read_polling(buf, *poll),
             ReadHalf::Tls(r) => r.read(buf),
         }
     }
@@ -475,11 +476,11 @@ impl Write for WriteHalf {
 
 impl Link {
     /// Splits into (reader half, writer half, socket to shut down on a write failure).
-    fn split(self) -> io::Result<(ReadHalf, WriteHalf, Conn)> {
+    fn split(self, busy_poll: Duration) -> io::Result<(ReadHalf, WriteHalf, Conn)> {
         Ok(match self {
             Link::Plain(c) => {
                 let (w, closer) = (c.try_clone()?, c.try_clone()?);
-                (ReadHalf::Plain(c), WriteHalf::Plain(w), closer)
+                (ReadHalf::Plain(c, busy_poll), WriteHalf::Plain(w), closer)
             }
             Link::Tls { reader, writer, socket } => {
                 (ReadHalf::Tls(reader), WriteHalf::Tls(writer), socket)
@@ -947,7 +948,7 @@ fn transmission(
     shared: &Arc<Shared>,
     activity: &Arc<Activity>,
 ) -> Result<(), ConnError> {
-    let (read_half, write_half, closer) = link.split()?;
+    let (read_half, write_half, closer) = link.split(shared.tracker.busy_poll())?;
     let (tx, rx) = mpsc::channel::<Pending>();
     let budget = Arc::new(shared.budgets.connection());
     let out = ReplyOut {

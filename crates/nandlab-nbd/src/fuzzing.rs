@@ -77,6 +77,7 @@ pub fn serve_bytes(
         max_connections: 1,
         negotiation_timeout: options.negotiation_timeout,
         stall_timeout: crate::DEFAULT_STALL_TIMEOUT,
+        busy_poll: Duration::ZERO,
     };
     let budgets = Budgets::new(
         options.connection_budget_bytes,

@@ -224,6 +224,12 @@ fn shared_state(
         max_connections: options.max_connections.max(1),
         negotiation_timeout: options.negotiation_timeout,
         stall_timeout: options.stall_timeout,
+        // One CPU polling is the one the client would run on.
+        busy_poll: if std::thread::available_parallelism().map_or(1, |n| n.get()) > 1 {
+            options.busy_poll
+        } else {
+            Duration::ZERO
+        },
     };
     let budgets = Budgets::new(
         options.connection_budget_bytes,

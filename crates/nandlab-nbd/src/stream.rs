@@ -6,6 +6,10 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::unix::fs::FileTypeExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rustix::io::Errno;
+use rustix::net::RecvFlags;
 
 /// A bound, non-blocking listener. A Unix listener removes its socket file when cleaned up or
 /// dropped (once).
@@ -99,6 +103,31 @@ impl Conn {
     }
 }
 
+impl Conn {
+    /// Reads like [`Read::read`], but first polls the socket with non-blocking receives for up
+    /// to `window` (see `ServeOptions::busy_poll`): a request that arrives meanwhile is taken
+    /// without the thread sleeping and being woken. Per receive, not per fd: the writer half
+    /// shares the socket and must keep blocking writes.
+    pub(crate) fn read_polling(&mut self, buf: &mut [u8], window: Duration) -> io::Result<usize> {
+        if !window.is_zero() && !buf.is_empty() {
+            let started = Instant::now();
+            loop {
+                let got = match self {
+                    Conn::Tcp(s) => rustix::net::recv(s, &mut *buf, RecvFlags::DONTWAIT),
+                    Conn::Unix(s) => rustix::net::recv(s, &mut *buf, RecvFlags::DONTWAIT),
+                };
+                match got {
+                    Ok((n, _)) => return Ok(n),
+                    Err(Errno::AGAIN | Errno::INTR) if started.elapsed() < window => {}
+                    Err(Errno::AGAIN | Errno::INTR) => break,
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        self.read(buf)
+    }
+}
+
 impl Read for Conn {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
@@ -123,5 +152,64 @@ impl Write for Conn {
     }
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair() -> (Conn, TcpStream) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (server, _) = l.accept().unwrap();
+        (Conn::Tcp(server), client)
+    }
+
+    #[test]
+    fn a_polling_read_takes_bytes_that_arrive_inside_or_after_its_window() {
+        for window in [Duration::ZERO, Duration::from_micros(50), Duration::from_millis(200)] {
+            let (mut server, mut client) = pair();
+            // Already there: polled at once.
+            client.write_all(b"abc").unwrap();
+            let mut buf = [0u8; 8];
+            let mut got = 0;
+            while got < 3 {
+                got += server.read_polling(&mut buf[got..], window).unwrap();
+            }
+            assert_eq!(&buf[..3], b"abc");
+            // Arriving 20 ms later: inside the 200 ms window (taken while polling), after the
+            // others (taken by the blocking receive that follows the window).
+            let writer = std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(20));
+                client.write_all(b"de").unwrap();
+                client
+            });
+            let mut got = 0;
+            while got < 2 {
+                got += server.read_polling(&mut buf[got..], window).unwrap();
+            }
+            assert_eq!(&buf[..2], b"de", "window {window:?}");
+            // The peer closing is end-of-file, not an error, polled or not.
+            drop(writer.join().unwrap());
+            assert_eq!(server.read_polling(&mut buf, window).unwrap(), 0);
+        }
+    }
+
+    #[test]
+    fn polling_leaves_the_socket_blocking_for_the_writer_half() {
+        let (server, client) = pair();
+        let mut reader = server.try_clone().unwrap();
+        let mut buf = [0u8; 4];
+        // Nothing to read: the poll times out and falls back to a blocking receive, which a
+        // read timeout ends; a socket left non-blocking would return `WouldBlock` at once.
+        if let Conn::Tcp(s) = &reader {
+            s.set_read_timeout(Some(Duration::from_millis(30))).unwrap();
+        }
+        let started = Instant::now();
+        let e = reader.read_polling(&mut buf, Duration::from_micros(100)).unwrap_err();
+        assert!(matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut));
+        assert!(started.elapsed() >= Duration::from_millis(25), "{:?}", started.elapsed());
+        drop(client);
     }
 }

@@ -91,6 +91,8 @@ pub(crate) struct Limits {
     pub(crate) max_connections: usize,
     pub(crate) negotiation_timeout: Duration,
     pub(crate) stall_timeout: Duration,
+    /// `ServeOptions::busy_poll`, zero on a one-CPU machine.
+    pub(crate) busy_poll: Duration,
 }
 
 /// Open connections by id.
@@ -147,6 +149,11 @@ pub(crate) struct Swept {
 }
 
 impl Tracker {
+    /// How long a serving connection's reader polls before a blocking receive.
+    pub(crate) fn busy_poll(&self) -> Duration {
+        self.limits.busy_poll
+    }
+
     pub(crate) fn new(limits: Limits) -> Tracker {
         let limits = Limits {
             max_handshakes: limits.max_handshakes.max(1),
@@ -310,6 +317,7 @@ mod tests {
             max_connections,
             negotiation_timeout: Duration::from_secs(10),
             stall_timeout: Duration::from_secs(10),
+            busy_poll: Duration::ZERO,
         }
     }
 
