@@ -6,6 +6,8 @@
 #
 #   bash experiments/serve/nbdkit_side_by_side.sh [SECONDS] [ROUNDS]   (repository root, after
 #                                                                       `make build`)
+# NANDLAB_SERVE_ARGS adds `nandlab serve` options (e.g. `--busy-poll-us 0` to see the drive
+# without busy polling).
 # Needs fio (with its nbd engine) and nbdkit (Debian packages). Prints one row per test and the
 # ratio nandlab ÷ nbdkit; the commit heads the output.
 set -euo pipefail
@@ -24,7 +26,7 @@ fill() { fio --name=f --ioengine=nbd --uri="$1" --rw=write --bs=1m --iodepth=4 -
 start_nandlab() {
   rm -f "$tmp/a.img"
   "$bin" serve --image "$tmp/a.img" --listen 127.0.0.1:10911 --set device.logical_bytes=1073741824 \
-      --set serve.emulate_latency=false > "$tmp/serve.log" 2>&1 &
+      --set serve.emulate_latency=false ${NANDLAB_SERVE_ARGS:-} > "$tmp/serve.log" 2>&1 &
   spid=$!
   wait_port 10911
 }
@@ -46,8 +48,8 @@ for ((r = 0; r < rounds; r++)); do
     if [[ $server == nandlab ]]; then kill -TERM "$spid"; wait "$spid" || true; else kill "$kpid"; wait "$kpid" 2>/dev/null || true; fi
   done
 done
-printf 'commit %s, %s s per test, best of %s interleaved rounds\n' \
-  "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" "$secs" "$rounds"
+printf 'commit %s, %s s per test, best of %s interleaved rounds, serve options: %s\n' \
+  "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" "$secs" "$rounds" "${NANDLAB_SERVE_ARGS:-default}"
 printf '%-14s %12s %12s %8s\n' test nandlab nbdkit ratio
 for test in randwrite:1 randwrite:32 randread:1 randread:32; do
   n=${best[nandlab/$test]} k=${best[nbdkit/$test]}
