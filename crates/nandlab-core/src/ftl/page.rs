@@ -1322,12 +1322,14 @@ impl Ftl for PageFtl {
         }
     }
 
-    /// Only tables beyond the core's own caches benefit: from 2^16 logical pages (256 KiB of
-    /// translation table, about one core's L2) the hints pay. (Measured: with 2^20 as the bound,
-    /// a 16,384-block page bench, 0.84 M logical pages, ran at about 0.65× its speed with hints;
-    /// `experiments/bench/parallel-engine/README.md`.)
+    /// Only tables beyond the caches benefit: the hints cost about 57 instructions a request,
+    /// which pay from about 2^20 logical pages (4 MiB of translation table). Measured with
+    /// `nandlab bench --only page --blocks N`, builds with the bound at 2^16, 2^20 and 2^22, best
+    /// of 3 interleaved: without hints 8,192 blocks (0.42 M logical pages) ran 0.14 s instead of
+    /// 0.16 (greedy) and 16,384 blocks (0.84 M) no slower, while 32,768 blocks (1.68 M) ran
+    /// 1.76 s instead of 2.25 (CAT); `experiments/speed/README.md`.
     fn takes_prefetch_hints(&self) -> bool {
-        self.l2p.len() >= 1 << 16
+        self.l2p.len() >= 1 << 20
     }
 
     #[inline]
