@@ -4,6 +4,9 @@
 
 use std::process::Command;
 
+mod scratch;
+use scratch::Scratch;
+
 fn nandlab(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_nandlab")).args(args).output().unwrap();
     (
@@ -90,8 +93,7 @@ fn print_config_and_presets() {
 
 #[test]
 fn analyze_prints_the_table_and_the_contract_json() {
-    let dir = std::env::temp_dir().join(format!("nandlab-cli-analyze-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("nandlab-cli-analyze");
     let trace = dir.join("t.csv");
     // MSR: two sequential 4 KiB writes, a rewrite of both, a read.
     std::fs::write(
@@ -140,5 +142,4 @@ fn analyze_prints_the_table_and_the_contract_json() {
     assert_eq!(code, 2);
     assert!(stderr.contains("error: unexpected argument '--plots'"), "{stderr}");
     assert!(stderr.contains("Usage: nandlab run"), "{stderr}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -8,9 +8,11 @@
 //! deadline; a case still running at the deadline is killed and fails the test.
 
 use std::io::Read;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+mod scratch;
+use scratch::Scratch;
 
 const BIN: &str = env!("CARGO_BIN_EXE_nandlab");
 /// Every case here ends in well under a second; the deadline only tells a hang from an answer.
@@ -77,10 +79,9 @@ fn refused(args: &[&str], needles: &[&str]) -> String {
     o.stderr
 }
 
-fn temp_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nandlab-cli-hostile-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A scratch directory of the test's own, removed when it drops.
+fn temp_dir() -> Scratch {
+    Scratch::new("nandlab-cli-hostile")
 }
 
 #[test]
@@ -125,7 +126,8 @@ fn absurd_page_sizes_and_devices_are_refused_before_allocating() {
 #[test]
 #[cfg_attr(not(feature = "serve"), ignore = "needs the serve feature")]
 fn serve_refuses_an_oversized_device_before_creating_its_image() {
-    let image = temp_dir().join("huge.img");
+    let dir = temp_dir();
+    let image = dir.join("huge.img");
     let _ = std::fs::remove_file(&image);
     let image_arg = image.display().to_string();
     refused(
@@ -179,7 +181,8 @@ fn keys_that_do_not_apply_to_the_workload_are_refused() {
 
 #[test]
 fn toml_syntax_errors_name_the_line() {
-    let path = temp_dir().join("bad.toml");
+    let dir = temp_dir();
+    let path = dir.join("bad.toml");
     std::fs::write(&path, "[device]\nblocks = 64\npages_per_block = = 3\n").unwrap();
     let p = path.display().to_string();
     refused(&["run", &p], &["bad.toml", "line 3"]);
@@ -206,7 +209,8 @@ fn a_config_path_that_never_ends_is_refused_in_bounded_memory() {
 
 #[test]
 fn a_huge_partition_offset_is_blamed_on_itself() {
-    let out = temp_dir().join("suite.csv");
+    let dir = temp_dir();
+    let out = dir.join("suite.csv");
     let huge = format!("partition_offset_bytes={}", u64::MAX / 2);
     let e = refused(
         &["suite", "gc", "--out", out.to_str().unwrap(), "--set", &huge],

@@ -10,11 +10,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("nandlab-pbr-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+mod scratch;
+use scratch::Scratch;
+
+/// A scratch directory of the test's own, removed when it drops.
+fn dir(name: &str) -> Scratch {
+    Scratch::new(&format!("nandlab-pbr-{name}"))
 }
 
 /// Writes: 4 KiB aligned; 4 KiB at +512 (two partial pages: two read-modify-writes); 8 KiB
@@ -173,7 +174,7 @@ fn pbr_on_a_file_target_measures_wall_clock_times() {
     // Not a block device or file: refused with the path named.
     let out = Command::new(env!("CARGO_BIN_EXE_nandlab"))
         .args(["pbr"])
-        .arg(&d)
+        .arg(&*d)
         .arg("--trace")
         .arg(&t)
         .output()

@@ -8,20 +8,20 @@
 //! it reads high by that round trip ÷ a read — a few percent here; then the probes.
 
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+mod scratch;
+use scratch::Scratch;
 
 /// The served drive's replies are wall-clock: the tests of this file run one at a time, so the
 /// other does not take the server's CPU.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("nandlab-probe-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A scratch directory of the test's own, removed when it drops.
+fn dir(name: &str) -> Scratch {
+    Scratch::new(&format!("nandlab-probe-{name}"))
 }
 
 const DEVICE: [&str; 14] = [

@@ -28,6 +28,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod scratch;
+use scratch::Scratch;
+
 const BLOCK: usize = 4096;
 /// A version of a block: 0 = zeros.
 type Version = u64;
@@ -252,8 +255,7 @@ fn start(dir: &Path, image: &Path, args: &[&str]) -> (Child, PathBuf) {
 
 /// One configuration's crash cycles; returns (lost, inconsistent) counts.
 fn crash_cycles(name: &str, args: &[&str], cycles: u64) -> (u64, u64) {
-    let dir = std::env::temp_dir().join(format!("nandlab-crash-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new(&format!("nandlab-crash-{name}"));
     let image = dir.join("crash.img");
     let _ = std::fs::remove_file(&image);
     let mut rng = Lcg(0x5eed ^ name.len() as u64);
@@ -327,7 +329,6 @@ fn crash_cycles(name: &str, args: &[&str], cycles: u64) -> (u64, u64) {
          in batches of up to 16 in flight)",
         k.writes, k.fua_writes, k.write_zeroes, k.trims, k.flushes
     );
-    let _ = std::fs::remove_dir_all(&dir);
     (lost, inconsistent)
 }
 

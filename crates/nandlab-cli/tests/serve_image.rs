@@ -8,6 +8,9 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod scratch;
+use scratch::Scratch;
+
 fn serve(image: &Path, sock: &Path, extra: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_nandlab"));
     c.args(["serve", "--image"])
@@ -46,10 +49,9 @@ fn refused(out: &Output) -> String {
     err
 }
 
-fn dir(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("nandlab-serve-image-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A scratch directory of the test's own, removed when it drops.
+fn dir(name: &str) -> Scratch {
+    Scratch::new(&format!("nandlab-serve-image-{name}"))
 }
 
 #[test]
@@ -64,7 +66,6 @@ fn a_second_server_on_the_same_image_is_refused_naming_the_holder() {
     stop(first);
     // Released at exit: the image serves again.
     stop(started(serve(&image, &d.join("2.sock"), &[]), &d.join("2.sock")));
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -85,7 +86,6 @@ fn a_changed_layout_is_refused_naming_the_key() {
     assert!(refused(&out).contains("ftl.regions"));
     // The same layout serves again.
     stop(started(serve(&image, &sock, &["--set", "ftl.placement=dac"]), &sock));
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -97,7 +97,6 @@ fn the_oracle_placement_is_not_servable_and_says_why() {
     let err = refused(&out);
     assert!(err.contains("cannot be served") && err.contains("next"), "{err}");
     assert!(!image.exists(), "no image is created for a refused configuration");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -121,5 +120,4 @@ fn a_sigterm_while_the_image_is_mounted_stops_cleanly() {
     Command::new("kill").arg(child.id().to_string()).status().unwrap();
     let status = child.wait().unwrap();
     assert!(status.success(), "a SIGTERM during the mount ended the server with {status}");
-    let _ = std::fs::remove_dir_all(&d);
 }

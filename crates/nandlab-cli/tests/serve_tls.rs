@@ -10,9 +10,12 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+mod scratch;
+use scratch::Scratch;
 
 const PSK_HEX: &str = "5e7a9c0e2f4b6d8f10325476981badcfe1f3a5c7092b4d6f8091a2b3c4d5e6f7";
 
@@ -26,11 +29,9 @@ fn have(bin: &str) -> bool {
     found
 }
 
-fn tmp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("nandlab-serve-tls-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A scratch directory of the test's own, removed when it drops.
+fn tmp_dir(tag: &str) -> Scratch {
+    Scratch::new(&format!("nandlab-serve-tls-{tag}"))
 }
 
 /// A running `nandlab serve`, stopped with SIGTERM on drop.
@@ -136,7 +137,6 @@ fn tls_psk_serves_real_clients_and_require_refuses_plaintext() {
         assert!(ok && !out.contains("verification failed") && !out.contains("error"), "{out}");
     }
     drop(srv);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -154,7 +154,6 @@ fn read_only_export_refuses_writes() {
     let (_, out) = run(Command::new("qemu-io").args(["-f", "raw", &uri, "-c", "write 0 4k"]));
     assert!(!out.contains("wrote 4096"), "the write must fail: {out}");
     drop(srv);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -183,7 +182,6 @@ fn bad_flags_fail_at_start_up_naming_the_culprit() {
     let addr = taken.local_addr().unwrap().to_string();
     let e = serve_fails(&dir, &["--listen", &addr]);
     assert!(e.contains(&format!("cannot listen on {addr}")), "{e}");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 fn rss_kib(pid: u32) -> u64 {
@@ -273,7 +271,6 @@ fn stalled_clients_keep_server_rss_bounded() {
     assert!(growth_mib < 128.0, "RSS grew by {growth_mib:.1} MiB");
     drop(stalled);
     drop(srv);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Runs `cmd` to the end, or kills it after `limit` (`None` then).
@@ -319,7 +316,6 @@ fn read_only_never_creates_an_image() {
     }
     assert!(!typo.exists(), "an image was created");
     assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0, "the empty file was written");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Sends `count` reads of `len` bytes on an open connection and never reads a reply; the
@@ -381,7 +377,6 @@ fn sixteen_clients_pipelining_large_reads_keep_rss_within_the_cap() {
     );
     drop(stalled);
     drop(srv);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// `rounds` of a 512 KiB write then its read-back (within a connection's 1 MiB reserve).
@@ -467,5 +462,4 @@ fn a_flood_of_silent_sockets_cannot_lock_out_a_psk_client() {
     );
     drop(silent);
     drop(srv);
-    let _ = std::fs::remove_dir_all(dir);
 }

@@ -473,10 +473,26 @@ impl Write for TlsWriter {
 mod tests {
     use super::*;
 
-    fn tmp(tag: &str, text: &str) -> PathBuf {
+    /// A file under the temp dir, removed on drop, so also when the test panics.
+    struct TmpFile(PathBuf);
+
+    impl std::ops::Deref for TmpFile {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TmpFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    fn tmp(tag: &str, text: &str) -> TmpFile {
         let p = std::env::temp_dir().join(format!("nandlab-nbd-psk-{}-{tag}", std::process::id()));
         std::fs::write(&p, text).unwrap();
-        p
+        TmpFile(p)
     }
 
     #[test]
@@ -505,7 +521,6 @@ mod tests {
                 }
                 other => panic!("{tag}: {other:?}"),
             }
-            let _ = std::fs::remove_file(p);
         }
         let p = tmp("empty", "\n# nothing\n");
         assert!(matches!(parse_psk_file(&p), Err(TlsError::PskEmpty { .. })));

@@ -6,12 +6,13 @@
 //! although it keeps sending.
 
 mod common;
+mod scratch;
 use common::*;
 use nandlab_nbd::{MemoryEngine, ServeOptions, TlsConfig, TlsCredentials, TlsMode};
 use openssl::ssl::{SslConnector, SslMethod, SslStream, SslVerifyMode};
+use scratch::Scratch;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -37,17 +38,13 @@ enum Slow {
     TlsRecord,
 }
 
-fn psk_file() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("nandlab-nbd-handshakes-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    let f = d.join("keys.psk");
-    std::fs::write(&f, format!("alice:{PSK_HEX}\n")).unwrap();
-    f
-}
-
 fn server(tls: bool) -> Server {
     let tls = tls.then(|| {
-        TlsConfig::load(TlsMode::Require, TlsCredentials::Psk { file: psk_file() }).unwrap()
+        // The keys are read at load, so the file can go with its directory right after.
+        let dir = Scratch::new("nandlab-nbd-handshakes");
+        let file = dir.join("keys.psk");
+        std::fs::write(&file, format!("alice:{PSK_HEX}\n")).unwrap();
+        TlsConfig::load(TlsMode::Require, TlsCredentials::Psk { file }).unwrap()
     });
     Server::start_with(
         MemoryEngine::new("disk", SIZE),

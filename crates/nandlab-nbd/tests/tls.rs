@@ -5,12 +5,14 @@
 //! from `certtool`, keys from `psktool`; a missing tool prints SKIP and the test passes.
 
 mod common;
+mod scratch;
 use common::*;
 use nandlab_nbd::{MemoryEngine, ServeOptions, TlsConfig, TlsCredentials, TlsMode};
 use openssl::ssl::{SslConnector, SslMethod, SslVerifyMode};
+use scratch::Scratch;
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 const SIZE: u64 = 16 << 20;
@@ -21,12 +23,9 @@ fn check(r: &Run, what: &str) {
     assert!(r.ok, "{what} failed\n--- stdout\n{}\n--- stderr\n{}", r.stdout, r.stderr);
 }
 
-/// A fresh directory under the system temp dir.
-fn tmp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("nandlab-nbd-tls-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory under the system temp dir, removed when it drops.
+fn tmp_dir(tag: &str) -> Scratch {
+    Scratch::new(&format!("nandlab-nbd-tls-{tag}"))
 }
 
 fn certtool(dir: &Path, args: &[&str]) {
@@ -36,7 +35,7 @@ fn certtool(dir: &Path, args: &[&str]) {
 
 /// A CA, a server certificate for 127.0.0.1/localhost and a client certificate, in the file
 /// names nbdkit, qemu and libnbd use (`ca-cert.pem`, `server-*.pem`, `client-*.pem`).
-fn make_certificates(tag: &str) -> PathBuf {
+fn make_certificates(tag: &str) -> Scratch {
     let d = tmp_dir(tag);
     std::fs::write(d.join("ca.info"), "cn = nandlab test CA\nca\ncert_signing_key\n").unwrap();
     std::fs::write(
@@ -87,14 +86,14 @@ fn make_certificates(tag: &str) -> PathBuf {
 }
 
 /// A directory with only the CA certificate: what a client without a certificate has.
-fn ca_only(certs: &Path, tag: &str) -> PathBuf {
+fn ca_only(certs: &Path, tag: &str) -> Scratch {
     let d = tmp_dir(tag);
     std::fs::copy(certs.join("ca-cert.pem"), d.join("ca-cert.pem")).unwrap();
     d
 }
 
 /// A PSK directory holding `keys.psk` (qemu's tls-creds-psk wants a directory).
-fn make_psk(tag: &str, hex: &str) -> PathBuf {
+fn make_psk(tag: &str, hex: &str) -> Scratch {
     let d = tmp_dir(tag);
     std::fs::write(d.join("keys.psk"), format!("alice:{hex}\n")).unwrap();
     d
@@ -148,7 +147,6 @@ fn nbdinfo_and_nbdcopy_over_tls_with_psk() {
     assert!(back[..data.len()] == data[..], "4 MiB round trip over TLS-PSK");
     let report = srv.stop();
     assert_eq!(report.protocol_errors, 0, "{report:?}");
-    let _ = std::fs::remove_dir_all(keys);
 }
 
 #[test]
@@ -168,8 +166,6 @@ fn wrong_psk_or_unknown_user_is_refused() {
     // The server is still fine.
     check(&run(Command::new("nbdinfo").arg(psk_uri(&srv, &keys)), 60), "nbdinfo right key");
     drop(srv);
-    let _ = std::fs::remove_dir_all(keys);
-    let _ = std::fs::remove_dir_all(wrong);
 }
 
 #[test]
@@ -195,8 +191,6 @@ fn nbdinfo_over_tls_with_certificates_and_client_verification() {
     let r = run(Command::new("nbdinfo").arg(cert_uri(&srv, &bare)), 60);
     assert!(!r.ok, "verify-peer must refuse a client without a certificate:\n{}", r.stdout);
     drop(srv);
-    let _ = std::fs::remove_dir_all(certs);
-    let _ = std::fs::remove_dir_all(bare);
 }
 
 fn qemu_io_checks(args: &[String]) -> Run {
@@ -238,7 +232,6 @@ fn qemu_io_over_tls_with_x509() {
     ]);
     assert_qemu_ok(&r);
     assert_eq!(srv.stop().protocol_errors, 0);
-    let _ = std::fs::remove_dir_all(certs);
 }
 
 #[test]
@@ -256,7 +249,6 @@ fn qemu_io_over_tls_with_psk() {
     ]);
     assert_qemu_ok(&r);
     assert_eq!(srv.stop().protocol_errors, 0);
-    let _ = std::fs::remove_dir_all(keys);
 }
 
 #[test]
@@ -294,7 +286,6 @@ fn require_refuses_plaintext_and_on_serves_both() {
         check(&run(Command::new("nbdinfo").arg(psk_uri(&srv, &keys)), 60), "TLS nbdinfo under on");
     }
     drop(srv);
-    let _ = std::fs::remove_dir_all(keys);
 }
 
 /// A raw client over OpenSSL with the PSK `alice`/[`PSK_HEX`].
@@ -354,5 +345,4 @@ fn raw_client_state_is_reset_by_starttls_and_second_starttls_is_invalid() {
     let _ = t.s.flush();
     let report = srv.stop();
     assert_eq!(report.protocol_errors, 0, "{report:?}");
-    let _ = std::fs::remove_dir_all(keys);
 }

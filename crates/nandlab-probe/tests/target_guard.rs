@@ -4,15 +4,15 @@
 //! to overwrite a served image without either.)
 //! Method: `open_target` on files in a temp directory; the lock is taken by this test process.
 
-use std::io::Write;
-use std::path::PathBuf;
-
 use nandlab_probe::{open_target, TargetSpec};
+use std::io::Write;
 
-fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("nandlab-target-guard-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+mod scratch;
+use scratch::Scratch;
+
+/// A scratch directory of the test's own, removed when it drops.
+fn dir() -> Scratch {
+    Scratch::new("nandlab-target-guard")
 }
 
 fn open(path: &std::path::Path, destroy_data: bool) -> Result<(), String> {
@@ -22,7 +22,8 @@ fn open(path: &std::path::Path, destroy_data: bool) -> Result<(), String> {
 
 #[test]
 fn a_file_holding_data_needs_destroy_data() {
-    let path = dir().join("data.img");
+    let dir = dir();
+    let path = dir.join("data.img");
     let mut f = std::fs::File::create(&path).unwrap();
     f.write_all(&[7u8; 65536]).unwrap();
     f.sync_all().unwrap();
@@ -35,14 +36,16 @@ fn a_file_holding_data_needs_destroy_data() {
 
 #[test]
 fn a_new_or_sparse_file_holds_nothing_to_lose() {
-    let path = dir().join("sparse.img");
+    let dir = dir();
+    let path = dir.join("sparse.img");
     std::fs::File::create(&path).unwrap().set_len(1 << 24).unwrap();
     open(&path, false).unwrap();
 }
 
 #[test]
 fn a_locked_file_is_refused_even_with_destroy_data_naming_the_holder() {
-    let path = dir().join("held.img");
+    let dir = dir();
+    let path = dir.join("held.img");
     std::fs::write(&path, [1u8; 8192]).unwrap();
     let holder = std::fs::File::open(&path).unwrap();
     holder.try_lock().unwrap();

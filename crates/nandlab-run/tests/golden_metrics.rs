@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 
 use nandlab_run::{load_config, run_config};
 
+mod scratch;
+use scratch::Scratch;
+
 /// A small device (128 blocks of 32 pages) so that every case runs in milliseconds.
 const SMALL: &[&str] = &["device.blocks=128", "device.pages_per_block=32"];
 
@@ -190,9 +193,9 @@ fn golden_dir() -> PathBuf {
 
 /// A deterministic MSR trace generated here (the real traces may not be copied into the
 /// repository): 3000 requests, 4-64 KiB, mostly writes, over a 24 MiB hot/cold address range.
-fn trace() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nandlab-golden-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// Kept in a scratch directory of the test's own, removed when the guard drops.
+fn trace() -> (Scratch, PathBuf) {
+    let dir = Scratch::new("nandlab-golden");
     let path = dir.join("golden.csv");
     let mut state = 0x2545_F491_4F6C_DD1D_u64;
     let mut next = move || {
@@ -213,13 +216,13 @@ fn trace() -> PathBuf {
         text.push_str(&format!("{ticks},golden,0,{op},{offset},{size},100\n"));
     }
     std::fs::write(&path, text).unwrap();
-    path
+    (dir, path)
 }
 
 #[test]
 fn metrics_match_the_committed_golden_files() {
     let bless = std::env::var_os("NANDLAB_BLESS").is_some_and(|v| v != "0");
-    let trace = trace();
+    let (_scratch, trace) = trace();
     let dir = golden_dir();
     if bless {
         std::fs::create_dir_all(&dir).unwrap();

@@ -11,12 +11,16 @@ use std::time::{Duration, Instant};
 
 use nandlab_run::{load_config, run_config, Error, RunReport};
 
-fn temp_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nandlab-hostile-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+mod scratch;
+use scratch::Scratch;
+
+/// The file `name` holding `text`, in a scratch directory of the test's own, removed when the
+/// guard drops.
+fn temp_file(name: &str, text: &str) -> (Scratch, PathBuf) {
+    let dir = Scratch::new("nandlab-hostile");
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
-    p
+    (dir, p)
 }
 
 fn run(trace: &Path, overrides: &[&str]) -> Result<RunReport, Error> {
@@ -46,7 +50,7 @@ fn a_request_split_by_compact_fitting_counts_once() {
         msr(T0 + 30, "Read", 3 * CHUNK - 4096, 8192),
     ]
     .concat();
-    let p = temp_file("split.csv", &text);
+    let (_dir, p) = temp_file("split.csv", &text);
     let r = run(&p, &["workload.fit=compact", "workload.prefill=false"]).unwrap();
     let m = &r.metrics;
     assert_eq!(m.host_write_requests, 3, "the split write is one request");
@@ -61,7 +65,7 @@ fn prefill_pages_in_a_buffer_are_written_back_before_the_measurement() {
     // there. Before the fix, the buffer's share of the prefill (up to one buffer) was written
     // back inside the window (trace runs have no warm-up by default).
     let text = [msr(T0, "Read", 0, 4096), msr(T0 + 10, "Read", 8192, 4096)].concat();
-    let p = temp_file("reads.csv", &text);
+    let (_dir, p) = temp_file("reads.csv", &text);
     for buffer in ["lru", "fab", "bplru"] {
         let kind = format!("buffer.kind={buffer}");
         let o = [
@@ -83,7 +87,7 @@ fn prefill_pages_in_a_buffer_are_written_back_before_the_measurement() {
 #[test]
 fn a_huge_request_length_is_refused_at_once_naming_the_line() {
     // The probe's line: a 4 EiB write. Compact fitting used to insert every chunk of it.
-    let p = temp_file(
+    let (_dir, p) = temp_file(
         "huge.csv",
         "128166385295514663,hm,0,Write,9056014336,4611686018427387904,2833\n",
     );
@@ -102,7 +106,7 @@ fn a_timestamp_past_the_span_limit_names_the_line() {
     // earlier than the previous arrival" with no file or line.
     let text =
         [msr(T0, "Write", 0, 4096), msr(T0 + 200_000_000_000_000_000, "Write", 0, 4096)].concat();
-    let p = temp_file("late.csv", &text);
+    let (_dir, p) = temp_file("late.csv", &text);
     let msg = run(&p, &[]).unwrap_err().to_string();
     assert!(msg.contains("late.csv:2:") && msg.contains("timestamp"), "{msg}");
 }
@@ -112,7 +116,7 @@ fn replays_past_the_end_of_simulated_time_stop_naming_the_line() {
     // A trace spanning 9 × 10^17 ns: the 21st replay would start after u64 nanoseconds end.
     let text =
         [msr(T0, "Write", 0, 4096), msr(T0 + 9_000_000_000_000_000, "Write", 4096, 4096)].concat();
-    let p = temp_file("long.csv", &text);
+    let (_dir, p) = temp_file("long.csv", &text);
     let msg = run(&p, &["workload.passes=30"]).unwrap_err().to_string();
     assert!(msg.contains("long.csv:") && msg.contains("end of simulated time"), "{msg}");
     // Closed-loop timing ignores the timestamps, so the same replays run.

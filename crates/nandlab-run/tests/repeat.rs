@@ -8,6 +8,9 @@ use std::path::PathBuf;
 
 use nandlab_run::{load_config, run_config, RunReport};
 
+mod scratch;
+use scratch::Scratch;
+
 /// Runs and returns the report with the last progress call (requests done, expected).
 fn run(overrides: &[String]) -> (RunReport, (u64, u64)) {
     let config = load_config(None, overrides).unwrap();
@@ -16,16 +19,17 @@ fn run(overrides: &[String]) -> (RunReport, (u64, u64)) {
     (report, last)
 }
 
-fn temp_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nandlab-run-repeat-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// The file `name` holding `text`, in a scratch directory of the test's own, removed when the
+/// guard drops.
+fn temp_file(name: &str, text: &str) -> (Scratch, PathBuf) {
+    let dir = Scratch::new("nandlab-run-repeat");
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
-    p
+    (dir, p)
 }
 
 /// 8 one-page writes 1 MiB apart, then 2 one-page reads (MSR Cambridge format).
-fn tiny_trace() -> PathBuf {
+fn tiny_trace() -> (Scratch, PathBuf) {
     let mut text = String::new();
     for i in 0..8u64 {
         text += &format!("{},hm,0,Write,{},4096,10\n", 128_166_385_295_514_878 + 1000 * i, i << 20);
@@ -53,7 +57,7 @@ fn simulated(r: &RunReport) -> Vec<u64> {
 
 #[test]
 fn trace_repeat_two_is_passes_two() {
-    let path = tiny_trace();
+    let (_dir, path) = tiny_trace();
     let base = |extra: &[&str]| -> Vec<String> {
         let mut o =
             vec!["workload.kind=trace".to_string(), format!("workload.path={}", path.display())];

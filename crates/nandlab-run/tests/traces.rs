@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 
 use nandlab_run::{load_config, run_config, Error};
 
+mod scratch;
+use scratch::Scratch;
+
 fn shared_traces() -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
     p.is_dir().then_some(p)
@@ -77,17 +80,18 @@ fn volume_selection_and_replays() {
     assert!(one.metrics.host_write_requests > 0);
 }
 
-fn temp_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nandlab-run-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// The file `name` holding `text`, in a scratch directory of the test's own, removed when the
+/// guard drops.
+fn temp_file(name: &str, text: &str) -> (Scratch, PathBuf) {
+    let dir = Scratch::new("nandlab-run-test");
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
-    p
+    (dir, p)
 }
 
 #[test]
 fn malformed_line_names_file_and_line() {
-    let p = temp_file(
+    let (_dir, p) = temp_file(
         "bad.csv",
         "128166385295514878,hm,0,Write,4096,4096,10\n128166385295514879,hm,0,Write,oops,4096,10\n",
     );
@@ -99,7 +103,7 @@ fn malformed_line_names_file_and_line() {
 
 #[test]
 fn out_of_range_with_explicit_size_needs_a_fit_mode() {
-    let p = temp_file(
+    let (_dir, p) = temp_file(
         "far.csv",
         "128166385295514878,hm,0,Write,0,4096,10\n\
          128166385295514879,hm,0,Write,1099511627776,4096,10\n",
@@ -126,7 +130,7 @@ fn missing_file_and_bad_format_name() {
     let e = run(&["workload.kind=trace".into(), "workload.path=/nonexistent/x.csv".into()])
         .unwrap_err();
     assert!(e.to_string().contains("/nonexistent/x.csv"), "{e}");
-    let p = temp_file("ok.csv", "128166385295514878,hm,0,Write,0,4096,10\n");
+    let (_dir, p) = temp_file("ok.csv", "128166385295514878,hm,0,Write,0,4096,10\n");
     let e = run(&[
         "workload.kind=trace".into(),
         format!("workload.path={}", p.display()),
@@ -155,7 +159,7 @@ fn oracle_runs_through_the_runner_and_beats_one_log() {
 
 #[test]
 fn a_tiny_trace_still_sizes_a_workable_device() {
-    let p = temp_file(
+    let (_dir, p) = temp_file(
         "tiny.csv",
         "128166385295514878,hm,0,Write,0,4096,10\n128166385295514879,hm,0,Write,0,4096,10\n",
     );
@@ -175,7 +179,7 @@ fn a_tiny_trace_still_sizes_a_workable_device() {
 /// whole SAST groups, for a tiny trace and for a real one.
 #[test]
 fn hybrid_ftls_size_their_device_from_the_trace() {
-    let p = temp_file(
+    let (_dir, p) = temp_file(
         "tiny-hybrid.csv",
         "128166385295514878,hm,0,Write,0,4096,10\n128166385295514879,hm,0,Write,8192,4096,10\n",
     );

@@ -12,6 +12,9 @@ use std::time::Duration;
 use nandlab_core::Config;
 use nandlab_serve::{resolve, spawn, Listen, ServeOptions, SimEngine};
 
+mod scratch;
+use scratch::Scratch;
+
 fn have(bin: &str) -> bool {
     Command::new("sh")
         .arg("-c")
@@ -61,8 +64,7 @@ fn qemu_io_nbdcopy_and_restart() {
         eprintln!("note: qemu-io or nbdcopy missing; skipping the real-client test");
         return;
     }
-    let dir = std::env::temp_dir().join(format!("nandlab-serve-clients-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("nandlab-serve-clients");
     let image = dir.join("disk.img");
     let _ = std::fs::remove_file(&image);
     let (handle, join, uri) = start(&image);
@@ -134,8 +136,7 @@ fn fio_randwrite_with_verify() {
         eprintln!("note: fio has no nbd engine; skipping");
         return;
     }
-    let dir = std::env::temp_dir().join(format!("nandlab-serve-fio-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("nandlab-serve-fio");
     let image = dir.join("fio.img");
     let _ = std::fs::remove_file(&image);
     let (handle, join, uri) = start(&image);
@@ -153,5 +154,4 @@ fn fio_randwrite_with_verify() {
     assert!(out.contains("err= 0"), "{out}");
     handle.shutdown();
     join.join().unwrap().unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -11,12 +11,15 @@
 //! are all acceptable; anything else is served wrong as good.
 
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use nandlab_core::Config;
 use nandlab_nbd::{CommandKind, Engine, IoRequest};
 use nandlab_serve::{resolve, SimEngine};
+
+mod scratch;
+use scratch::Scratch;
 
 const PAGE: u64 = 4096;
 const PAGES: u64 = 256;
@@ -32,10 +35,9 @@ fn config(image: &Path) -> nandlab_core::Resolved {
     resolve(&c, image).unwrap()
 }
 
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("nandlab-lost-page-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A scratch directory of the caller's own, removed when it drops.
+fn dir(name: &str) -> Scratch {
+    Scratch::new(&format!("nandlab-lost-page-{name}"))
 }
 
 fn request(kind: CommandKind, lpn: u64, data: Vec<u8>) -> IoRequest {
@@ -144,7 +146,6 @@ fn a_zeroed_page_of_block_headers_after_a_clean_stop_loses_nothing() {
     let expected = written_image(&image, true);
     zero_page_at(&image, a_block_header_copy(&std::fs::read(&image).unwrap()));
     assert_eq!(wrong_pages(&image, &expected), Some(0), "served wrong data, or refused");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// A zeroed page of OOB records used to take both copies of each record in it (they shared the
@@ -160,7 +161,6 @@ fn a_zeroed_page_of_oob_records_never_serves_an_overwritten_version() {
         let newest = copies.iter().filter(|c| c.1 == 0).max_by_key(|c| c.2).unwrap();
         zero_page_at(&image, newest.0);
         assert_eq!(wrong_pages(&image, &expected), Some(0), "clean stop {clean}");
-        let _ = std::fs::remove_dir_all(&d);
     }
 }
 
@@ -183,5 +183,4 @@ fn damage_to_the_newest_record_after_a_clean_stop_is_not_a_torn_write() {
         None | Some(0) => {}
         Some(n) => panic!("{n} page(s) served wrong as good"),
     }
-    let _ = std::fs::remove_dir_all(&d);
 }

@@ -5,10 +5,12 @@
 use nandlab_core::Config;
 use nandlab_serve::{resolve, SimEngine};
 
+mod scratch;
+use scratch::Scratch;
+
 #[test]
 fn stats_record_the_version_string() {
-    let dir = std::env::temp_dir().join(format!("nandlab-serve-version-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("nandlab-serve-version");
     let image = dir.join("disk.img");
     let _ = std::fs::remove_file(&image);
     let config = Config::from_overrides(&[
@@ -22,6 +24,4 @@ fn stats_record_the_version_string() {
     let stats: serde_json::Value = serde_json::from_str(&engine.stats_json()).unwrap();
     assert_eq!(stats["version"], nandlab_version::VERSION_STRING);
     assert!(nandlab_version::VERSION_STRING.starts_with("nandlab "));
-    drop(engine);
-    std::fs::remove_dir_all(&dir).unwrap();
 }

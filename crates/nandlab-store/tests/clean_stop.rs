@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 use nandlab_core::{Config, Device, Dispatched, Io, Request, Resolved, Submission};
 use nandlab_store::{FileMedia, Mount};
 
+mod scratch;
+use scratch::Scratch;
+
 const PAGE: u64 = 4096;
 
 fn resolved() -> Resolved {
@@ -28,10 +31,11 @@ fn resolved() -> Resolved {
     r
 }
 
-fn image(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("nandlab-clean-stop-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
+/// The image `name` in a scratch directory of the test's own, removed when the guard drops.
+fn image(name: &str) -> (Scratch, PathBuf) {
+    let d = Scratch::new("nandlab-clean-stop");
+    let path = d.join(name);
+    (d, path)
 }
 
 fn area(path: &Path, name: &str) -> u64 {
@@ -93,7 +97,7 @@ fn mount(path: &Path, how: Mount) -> Result<nandlab_store::MountReport, String> 
 
 #[test]
 fn after_a_crash_an_unreadable_last_record_is_a_torn_write() {
-    let path = image("crash.img");
+    let (_dir, path) = image("crash.img");
     let newest = written(&path, false);
     set_record(&path, newest, garbage());
     let report = mount(&path, Mount::Scan).unwrap();
@@ -102,7 +106,7 @@ fn after_a_crash_an_unreadable_last_record_is_a_torn_write() {
 
 #[test]
 fn after_a_clean_stop_an_unreadable_record_is_damage() {
-    let path = image("clean-garbage.img");
+    let (_dir, path) = image("clean-garbage.img");
     let newest = written(&path, true);
     assert!(mount(&path, Mount::Scan).unwrap().clean_stop);
     // That mount reopened the image ("open"); stop it cleanly again.
@@ -121,7 +125,7 @@ fn after_a_clean_stop_an_unreadable_record_is_damage() {
 fn after_a_clean_stop_lost_records_are_found_missing() {
     // The newest record gone in both copies: it reads as erased, so only the recorded
     // sequence number shows it is missing (both mounts).
-    let path = image("clean-newest.img");
+    let (_dir, path) = image("clean-newest.img");
     let newest = written(&path, true);
     set_record(&path, newest, [0; 32]);
     let e = mount(&path, Mount::Scan).unwrap_err();
@@ -129,7 +133,7 @@ fn after_a_clean_stop_lost_records_are_found_missing() {
     let e = mount(&path, Mount::Checkpoint).unwrap_err();
     assert!(e.contains("lost their OOB record"), "{e}");
     // An older record gone in both copies: a full scan counts one page fewer than recorded.
-    let path = image("clean-older.img");
+    let (_dir, path) = image("clean-older.img");
     written(&path, true);
     set_record(&path, 3, [0; 32]);
     let e = mount(&path, Mount::Scan).unwrap_err();
@@ -138,7 +142,7 @@ fn after_a_clean_stop_lost_records_are_found_missing() {
 
 #[test]
 fn the_first_write_after_a_clean_stop_reopens_the_image() {
-    let path = image("reopen.img");
+    let (_dir, path) = image("reopen.img");
     let r = resolved();
     let mut d =
         Device::with_media(&r, Box::new(FileMedia::create(&path, &r).unwrap()), None).unwrap();

@@ -9,6 +9,9 @@
 use nandlab_core::{Config, Device, Dispatched, Io, Request, Submission};
 use nandlab_store::{FileMedia, Mount};
 
+mod scratch;
+use scratch::Scratch;
+
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self) -> u64 {
@@ -47,8 +50,7 @@ fn run(name: &str, extra: &[&str], cycles: u64, ops: u64, seed: u64) -> Vec<Stri
     ];
     o.extend_from_slice(extra);
     let r = Config::from_overrides(&o).unwrap().resolve().unwrap();
-    let dir = std::env::temp_dir().join(format!("nandlab-crash-model-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("nandlab-crash-model");
     let path = dir.join(format!("{name}.img"));
     let _ = std::fs::remove_file(&path);
     let checkpoint = r.config.serve.recovery == "checkpoint";

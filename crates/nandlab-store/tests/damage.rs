@@ -18,10 +18,13 @@
 
 use std::os::unix::fs::FileExt;
 use std::panic::AssertUnwindSafe;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use nandlab_core::{Config, Device, Dispatched, Io, Request, Resolved, Submission};
 use nandlab_store::{FileMedia, Mount};
+
+mod scratch;
+use scratch::Scratch;
 
 struct Lcg(u64);
 impl Lcg {
@@ -75,10 +78,9 @@ fn resolved() -> Resolved {
     resolved_with(IMAGES[0])
 }
 
-fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("nandlab-damage-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A scratch directory of the caller's own, removed when it drops.
+fn dir() -> Scratch {
+    Scratch::new("nandlab-damage")
 }
 
 fn page_of(lpn: u64, v: u64) -> Vec<u8> {

@@ -24,6 +24,9 @@ use nandlab_core::media::{Fault, FaultKind, FaultyMedia, Lpn, Ppn};
 use nandlab_core::{Config, Device, Dispatched, Io, Request, RequestError, Resolved, Submission};
 use nandlab_store::{FileMedia, Mount};
 
+mod scratch;
+use scratch::Scratch;
+
 const PAGE: u64 = 4096;
 
 fn resolved(extra: &[&str]) -> Resolved {
@@ -48,10 +51,11 @@ const CONFIGS: &[(&str, &[&str])] = &[
     ("fast", &["ftl.kind=fast"]),
 ];
 
-fn image(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nandlab-faults-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name.replace(' ', "-"))
+/// The image `name` in a scratch directory of the test's own, removed when the guard drops.
+fn image(name: &str) -> (Scratch, PathBuf) {
+    let dir = Scratch::new("nandlab-faults");
+    let path = dir.join(name.replace(' ', "-"));
+    (dir, path)
 }
 
 /// A page naming its LPN and version (0 = never written: zeros).
@@ -132,7 +136,7 @@ fn write_until_the_cut(d: &mut Device, r: &Resolved, expected: &mut [u64]) -> u6
 /// version exactly; then the drive keeps working.
 fn torn_then_restarted(name: &str, extra: &[&str], mount: Mount, at: u64) {
     let r = resolved(extra);
-    let path = image(&format!("torn-{name}-{mount:?}-{at}.img"));
+    let (_dir, path) = image(&format!("torn-{name}-{mount:?}-{at}.img"));
     let mut expected = vec![0u64; r.geometry.logical_pages as usize];
     let torn_lpn = {
         let media = FaultyMedia::new(FileMedia::create(&path, &r).unwrap(), 1)
@@ -178,7 +182,7 @@ fn a_torn_write_is_a_torn_page_at_the_next_mount_and_its_lpn_reads_the_previous_
 #[test]
 fn a_failed_program_is_an_error_in_the_session_and_the_image_keeps_what_was_programmed() {
     let r = resolved(&[]);
-    let path = image("failed-program.img");
+    let (_dir, path) = image("failed-program.img");
     {
         let media = FaultyMedia::new(FileMedia::create(&path, &r).unwrap(), 1)
             .with_fault(Fault::at(FaultKind::Program, 5));
@@ -207,7 +211,7 @@ fn a_failed_program_is_an_error_in_the_session_and_the_image_keeps_what_was_prog
 #[test]
 fn a_page_failing_its_crc_stays_an_error_when_the_cleaner_moves_it() {
     let r = resolved(&[]);
-    let path = image("crc-moved.img");
+    let (_dir, path) = image("crc-moved.img");
     let lpns = r.geometry.logical_pages;
     let victim = 5;
     {
@@ -253,7 +257,7 @@ fn a_page_failing_its_crc_stays_an_error_when_the_cleaner_moves_it() {
 #[test]
 fn an_io_error_of_the_image_keeps_its_kind_and_source() {
     let r = resolved(&[]);
-    let path = image("truncated.img");
+    let (_dir, path) = image("truncated.img");
     let media = FileMedia::create(&path, &r).unwrap();
     let mut d = Device::with_media(&r, Box::new(media), None).unwrap();
     write(&mut d, 3, 1).unwrap();

@@ -7,6 +7,9 @@ use std::process::Command;
 
 use nandlab_store::Classifier;
 
+mod scratch;
+use scratch::Scratch;
+
 #[test]
 fn ext4_image_with_dropped_data_checks_clean() {
     let have = |bin: &str| {
@@ -20,7 +23,7 @@ fn ext4_image_with_dropped_data_checks_clean() {
         eprintln!("note: e2fsprogs missing; skipping");
         return;
     }
-    let dir = std::env::temp_dir().join(format!("nandlab-meta-{}", std::process::id()));
+    let dir = Scratch::new("nandlab-meta");
     let src = dir.join("src");
     std::fs::create_dir_all(src.join("sub/deeper")).unwrap();
     for i in 0..40u32 {
@@ -61,5 +64,4 @@ fn ext4_image_with_dropped_data_checks_clean() {
     assert!(fsck.status.success(), "e2fsck found problems after dropping data:\n{text}");
     // 40 files of 37 KB .. 1.5 MB = about 7,400 data pages; nearly all must be dropped.
     assert!(data_pages > 7000, "only {data_pages} data pages dropped");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -7,6 +7,9 @@
 use nandlab_core::{Config, Device, Dispatched, Io, Request, Submission};
 use nandlab_store::{FileMedia, Mount};
 
+mod scratch;
+use scratch::Scratch;
+
 fn resolved(extra: &[&str]) -> nandlab_core::Resolved {
     let mut o = vec![
         "device.blocks=64",
@@ -28,10 +31,11 @@ impl Lcg {
     }
 }
 
-fn image(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("nandlab-store-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+/// The image `name` in a scratch directory of the test's own, removed when the guard drops.
+fn image(name: &str) -> (Scratch, std::path::PathBuf) {
+    let dir = Scratch::new("nandlab-store-test");
+    let path = dir.join(name);
+    (dir, path)
 }
 
 fn read_all(d: &mut Device, bytes: u64) -> Vec<u8> {
@@ -87,7 +91,7 @@ fn trim_random(d: &mut Device, reference: &mut [u8], rng: &mut Lcg, page: u64) -
 #[test]
 fn data_survives_restart() {
     let r = resolved(&[]);
-    let path = image("restart.img");
+    let (_dir, path) = image("restart.img");
     let cap = r.geometry.logical_bytes();
     let mut reference = vec![0u8; cap as usize];
     let mut rng = Lcg(7);
@@ -143,7 +147,7 @@ fn damaged_oob_records_are_repaired_torn_or_refused() {
         Ok::<_, nandlab_store::StoreError>((buf[0], report))
     };
     let make = |name: &str, versions: u8| {
-        let path = image(name);
+        let (dir, path) = image(name);
         let media = FileMedia::create(&path, &r).unwrap();
         let mut d = Device::with_media(&r, Box::new(media), None).unwrap();
         for v in 1..=versions {
@@ -154,9 +158,9 @@ fn damaged_oob_records_are_repaired_torn_or_refused() {
             .map(Dispatched::completion)
             .unwrap();
         }
-        path
+        (dir, path)
     };
-    let path = make("repaired.img", 2);
+    let (_dir, path) = make("repaired.img", 2);
     let (oob_a, oob_b) = (area(&path, "OOB records A"), area(&path, "OOB records B"));
     poke(&path, oob_a + 32 + 21, &[0xEE]); // a byte of copy A of page 1's record
     let (byte, report) = read0(&path).unwrap();
@@ -164,12 +168,12 @@ fn damaged_oob_records_are_repaired_torn_or_refused() {
     assert_eq!(report.copies_rewritten, 1, "the damaged copy is rewritten");
     let (_, report) = read0(&path).unwrap();
     assert_eq!(report.oob_records_repaired, 0, "rewritten: {report:?}");
-    let path = make("torn.img", 2);
+    let (_dir, path) = make("torn.img", 2);
     poke(&path, oob_a + 32, &[0x00]);
     poke(&path, oob_b + 32, &[0x00]); // both state bytes
     let (byte, report) = read0(&path).unwrap();
     assert_eq!((byte, report.torn_pages), (0x11, 1));
-    let path = make("refused.img", 3);
+    let (_dir, path) = make("refused.img", 3);
     poke(&path, oob_a + 32, &[0x00]);
     poke(&path, oob_b + 32, &[0x00]);
     let e = read0(&path).err().unwrap().to_string();
@@ -179,7 +183,7 @@ fn damaged_oob_records_are_repaired_torn_or_refused() {
 #[test]
 fn geometry_and_layout_mismatches_name_the_key() {
     let r = resolved(&[]);
-    let path = image("mismatch.img");
+    let (_dir, path) = image("mismatch.img");
     drop(FileMedia::create(&path, &r).unwrap());
     for (set, key) in [
         ("device.blocks=128", "device.blocks"),
@@ -207,7 +211,7 @@ fn geometry_and_layout_mismatches_name_the_key() {
 #[test]
 fn an_open_image_is_locked() {
     let r = resolved(&[]);
-    let path = image("locked.img");
+    let (_dir, path) = image("locked.img");
     let first = FileMedia::create(&path, &r).unwrap();
     let e = FileMedia::open(&path, &r, Mount::Scan).err().unwrap();
     let msg = e.to_string();
@@ -228,7 +232,7 @@ fn an_open_image_is_locked() {
 #[test]
 fn checkpoint_mount_rolls_forward_to_the_same_state() {
     let r = resolved(&[]);
-    let path = image("checkpoint.img");
+    let (_dir, path) = image("checkpoint.img");
     let cap = r.geometry.logical_bytes();
     let mut reference = vec![0u8; cap as usize];
     let mut rng = Lcg(11);
@@ -283,7 +287,7 @@ fn hybrid_ftls_read_back_the_newest_copy() {
         let mut o = vec!["device.blocks=64", "device.pages_per_block=16", "ftl.log_blocks=4"];
         o.extend_from_slice(extra);
         let r = Config::from_overrides(&o).unwrap().resolve().unwrap();
-        let path = image(&format!("hybrid{i}.img"));
+        let (_dir, path) = image(&format!("hybrid{i}.img"));
         let cap = r.geometry.logical_bytes();
         let mut reference = vec![0u8; cap as usize];
         let mut rng = Lcg(11 + i as u64);
@@ -326,7 +330,7 @@ fn buffers_return_the_last_written_data() {
                 o.push("ftl.log_blocks=4".into());
             }
             let r = Config::from_overrides(&o).unwrap().resolve().unwrap();
-            let path = image(&format!("buffer-{kind}-{ftl}.img"));
+            let (_dir, path) = image(&format!("buffer-{kind}-{ftl}.img"));
             let cap = r.geometry.logical_bytes();
             let page = r.geometry.page_size_bytes;
             let mut reference = vec![0u8; cap as usize];
@@ -389,7 +393,7 @@ fn ram_regions_return_the_last_written_data_and_survive_shutdown() {
     .enumerate()
     {
         let r = resolved(extra);
-        let path = image(&format!("ram-region-{i}.img"));
+        let (_dir, path) = image(&format!("ram-region-{i}.img"));
         let cap = r.geometry.logical_bytes();
         let page = r.geometry.page_size_bytes;
         let mut reference = vec![0u8; cap as usize];
@@ -458,7 +462,7 @@ fn ram_regions_return_the_last_written_data_and_survive_shutdown() {
 fn an_interrupted_erase_is_finished_at_mount() {
     let r = resolved(&["ftl.placement=none", "ftl.cleaning=greedy"]);
     let page = r.geometry.page_size_bytes;
-    let path = image("cut-erase.img");
+    let (_dir, path) = image("cut-erase.img");
     {
         let media = FileMedia::create(&path, &r).unwrap();
         let mut d = Device::with_media(&r, Box::new(media), None).unwrap();

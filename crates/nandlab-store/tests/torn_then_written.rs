@@ -10,6 +10,9 @@ use std::os::unix::fs::FileExt;
 use nandlab_core::{Config, Device, Dispatched, Io, Request, Resolved, Submission};
 use nandlab_store::{FileMedia, Mount};
 
+mod scratch;
+use scratch::Scratch;
+
 const PAGE: u64 = 4096;
 const PPB: u64 = 16;
 
@@ -63,8 +66,7 @@ fn last_page_of_a_partial_block(r: &Resolved, path: &std::path::Path) -> Option<
 
 fn torn_then_written(extra: &[&str], mount: Mount) {
     let r = resolved(extra);
-    let dir = std::env::temp_dir().join(format!("nandlab-torn-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("nandlab-torn");
     let path = dir.join(format!("{}-{mount:?}.img", r.config.ftl.kind));
     let lpns = r.geometry.logical_pages;
     let mut expected = vec![0u64; lpns as usize];
