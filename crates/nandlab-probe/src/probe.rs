@@ -22,7 +22,12 @@
 //!   merge (a block-mapped FTL): a spike in one write's latency (≥ 2.5× the median and half
 //!   the 99th percentile). The spikes repeat with a period (the smallest lag, no shorter than
 //!   any gap between them, after which 85 % of them recur); the block is that period ÷ the
-//!   erases in its recurring spikes (a spike twice the typical one's excess is two).
+//!   erases in its recurring spikes (a spike twice the typical one's excess is two). One
+//!   spike per period, all alike, may still carry several blocks (SAST merges a group's two
+//!   log blocks together): last of all the probes, a halving test overwrites only the first
+//!   half of every block found, then only a half straddling two halves; when the first costs
+//!   per write what the passes did and the second several times that (the halves it leaves are
+//!   copied), the half is the block.
 //! - **Zone** (Fig. 6): reads of A and B = A + d alternate for d = 64 KiB, 128 KiB, … (each
 //!   read a page of its own near A or B, so no cache answers it); once B
 //!   falls in another zone of the mapping table than A, a device that keeps one zone resident
@@ -191,9 +196,10 @@ pub fn probe(
         progress("effective page");
         page(target, options, repeats, &mut report)?;
     }
+    let mut halving = None;
     if options.block {
         progress("block");
-        block(target, &mut report)?;
+        halving = block(target, &mut report)?;
     }
     if options.zone {
         progress("zone");
@@ -202,6 +208,12 @@ pub fn probe(
     if options.parallel {
         progress("parallel units");
         parallel(target, repeats, &mut report)?;
+    }
+    // The block's halving test last: it overwrites the device in patterns of its own, and what
+    // the zone and parallel probes see depends on where the sequential passes left the blocks.
+    if let Some(h) = halving {
+        progress("block halves");
+        halve(target, &mut report, &h)?;
     }
     Ok(report)
 }
@@ -1014,7 +1026,9 @@ fn parallel_report(r: &mut ProbeReport, c: &Classes, one: f64) {
 /// A spike of the block probe: a write at least this many times the median write.
 const SPIKE: f64 = 2.5;
 
-fn block(t: &mut dyn Target, r: &mut ProbeReport) -> Result<(), String> {
+/// Runs the block probe's sequential passes into `r.block`; returns the halving test to run on
+/// its answer (`halve`) when the answer is one spike per period.
+fn block(t: &mut dyn Target, r: &mut ProbeReport) -> Result<Option<Halving>, String> {
     let cap = t.capacity_bytes();
     // Writes of one page (the effective page when the page probe found it).
     let w = r.effective_page_bytes.unwrap_or(4 * KIB);
@@ -1029,9 +1043,7 @@ fn block(t: &mut dyn Target, r: &mut ProbeReport) -> Result<(), String> {
     // mapped FTL completing a block): a spike in the latency of the write that needs the
     // block. A write buffer in front destages in the same rhythm. So the block is the bytes
     // written per spike.
-    for i in 0..n {
-        t.write(i * w, w)?;
-    }
+    rewrite(t, w, n)?;
     // Three passes measured: a stream striped over many planes repeats its pattern only once
     // every plane has filled a block, and the period needs two repeats in view.
     let mut lat = Vec::with_capacity(3 * n as usize);
@@ -1066,7 +1078,8 @@ fn block(t: &mut dyn Target, r: &mut ProbeReport) -> Result<(), String> {
     let excess = |i: u64| (lat[i as usize] as f64 - typical).max(0.0);
     let unit = median_f64(spikes.iter().map(|&i| excess(i))).max(1.0);
     let weight = |i: u64| ((excess(i) / unit).round() as u64).max(1);
-    r.block = match spike_period(&spikes, &weight) {
+    let found = spike_period(&spikes, &weight);
+    r.block = match &found {
         None => Detected {
             value: None,
             confidence: 0.0,
@@ -1095,6 +1108,129 @@ fn block(t: &mut dyn Target, r: &mut ProbeReport) -> Result<(), String> {
         }
     };
     r.block_bytes = r.block.value;
+    // One spike per period, always there: all spikes alike, so their sizes cannot tell whether
+    // each carries one block's erase or several (SAST merges a group's log blocks at once, one
+    // spike per two blocks written); the halving test can.
+    Ok(found.filter(|p| p.per_period == 1 && p.score >= 0.95).map(|p| Halving {
+        w,
+        n: n / 3,
+        pages: p.period,
+        typical,
+        seq: lat.iter().map(|&l| l as f64 - typical).sum::<f64>() / n as f64,
+    }))
+}
+
+/// The block probe's answer to test by halving it (`halve`).
+struct Halving {
+    /// The write size (the effective page), and the writes of it that cover the device.
+    w: u64,
+    n: u64,
+    /// The block found, in writes.
+    pages: u64,
+    /// The sequential passes' median write and mean excess over it per write.
+    typical: f64,
+    seq: f64,
+}
+
+/// Halves the block found while a half is a whole block: overwriting only the first half of
+/// every candidate block costs per write no more than the sequential passes did (a whole block
+/// is merged, or cleaned, with nothing to copy), and overwriting a half that straddles two
+/// halves costs several times that (each half of a block it leaves is copied by a merge). On a
+/// page-mapped FTL both cost alike, whatever the block: it does not map by logical blocks.
+fn halve(t: &mut dyn Target, r: &mut ProbeReport, h: &Halving) -> Result<(), String> {
+    let mut pages = h.pages;
+    let mut confidence = r.block.confidence;
+    // At least 4 candidate blocks: a straddling half needs a next block, and merges a few.
+    while pages.is_multiple_of(2) && pages >= 8 && h.n / pages >= 4 {
+        let half = pages / 2;
+        if !settled(t, r, h)? {
+            // Untested: one spike per period may still be several blocks' merges.
+            confidence *= 0.5;
+            break;
+        }
+        let aligned = stretch(t, h, pages, 0, half)? / h.seq.max(1.0);
+        r.block.how += &format!(
+            "; first halves of {pages}-write blocks overwritten: {aligned:.2}x the passes' \
+             excess per write"
+        );
+        if aligned > 1.5 {
+            break;
+        }
+        if !settled(t, r, h)? {
+            confidence *= 0.5;
+            break;
+        }
+        let straddling = stretch(t, h, pages, half / 2, half)? / h.seq.max(1.0);
+        let contrast = straddling / aligned.max(1.0);
+        r.block.how += &format!(", straddling halves {straddling:.2}x");
+        if contrast < 3.0 {
+            // Between alike (page mapping) and several times (copies): unsure which.
+            if contrast >= 2.0 {
+                confidence *= 0.5;
+            }
+            break;
+        }
+        confidence *= (contrast / 6.0).min(1.0);
+        pages = half;
+    }
+    if pages != h.pages {
+        r.block.how += &format!(": one block per {pages} writes");
+    }
+    r.block.value = Some(pages * h.w);
+    r.block.confidence = confidence;
+    r.block_bytes = r.block.value;
+    Ok(())
+}
+
+/// Lays the device out again as sequential passes leave it, each test's starting point: two
+/// passes, the second timed. False (and said in `r.block.how`) when it cost more than the
+/// block probe's passes did: the writes since left the device otherwise (a hybrid FTL's log
+/// blocks out of step with the blocks keep full merges going pass after pass), and a test from
+/// there tells nothing.
+fn settled(t: &mut dyn Target, r: &mut ProbeReport, h: &Halving) -> Result<bool, String> {
+    rewrite(t, h.w, h.n)?;
+    let mut sum = 0.0;
+    for i in 0..h.n {
+        sum += t.write(i * h.w, h.w)? as f64 - h.typical;
+    }
+    let again = sum / h.n as f64 / h.seq.max(1.0);
+    if again > 1.5 {
+        r.block.how += &format!(
+            "; a sequential pass now costs {again:.2}x the excess per write it did: not halved"
+        );
+    }
+    Ok(again <= 1.5)
+}
+
+/// Mean excess over the passes' median write of writing pages `from..from + len` of every
+/// candidate block of `pages` pages but the last, in order, twice: the second round pays for
+/// the merges the first left pending (a device whose log blocks hold a whole round merges only
+/// when a write needs one).
+fn stretch(
+    t: &mut dyn Target,
+    h: &Halving,
+    pages: u64,
+    from: u64,
+    len: u64,
+) -> Result<f64, String> {
+    let mut sum = 0.0;
+    let mut count = 0u32;
+    for _ in 0..2 {
+        for k in 0..h.n / pages - 1 {
+            for j in from..from + len {
+                sum += t.write((k * pages + j) * h.w, h.w)? as f64 - h.typical;
+                count += 1;
+            }
+        }
+    }
+    Ok(sum / f64::from(count))
+}
+
+/// One sequential pass of page writes over the `n` pages.
+fn rewrite(t: &mut dyn Target, w: u64, n: u64) -> Result<(), String> {
+    for i in 0..n {
+        t.write(i * w, w)?;
+    }
     Ok(())
 }
 
