@@ -786,10 +786,20 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     let len = 4 * KIB;
     // Within one mapping zone when the zone probe found one: a read in another zone would time
     // a table load beside the dies.
+    // A zone said with little confidence may be a multiple of the true one (its boundary did
+    // not hold when tested again): the area keeps to its first half.
+    let zone = r.zone_bytes.map(|z| if r.zone.confidence < 0.5 { z / 2 } else { z });
+    let room = cap.min(zone.unwrap_or(u64::MAX));
     // At least 64 blocks when the block probe found the block: a block-mapped FTL keeps each
     // logical block on one die, so an area of few blocks shows few dies.
     let want = (32 * MIB).max(r.block_bytes.map_or(0, |b| 64 * b));
-    let area = cap.min(want).min(r.zone_bytes.unwrap_or(u64::MAX)) / len;
+    let area_bytes = room.min(want);
+    // One read per effective page where the area has room for it: a read cache keeps whole
+    // logical pages, so a second 4 KiB read in a page read before would be a hit, not a fresh
+    // page. (In a small zone the 4 KiB reads are kept: two in one page share its die anyway.)
+    let page = r.effective_page_bytes.unwrap_or(len).max(len);
+    let unit = if area_bytes / page >= FRESH_PAGES_MIN { page } else { len };
+    let area = area_bytes / unit;
     if area < 64 || t.max_queue_depth() < 2 {
         r.parallel = Detected {
             value: None,
@@ -800,16 +810,25 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     }
     // The probe's own area, written in order and flushed (a read of space never written may
     // cost nothing, and what earlier probes left in a write buffer goes to flash first).
-    write_through(t, 0, area * len)?;
+    write_through(t, 0, area * unit)?;
     t.flush()?;
-    let mut fresh = FreshPages::new(area, len);
+    let mut fresh = FreshPages::new(area, unit, len);
     let mut singles = Vec::new();
-    for _ in 0..(8 * repeats).max(9) {
+    for _ in 0..(8 * repeats).max(32) {
         let o = fresh.next();
         singles.push(timed(repeats, || t.read(o, len))? as f64);
     }
     let one = median_f64(singles.iter().copied());
-    let Some(window) = read_window(t, &mut fresh, one)? else {
+    // A fresh page answered from RAM: a write buffer still holds part of the area.
+    let mut spaced = false;
+    if singles.iter().any(|&s| s < 0.5 * one) {
+        spaced = space_out(t, &mut fresh, room)?;
+    }
+    let mut window = read_window(t, &mut fresh, one)?;
+    if window != Some(0) && !spaced && space_out(t, &mut fresh, room)? {
+        window = read_window(t, &mut fresh, one)?;
+    }
+    let Some(window) = window else {
         r.parallel = Detected {
             value: None,
             confidence: 0.0,
@@ -821,7 +840,7 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     parallel_report(r, &classes, one);
     // As many units as the area has blocks: the count may be the blocks', not the dies' (the
     // area is one small zone, or the device is small beside its blocks).
-    if let Some(blocks) = r.block_bytes.map(|b| (area * len / b).max(1)) {
+    if let Some(blocks) = r.block_bytes.map(|b| (fresh.area * unit / b).max(1)) {
         if classes.units as u64 >= blocks {
             r.parallel.confidence *= 0.3;
             r.parallel.how += &format!(
@@ -833,25 +852,67 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     Ok(())
 }
 
+/// Behind a buffer: writes a spacer of `SPACER_BYTES` (at most a quarter of `room`) at the
+/// end of `room`, so a write buffer holds its pages, not the area's, and the filler reads
+/// that push pages out of a read cache cycle through it. At the end of the area's mapping
+/// zone (of the device without one): a hybrid FTL merging the area's logical blocks would
+/// time merges into the reads, and filler reads in another zone would make the next pair
+/// load a table. The area shrinks to end before it. False when there is no room for it.
+fn space_out(t: &mut dyn Target, fresh: &mut FreshPages, room: u64) -> Result<bool, String> {
+    let spacer = SPACER_BYTES.min(room / 4) / fresh.unit * fresh.unit;
+    let at = room - spacer;
+    if spacer == 0 || at / fresh.unit < 64 {
+        return Ok(false);
+    }
+    write_through(t, at, spacer)?;
+    t.flush()?;
+    fresh.area = fresh.area.min(at / fresh.unit);
+    fresh.spacer = (at, spacer / fresh.unit);
+    Ok(true)
+}
+
+/// Fewest effective pages the parallel probe's area must hold to be read one read per page.
+const FRESH_PAGES_MIN: u64 = 1024;
+
+/// The parallel probe's spacer behind a buffer (`space_out`): twice the largest buffer of the
+/// device matrix (8 MiB).
+const SPACER_BYTES: u64 = 16 * MIB;
+
 /// Random 4 KiB pages of the probed area, each handed out once (a buffer that keeps what it
 /// read would answer a second read of one).
+/// Pages are `unit` bytes apart (the effective page); each read is the first `len` bytes.
+/// Filler reads cycle through the spacer written after the area (start, pages): twice any
+/// cache of the matrix, so each is a miss that pushes an older page out, and none uses up
+/// the area's fresh pages.
 struct FreshPages {
     area: u64,
+    unit: u64,
     len: u64,
     i: u64,
     used: std::collections::HashSet<u64>,
+    spacer: (u64, u64),
+    filled: u64,
 }
 
 impl FreshPages {
-    fn new(area: u64, len: u64) -> Self {
-        Self { area, len, i: 0, used: std::collections::HashSet::new() }
+    fn new(area: u64, unit: u64, len: u64) -> Self {
+        let used = std::collections::HashSet::new();
+        Self { area, unit, len, i: 0, used, spacer: (0, 0), filled: 0 }
+    }
+    fn filler(&mut self) -> u64 {
+        let (start, pages) = self.spacer;
+        if pages == 0 {
+            return self.next();
+        }
+        self.filled += 1;
+        start + self.filled % pages * self.unit
     }
     fn next(&mut self) -> u64 {
         loop {
             self.i += 1;
             let p = mix(self.i ^ 0x5eed) % self.area;
             if self.used.len() as u64 >= self.area || self.used.insert(p) {
-                return p * self.len;
+                return p * self.unit;
             }
         }
     }
@@ -868,6 +929,9 @@ struct Classes {
     exhausted: bool,
     window: u64,
 }
+
+/// Most reads the parallel probe's classification may issue, filler reads included.
+const MAX_READS: u64 = 1 << 21;
 
 /// Most units the probe separates (a device with more reads as this many, low confidence).
 const MAX_UNITS: usize = 512;
@@ -901,7 +965,7 @@ fn read_window(
 
 /// `n` reads of fresh pages, 64 in flight: they push what a read cache holds out of it.
 fn filler(t: &mut dyn Target, fresh: &mut FreshPages, n: u64) -> Result<(), String> {
-    let reqs: Vec<(u64, u64)> = (0..n).map(|_| (fresh.next(), fresh.len)).collect();
+    let reqs: Vec<(u64, u64)> = (0..n).map(|_| (fresh.filler(), fresh.len)).collect();
     t.read_queue(&reqs, t.max_queue_depth().min(64))?;
     Ok(())
 }
@@ -934,23 +998,29 @@ fn collide(
     // known: after 6 (K + 1) + 10 pages in a row that all fell in known units, one is missed
     // with probability under e^-6.
     while since_new < 6 * (members.len() + 1) + 10 {
-        if members.len() >= MAX_UNITS || c.pages as u64 * 2 >= fresh.area {
+        // The read budget bounds a read cache that never lets pages go (filler reads between
+        // all pairs would otherwise grow without end).
+        if members.len() >= MAX_UNITS || c.pages as u64 * 2 >= fresh.area || reads > MAX_READS {
             c.exhausted = true;
             break;
         }
         let p = fresh.next();
         c.pages += 1;
         let mut hit = None;
+        // When p was last read (a read cache keeps it for `window` reads after each).
+        let mut p_read: Option<u64> = None;
         for k in 0..order.len() {
             let i = order[k];
             let (q, stamp) = members[i].pop_front().expect("a class has members");
-            if stamp + window > reads {
-                let n = stamp + window - reads;
+            let due = p_read.map_or(stamp, |pr| pr.max(stamp)) + window;
+            if due > reads {
+                let n = due - reads;
                 filler(t, fresh, n)?;
                 reads += n;
             }
             let pair = timed(repeats, || t.read_queue(&[(p, len), (q, len)], 2))? as f64;
             reads += 2;
+            p_read = Some(reads);
             members[i].push_back((q, reads));
             if pair > 1.5 * one {
                 c.same.push(pair);
