@@ -56,10 +56,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "S", value_parser = seconds, allow_negative_numbers = true,
           default_value_t = ServeOptions::default().stall_timeout.as_secs_f64())]
     pub stall_timeout_s: f64,
-    /// Microseconds a connection polls for its next request before sleeping (0: never)
-    #[arg(long, value_name = "US",
-          default_value_t = ServeOptions::default().busy_poll.as_micros() as u64)]
-    pub busy_poll_us: u64,
+    /// Microseconds a connection polls for its next request before sleeping (0: never;
+    /// default 50, or 0 with serve.emulate_latency)
+    #[arg(long, value_name = "US")]
+    pub busy_poll_us: Option<u64>,
     /// TLS: off, on (optional) or require; credentials alone: require
     #[arg(long, value_name = "MODE", value_parser = ["off", "on", "require"],
           hide_possible_values = true)]
@@ -195,7 +195,7 @@ pub fn serve(args: &ServeArgs) -> Result<(), String> {
     let config = load_config(args.config.config.as_deref(), &args.config.overrides)
         .map_err(|e| e.to_string())?;
     let resolved = resolve(&config, image).map_err(|e| e.to_string())?;
-    let options = serve_options(args)?;
+    let options = serve_options(args, resolved.config.serve.emulate_latency)?;
     let tls_mode = options.tls.as_ref().map_or(TlsMode::Off, TlsConfig::mode);
     let max_connections = options.max_connections;
     // Bind before the (possibly slow) mount: an address in use fails at once, and the address
@@ -271,8 +271,11 @@ fn mounted_line(image: &Path, engine: &SimEngine, g: &Geometry, emulate: bool) -
 }
 
 /// The server's options from the flags, checked: the listening address, TLS (credentials
-/// loaded), the listening policy and the stats file.
-fn serve_options(args: &ServeArgs) -> Result<ServeOptions, String> {
+/// loaded), the listening policy and the stats file. Busy polling is off by default when
+/// replies wait for their simulated completion: the client cannot send its next request
+/// before that, so polling would only take a CPU from the thread that releases the reply and
+/// from the client (on 2 cores it made the served probes' timings noisier).
+fn serve_options(args: &ServeArgs, emulate_latency: bool) -> Result<ServeOptions, String> {
     let listen = match &args.unix {
         Some(path) => Listen::Unix(path.clone()),
         None => Listen::Tcp(args.listen),
@@ -292,7 +295,10 @@ fn serve_options(args: &ServeArgs) -> Result<ServeOptions, String> {
         max_handshakes: args.max_handshakes,
         negotiation_timeout: Duration::from_secs_f64(args.handshake_timeout_s),
         stall_timeout: Duration::from_secs_f64(args.stall_timeout_s),
-        busy_poll: Duration::from_micros(args.busy_poll_us),
+        busy_poll: args.busy_poll_us.map_or(
+            if emulate_latency { Duration::ZERO } else { ServeOptions::default().busy_poll },
+            Duration::from_micros,
+        ),
         tls,
         ..ServeOptions::default()
     })
