@@ -828,15 +828,34 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     if window != Some(0) && !spaced && space_out(t, &mut fresh, room)? {
         window = read_window(t, &mut fresh, one)?;
     }
+    // Behind a read cache, or when the classes did not settle: the period with which pages
+    // written in order come back to one unit, found with pages each read once.
     let Some(window) = window else {
+        if let Some(s) = stride(t, &mut fresh, one, repeats)? {
+            stride_report(r, &s, "a read cache answered a page read again after 2^14 others");
+            return Ok(());
+        }
         r.parallel = Detected {
             value: None,
             confidence: 0.0,
-            how: "a read cache answered a page read again after 2^14 other reads".into(),
+            how: "a read cache answered a page read again after 2^14 other reads, and pages \
+                  written in order showed no period"
+                .into(),
         };
         return Ok(());
     };
     let classes = collide(t, &mut fresh, one, repeats, window)?;
+    if window > 0 || classes.exhausted {
+        if let Some(s) = stride(t, &mut fresh, one, repeats)? {
+            let why = if window > 0 {
+                format!("a read cache keeps pages for under {window} reads")
+            } else {
+                "the pair classes did not settle".to_string()
+            };
+            stride_report(r, &s, &format!("{why}; the pair classes gave {}", classes.units));
+            return Ok(());
+        }
+    }
     parallel_report(r, &classes, one);
     // As many units as the area has blocks: the count may be the blocks', not the dies' (the
     // area is one small zone, or the device is small beside its blocks).
@@ -916,6 +935,100 @@ impl FreshPages {
             }
         }
     }
+    /// Two pages `k` apart, neither read before (`None` after some tries: few are left).
+    fn pair(&mut self, k: u64) -> Option<(u64, u64)> {
+        for _ in 0..64 {
+            self.i += 1;
+            let a = mix(self.i ^ 0x5a1d) % self.area.checked_sub(k)?;
+            if !self.used.contains(&a) && !self.used.contains(&(a + k)) {
+                self.used.insert(a);
+                self.used.insert(a + k);
+                return Some((a * self.unit, (a + k) * self.unit));
+            }
+        }
+        None
+    }
+}
+
+/// What the stride test found: pages `k` apart collide (`hits` of `tries` pairs at k, at 2k,
+/// and at most `background` at any shorter distance).
+struct Stride {
+    k: u64,
+    hits: (usize, usize),
+    tries: usize,
+    background: usize,
+}
+
+/// The stride test: an FTL that stripes pages written in order over its units (a page FTL's
+/// dynamic allocation of an idle device's sequential writes) puts pages `N` apart on one unit
+/// and pages fewer apart on others. For k = 1, 2, ... pairs of pages `k` apart, each page read
+/// only once (a read cache cannot answer), are timed together; the first `k` at which at least
+/// 3 of 4 pairs (6 of 8 on a wall clock) take two reads, and again at `2k`, is `N`. Pages 1
+/// apart colliding mean the FTL does not stripe (a block-mapped one keeps a logical block on
+/// one die): `None`, as when no `k` up to `MAX_UNITS` collides or fresh pages run out.
+fn stride(
+    t: &mut dyn Target,
+    fresh: &mut FreshPages,
+    one: f64,
+    repeats: usize,
+) -> Result<Option<Stride>, String> {
+    let tries = if repeats > 1 { 8 } else { 4 };
+    let need = tries * 3 / 4;
+    let len = fresh.len;
+    let mut hits = |k: u64| -> Result<Option<usize>, String> {
+        let mut n = 0;
+        for _ in 0..tries {
+            let Some((a, b)) = fresh.pair(k) else { return Ok(None) };
+            if t.read_queue(&[(a, len), (b, len)], 2)? as f64 > 1.5 * one {
+                n += 1;
+            }
+        }
+        Ok(Some(n))
+    };
+    let mut background = 0;
+    for k in 1..=MAX_UNITS as u64 {
+        let Some(h) = hits(k)? else { return Ok(None) };
+        if h < need {
+            background = background.max(h);
+            continue;
+        }
+        if k == 1 {
+            return Ok(None);
+        }
+        let Some(h2) = hits(2 * k)? else { return Ok(None) };
+        if h2 >= need {
+            return Ok(Some(Stride { k, hits: (h, h2), tries, background }));
+        }
+        background = background.max(h);
+    }
+    Ok(None)
+}
+
+fn stride_report(r: &mut ProbeReport, s: &Stride, why: &str) {
+    // Clean when no shorter distance came near the threshold.
+    let clean = s.background * 2 < s.tries;
+    let full = s.hits.0 == s.tries && s.hits.1 == s.tries;
+    let confidence = match (clean, full) {
+        (true, true) => 0.9,
+        (true, false) => 0.7,
+        _ => 0.4,
+    };
+    r.parallel = Detected {
+        value: Some(s.k),
+        confidence,
+        how: format!(
+            "pages written in order come back to one unit every {k} pages: pairs {k} and {} \
+             apart took two reads in {} and {} of {}, pairs fewer apart in at most {} (each \
+             page read once: {why})",
+            2 * s.k,
+            s.hits.0,
+            s.hits.1,
+            s.tries,
+            s.background,
+            k = s.k,
+        ),
+    };
+    r.parallel_units = r.parallel.value;
 }
 
 /// The classes pair reads found: how many, the pair times on one unit and on two, the fresh

@@ -167,3 +167,17 @@ fn parallel_units_are_exact_behind_lru_and_bplru_buffers() {
         assert!(o.confidence >= 0.5, "device {}: {}", d.index, o.confidence);
     }
 }
+
+/// Behind a FAB buffer, which keeps a page it read as long as fuller blocks are there to
+/// evict, no page can be read twice uncached: the parallel units come from the stride with
+/// which pages written in order return to one unit, each page read once (device 90 of the
+/// matrix: 20 dies, the pair classes found none).
+#[test]
+fn parallel_units_behind_a_fab_buffer_come_from_the_stride_of_pages_written_in_order() {
+    let d = draw(1, 90);
+    assert!(d.overrides.iter().any(|o| o == "buffer.kind=fab"), "{}", d.summary);
+    let (outcomes, report) = check(&d).unwrap();
+    let o = outcomes.iter().find(|o| o.probe == "parallel").unwrap();
+    assert!(o.exact(), "{}: {}", d.summary, report.parallel.how);
+    assert!(report.parallel.how.starts_with("pages written in order"), "{}", report.parallel.how);
+}
