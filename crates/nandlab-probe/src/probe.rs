@@ -50,13 +50,23 @@
 //!   classes (a die not seen yet is then missed with probability under e^-6). Throughput
 //!   ratios were not used: random reads collide on dies, the bus binds reads from 4 dies on
 //!   (writes from about 20 dies × planes), and a buffer answering reads counts as units. A
-//!   read cache (a page read again answers fast) is detected and its members are used only
-//!   after enough other reads to have pushed them out (on the matrix the count still does not
-//!   settle behind an LRU or FAB buffer: confidence 0.2). The reads stay within one mapping zone
-//!   when the zone probe found one. Confidence: the gap between the slowest two-die pair and the
-//!   fastest one-die pair; 0.2 at most when the count did not settle within 512 classes or half
-//!   the area. A device that keeps its data on fewer dies than it has (a block-mapped FTL with
-//!   few blocks, or a zone of one block) shows fewer.
+//!   read cache (two re-reads of a page answer fast) is detected, and then every pair waits
+//!   until both its pages were read long enough ago to have been pushed out, by filler reads
+//!   that cycle through a spacer (16 MiB written at the end of the area's zone, which also
+//!   holds what a write buffer keeps of the last writes; written as soon as a fresh page
+//!   answers from RAM). Where the area has room, one read per effective page (a cache keeps
+//!   whole logical pages). The reads stay within one mapping zone when the zone probe found
+//!   one (its first half when said with little confidence). Behind a cache that never lets a
+//!   page go (FAB evicts the fullest block first, so a page read alone stays), or when the
+//!   classes do not settle, a **stride test** takes over: pairs of pages k apart, each page
+//!   read once, for k = 1, 2, …; an FTL that stripes pages written in order over its units puts
+//!   pages N apart on one die, so the first k where 3 of 4 pairs take two reads, and again at
+//!   2k, is N (pages 1 apart colliding: no striping, the test says nothing). Confidence: the
+//!   gap between the slowest two-die pair and the fastest one-die pair; 0.2 at most when the
+//!   count did not settle within 512 classes or half the area; for the stride, 0.9 when every
+//!   pair at k and 2k collided and none closer came near, less otherwise. A device that keeps
+//!   its data on fewer dies than it has (a block-mapped FTL with few blocks, or a zone of one
+//!   block) shows fewer.
 //!
 //! Every step's time is the median of `repeats` measurements on wall-clock targets (one on the
 //! simulator, whose times are exact). Each result carries a confidence in [0, 1]: the step's
