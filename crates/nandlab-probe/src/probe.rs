@@ -38,8 +38,12 @@
 //!   least twice the short part's own spread. That split brackets the zone between two powers
 //!   of two; a bisection in effective pages then finds the smallest d whose every B read (one
 //!   read of a fresh page of A before each) is above the geometric mean of a B read in A's
-//!   zone and one beyond the step: the zone, any whole number of pages. Reads are one
-//!   effective page each (a 4 KiB read of a larger page would share it with the next read).
+//!   zone and one beyond the step: the zone, any whole number of pages. The bisection reads
+//!   every page once (a read cache would answer a second read without touching the table:
+//!   a cached B reads low in any zone, a cached A leaves B's table resident), drops reads
+//!   far faster than a flash read, and takes a page tested before from its first read. Reads
+//!   are one effective page each (a 4 KiB read of a larger page would share it with the next
+//!   read).
 //! - **Parallel units** (ours): the dies, counted by collisions. Two reads issued together
 //!   take about one read when they go to two dies (plus a transfer when they share a bus) and
 //!   about two when they go to one (a die reads one page at a time), whatever the planes, the
@@ -584,37 +588,52 @@ fn zone_bisect(
     // The threshold between a B read that pays a table load and one that does not, in the
     // bisection's own pattern (one read of a fresh page of A, then one of B): the geometric
     // mean of B reads in A's zone and beyond the step, on pages not read before.
-    // A's fresh pages lie in [reads + 1 pages, first / 2), the low reference's B pages in
-    // [first / 2, first / 2 + reads pages): both in A's zone, neither read before.
+    // A's fresh pages lie below the last flat distance (in A's zone), the low reference's B
+    // pages from first / 2 on: both in A's zone, neither read before.
+    // The doubling reads' pages (A's, and B's at every distance, a read of them straddling two
+    // pages when the page does not divide the distance) are not read again.
+    let mut used = std::collections::BTreeSet::new();
+    used.extend(0..reads);
+    for &x in xs {
+        let x = x as u64;
+        used.extend(x / len..(x + reads * len).div_ceil(len));
+    }
     let mut bisect = ZoneBisect {
         reads,
         len,
         threshold: None,
         floor: f64::INFINITY,
         factor: 1.0 + (gap - 1.0) / 2.0,
-        next_a: (reads + 1) * len,
-        limit: first / 2,
+        next_a: 0,
+        limit: xs[i - 1] as u64 / len,
+        used,
+        seen: std::collections::BTreeMap::new(),
+        ram: None,
     };
-    let low_ref = bisect.b_reads(t, first / 2)?.into_iter().fold(f64::MIN_POSITIVE, f64::max);
+    // The low reference first, every read taken: B in A's zone is read from flash whether A
+    // was or not, and a read faster than half the median of these came from a cache.
+    let low = bisect.b_reads(t, first / 2 / len, false, false)?;
+    bisect.ram = Some(median_f64(low.iter().copied()) / 2.0);
+    let low_ref = low.into_iter().filter(|&b| !bisect.cached(b)).fold(f64::MIN_POSITIVE, f64::max);
     let high_ref = bisect
-        .b_reads(t, xs[i] as u64 + 2 * reads * len)?
+        .b_reads(t, (xs[i] as u64).div_ceil(len) + 2 * reads, false, false)?
         .into_iter()
         .fold(f64::INFINITY, f64::min);
     bisect.threshold = Some((low_ref * high_ref).sqrt());
     let bracket = (xs[i - 1] as u64 / len, (xs[i] as u64).div_ceil(len));
-    // Each boundary found is checked again: it must hold a second time (high at it, low a
-    // page before); one that does not (a cache answering the repeated reads, a threshold that
-    // is not what the reads pay, a noisy client) is said with little confidence.
-    let mut found = bisect.run(t, bracket, len)?;
-    let mut holds = bisect.verify(t, found, len)?;
+    // Each boundary found is checked again, on pages not read before: B high from it up, low
+    // from the page before down; one that does not hold (a threshold that is not what the
+    // reads pay, a noisy client) is said with little confidence.
+    let mut found = bisect.run(t, bracket)?;
+    let mut holds = bisect.verify(t, found)?;
     // No high point below the doubling distance, and not holding: the threshold may be wrong
     // (on a hybrid FTL a read of a page with a log block pays more, so the reference in A's
     // zone reads as high as a load). A second bisection takes the fastest B read seen as the
     // floor and a load as at least half the step above it; its answer is taken if it holds.
     if found.1 == bracket.1 && !holds {
         let threshold = bisect.threshold.take();
-        let second = bisect.run(t, bracket, len)?;
-        if bisect.verify(t, second, len)? {
+        let second = bisect.run(t, bracket)?;
+        if bisect.verify(t, second)? {
             (found, holds) = (second, true);
         } else {
             bisect.threshold = threshold;
@@ -650,58 +669,132 @@ struct ZoneBisect {
     floor: f64,
     /// A B read in another zone is at least this times the floor.
     factor: f64,
-    /// The next unread page of A's zone (each test reads pages of A no earlier read touched:
-    /// a cache that answered A would leave B's table resident).
+    /// The next page (in `len`s) to try for A.
     next_a: u64,
-    /// A's pages stay below this (the shortest distance probed, inside A's zone).
+    /// A's pages stay below this page (the last flat distance, inside A's zone).
     limit: u64,
+    /// Pages (in `len`s) the probe has read or written: a read or write buffer may still hold
+    /// them, and a page it answers touches no table (a cached A leaves B's table resident, a
+    /// cached B reads fast in any zone). Every timed read goes to a page not in here.
+    used: std::collections::BTreeSet<u64>,
+    /// B pages read from flash right after an A read from flash, and their latency: a test
+    /// at a page read before takes it from here (a second read would come from a cache).
+    seen: std::collections::BTreeMap<u64, f64>,
+    /// Reads faster than this came from a cache (see `cached`).
+    ram: Option<f64>,
 }
 
 impl ZoneBisect {
-    /// Reads A, then B at d + k pages, `reads` times; B's latencies.
-    fn b_reads(&mut self, t: &mut dyn Target, d: u64) -> Result<Vec<f64>, String> {
-        let mut b = Vec::with_capacity(self.reads as usize);
-        for k in 0..self.reads {
-            if self.next_a + self.len > self.limit {
-                self.next_a = 0;
+    /// The first page after `page` (before it when `down`) not read before, marked read.
+    fn fresh(&mut self, mut page: u64, down: bool) -> u64 {
+        loop {
+            page = if down { page.saturating_sub(1) } else { page + 1 };
+            if page == 0 || self.used.insert(page) {
+                return page;
             }
-            t.read(self.next_a, self.len)?;
-            self.next_a += self.len;
-            b.push(t.read(d + k * self.len, self.len)? as f64);
+        }
+    }
+
+    /// Whether a read was answered from RAM (a cache): far faster than a flash read of A's
+    /// zone (`None` before that is known).
+    fn cached(&self, ns: f64) -> bool {
+        self.ram.is_some_and(|ram| ns < ram)
+    }
+
+    /// Reads a fresh page of A's zone, until one is read from flash (its table then resident,
+    /// B's not; a cached A touches no table) or every page of A's zone was tried; whether
+    /// one was.
+    fn read_a(&mut self, t: &mut dyn Target) -> Result<bool, String> {
+        for _ in 0..self.limit {
+            let mut a = self.fresh(self.next_a, false);
+            if a >= self.limit {
+                // Every page of A's zone read once: again from the first, the oldest being the
+                // likeliest to have left a cache.
+                self.used.remove(&a);
+                self.used.retain(|&p| p >= self.limit);
+                a = 0;
+                self.used.insert(a);
+            }
+            self.next_a = a;
+            if !self.cached(t.read(a * self.len, self.len)? as f64) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// A, then B at `page`: B's latency if both came from flash.
+    fn read_b(&mut self, t: &mut dyn Target, page: u64) -> Result<Option<f64>, String> {
+        let a = self.read_a(t)?;
+        self.used.insert(page);
+        let ns = t.read(page * self.len, self.len)? as f64;
+        let fine = a && !self.cached(ns);
+        if fine {
+            self.seen.insert(page, ns);
+        }
+        Ok(fine.then_some(ns))
+    }
+
+    /// B's latencies at `page` itself when `own` (as read before, if it was) and at fresh
+    /// pages beyond it (below it when `down`), `reads` of them from flash (a cached read says
+    /// nothing of its zone), or as many as twice that many tries gave.
+    fn b_reads(
+        &mut self,
+        t: &mut dyn Target,
+        mut page: u64,
+        down: bool,
+        own: bool,
+    ) -> Result<Vec<f64>, String> {
+        let mut b = Vec::with_capacity(self.reads as usize);
+        if own {
+            let ns = match self.seen.get(&page) {
+                Some(&ns) => Some(ns),
+                None => self.read_b(t, page)?,
+            };
+            b.extend(ns);
+        }
+        for _ in 0..2 * self.reads {
+            if b.len() as u64 >= self.reads {
+                break;
+            }
+            page = self.fresh(page, down);
+            b.extend(self.read_b(t, page)?);
         }
         Ok(b)
     }
 
-    /// Whether B at d is in another zone than A: every B read above the threshold (a slow
-    /// spell only raises reads, so one B read below it means B shares A's zone — at d
-    /// itself, the read nearest the boundary).
-    fn high(&mut self, t: &mut dyn Target, d: u64) -> Result<bool, String> {
-        let b = self.b_reads(t, d)?;
+    /// Whether every B read is above the threshold (`high`) or below it.
+    fn all(&mut self, b: &[f64], high: bool) -> bool {
         self.floor = b.iter().copied().fold(self.floor, f64::min);
         let threshold = self.threshold.unwrap_or(self.factor * self.floor);
-        Ok(b.iter().all(|&b| b >= threshold))
+        !b.is_empty() && b.iter().all(|&b| (b >= threshold) == high)
     }
 
-    /// Whether a boundary `(lo, hi)` (in `unit`s) holds when tested again.
-    fn verify(
-        &mut self,
-        t: &mut dyn Target,
-        (lo, hi): (u64, u64),
-        unit: u64,
-    ) -> Result<bool, String> {
-        Ok(self.high(t, hi * unit)? && !self.high(t, lo * unit)?)
+    /// Whether B at `page` is in another zone than A: every B read from it on above the
+    /// threshold (a slow spell only raises reads, so one B read below it means B shares A's
+    /// zone — at the page itself, the read nearest the boundary).
+    fn high(&mut self, t: &mut dyn Target, page: u64) -> Result<bool, String> {
+        let b = self.b_reads(t, page, false, true)?;
+        Ok(self.all(&b, true))
     }
 
-    /// Bisects `(lo, hi)` (in `unit`s: lo low, hi taken as high) to adjacent values.
+    /// Whether a boundary `(lo, hi)` (in pages) holds when tested again, on pages not read
+    /// before: every B read above the threshold from hi on, every one below it from lo down.
+    fn verify(&mut self, t: &mut dyn Target, (lo, hi): (u64, u64)) -> Result<bool, String> {
+        let above = self.b_reads(t, hi, false, false)?;
+        let below = self.b_reads(t, lo, true, false)?;
+        Ok(self.all(&above, true) && self.all(&below, false))
+    }
+
+    /// Bisects `(lo, hi)` (in pages: lo low, hi taken as high) to adjacent values.
     fn run(
         &mut self,
         t: &mut dyn Target,
         (mut lo, mut hi): (u64, u64),
-        unit: u64,
     ) -> Result<(u64, u64), String> {
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
-            if self.high(t, mid * unit)? {
+            if self.high(t, mid)? {
                 hi = mid;
             } else {
                 lo = mid;
