@@ -32,7 +32,10 @@
 //!   read a page of its own near A or B, so no cache answers it); once B
 //!   falls in another zone of the mapping table than A, a device that keeps one zone resident
 //!   reloads a table on every read and B's latency steps up. B's latency at d is the median
-//!   of every B read there (rounds × repeats); the curve is flat, then steps up and stays up,
+//!   of every B read there (rounds × repeats; B's pages start on a page boundary, and a read
+//!   under a quarter of the median of all, from a cache, is left out; pages the block probe
+//!   wrote are read as they are, since pages written here would stay in a FAB buffer); the
+//!   curve is flat, then steps up and stays up,
 //!   so the zone is the split of the curve into a short part and a long part with the largest
 //!   gap (the long part's lowest ÷ the short part's highest), when that gap is ≥ 1.2 and at
 //!   least twice the short part's own spread. That split brackets the zone between two powers
@@ -528,12 +531,21 @@ fn zone(
             2 * first
         ));
     }
-    // A's and every B's pages hold data (a read of unwritten space may cost nothing)...
-    t.write(0, reads * len)?;
-    for &d in &distances {
-        t.write(d, reads * len)?;
+    // B's pages at d start on a page boundary: a read straddling two pages reads both, and
+    // takes one read or two as they share a die or not.
+    let base = |d: u64| d.div_ceil(len) * len;
+    // A's and every B's pages must hold data (a read of unwritten space may cost nothing).
+    // The block probe wrote every page; pages this probe wrote would stay in a FAB buffer
+    // (it keeps a block with few buffered pages longest) and answer the reads, so it writes
+    // them only when the block probe did not run.
+    if !o.block {
+        t.write(0, reads * len)?;
+        for &d in &distances {
+            t.write(base(d), reads * len)?;
+        }
     }
-    // ...and are pushed out of any write buffer (which would answer the reads itself).
+    // What a write buffer holds is pushed out of it (it would answer the reads itself), and
+    // its dirty pages written back (a read evicting one would write, and load a zone).
     push_out(t)?;
     // Round k reads A + k pages, then B + k pages, for every distance in turn: a slow spell
     // of the target slows a few reads of several distances, not every read of one (which
@@ -542,13 +554,10 @@ fn zone(
     for k in 0..reads {
         for (&d, b) in distances.iter().zip(&mut b) {
             t.read(k * len, len)?;
-            b.push(t.read(d + k * len, len)?);
+            b.push(t.read(base(d) + k * len, len)?);
         }
     }
-    let xs: Vec<f64> = distances.iter().map(|&d| d as f64).collect();
-    // The median of every B read: a cleaning stall or a hiccup of the client moves a mean,
-    // not a median of `reads`.
-    let ys: Vec<f64> = b.into_iter().map(|b| median(b) as f64).collect();
+    let (xs, ys, seen) = zone_curve(&distances, b, len);
     r.curves.push(Curve::new(
         "zone: read B at distance d from A",
         "distance bytes",
@@ -557,7 +566,7 @@ fn zone(
         &ys,
     ));
     r.zone = match zone_step(&ys) {
-        Some(step) => zone_bisect(t, &xs, step, (reads, len, first))?,
+        Some(step) => zone_bisect(t, &xs, step, (reads, len, first), seen)?,
         None => Detected {
             value: None,
             confidence: 0.0,
@@ -571,6 +580,32 @@ fn zone(
     Ok(())
 }
 
+/// The doubling curve: per distance, the median of its B reads from flash; and every such
+/// read by its page (in `len`s; B's pages at d start at the first page boundary from d on). A
+/// read under a quarter of the median of every B read came from a cache (the pages the block
+/// probe wrote last may still be in a buffer) and says nothing of B's zone; a distance with no
+/// other read is left out.
+fn zone_curve(distances: &[u64], b: Vec<Vec<u64>>, len: u64) -> (Vec<f64>, Vec<f64>, Seen) {
+    let ram = median(b.iter().flatten().copied().collect()) / 4;
+    let mut xs = Vec::with_capacity(distances.len());
+    let mut ys = Vec::with_capacity(distances.len());
+    let mut seen = Seen::new();
+    for (&d, b) in distances.iter().zip(b) {
+        let pages = (d.div_ceil(len)..).zip(b).filter(|&(_, ns)| ns >= ram);
+        let b: Vec<u64> = pages.map(|(p, ns)| *seen.entry(p).or_insert(ns as f64) as u64).collect();
+        if !b.is_empty() {
+            xs.push(d as f64);
+            // The median: a cleaning stall or a hiccup of the client moves a mean, not a
+            // median of `reads`.
+            ys.push(median(b) as f64);
+        }
+    }
+    (xs, ys, seen)
+}
+
+/// B reads from flash by page (see `ZoneBisect::seen`).
+type Seen = std::collections::BTreeMap<u64, f64>;
+
 /// The zone between the doubling curve's last flat distance and its first high one (see
 /// `zone`): `shape` is (reads per test, read length, shortest distance).
 fn zone_bisect(
@@ -578,6 +613,7 @@ fn zone_bisect(
     xs: &[f64],
     step: Step,
     shape: (u64, u64, u64),
+    seen: Seen,
 ) -> Result<Detected, String> {
     let Step { at: i, gap, spread } = step;
     let (reads, len, first) = shape;
@@ -590,13 +626,13 @@ fn zone_bisect(
     // mean of B reads in A's zone and beyond the step, on pages not read before.
     // A's fresh pages lie below the last flat distance (in A's zone), the low reference's B
     // pages from first / 2 on: both in A's zone, neither read before.
-    // The doubling reads' pages (A's, and B's at every distance, a read of them straddling two
-    // pages when the page does not divide the distance) are not read again.
+    // The doubling reads' pages (A's, and B's from every distance's first page on) are not
+    // read again.
     let mut used = std::collections::BTreeSet::new();
     used.extend(0..reads);
     for &x in xs {
-        let x = x as u64;
-        used.extend(x / len..(x + reads * len).div_ceil(len));
+        let x = (x as u64).div_ceil(len);
+        used.extend(x..x + reads);
     }
     let mut bisect = ZoneBisect {
         reads,
@@ -607,7 +643,7 @@ fn zone_bisect(
         next_a: 0,
         limit: xs[i - 1] as u64 / len,
         used,
-        seen: std::collections::BTreeMap::new(),
+        seen,
         ram: None,
     };
     // The low reference first, every read taken: B in A's zone is read from flash whether A
@@ -679,7 +715,7 @@ struct ZoneBisect {
     used: std::collections::BTreeSet<u64>,
     /// B pages read from flash right after an A read from flash, and their latency: a test
     /// at a page read before takes it from here (a second read would come from a cache).
-    seen: std::collections::BTreeMap<u64, f64>,
+    seen: Seen,
     /// Reads faster than this came from a cache (see `cached`).
     ram: Option<f64>,
 }
@@ -941,6 +977,14 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
                  on one die: more dies may hold no data here"
             );
         }
+    }
+    // The area is one mapping zone and the block is not known (or said with confidence under
+    // 0.9): a hybrid FTL's zone is whole blocks, as few as one, and each block lies on one die.
+    let zone_bound = zone.is_some_and(|z| z < cap.min(want));
+    if zone_bound && (r.block_bytes.is_none() || r.block.confidence < 0.9) {
+        r.parallel.confidence *= 0.5;
+        r.parallel.how += "; the area is one mapping zone, which may be a single block of a \
+             block-mapped FTL (the block probe found none it is sure of)";
     }
     Ok(())
 }
