@@ -32,14 +32,21 @@
 //!   read a page of its own near A or B, so no cache answers it); once B
 //!   falls in another zone of the mapping table than A, a device that keeps one zone resident
 //!   reloads a table on every read and B's latency steps up. B's latency at d is the median
-//!   of every B read there (rounds × repeats); the curve is flat, then steps up and stays up,
+//!   of every B read there (rounds × repeats; B's pages start on a page boundary, and a read
+//!   under a quarter of the median of all, from a cache, is left out; pages the block probe
+//!   wrote are read as they are, since pages written here would stay in a FAB buffer); the
+//!   curve is flat, then steps up and stays up,
 //!   so the zone is the split of the curve into a short part and a long part with the largest
 //!   gap (the long part's lowest ÷ the short part's highest), when that gap is ≥ 1.2 and at
 //!   least twice the short part's own spread. That split brackets the zone between two powers
 //!   of two; a bisection in effective pages then finds the smallest d whose every B read (one
 //!   read of a fresh page of A before each) is above the geometric mean of a B read in A's
-//!   zone and one beyond the step: the zone, any whole number of pages. Reads are one
-//!   effective page each (a 4 KiB read of a larger page would share it with the next read).
+//!   zone and one beyond the step: the zone, any whole number of pages. The bisection reads
+//!   every page once (a read cache would answer a second read without touching the table:
+//!   a cached B reads low in any zone, a cached A leaves B's table resident), drops reads
+//!   far faster than a flash read, and takes a page tested before from its first read. Reads
+//!   are one effective page each (a 4 KiB read of a larger page would share it with the next
+//!   read).
 //! - **Parallel units** (ours): the dies, counted by collisions. Two reads issued together
 //!   take about one read when they go to two dies (plus a transfer when they share a bus) and
 //!   about two when they go to one (a die reads one page at a time), whatever the planes, the
@@ -534,12 +541,21 @@ fn zone(
             2 * first
         ));
     }
-    // A's and every B's pages hold data (a read of unwritten space may cost nothing)...
-    t.write(0, reads * len)?;
-    for &d in &distances {
-        t.write(d, reads * len)?;
+    // B's pages at d start on a page boundary: a read straddling two pages reads both, and
+    // takes one read or two as they share a die or not.
+    let base = |d: u64| d.div_ceil(len) * len;
+    // A's and every B's pages must hold data (a read of unwritten space may cost nothing).
+    // The block probe wrote every page; pages this probe wrote would stay in a FAB buffer
+    // (it keeps a block with few buffered pages longest) and answer the reads, so it writes
+    // them only when the block probe did not run.
+    if !o.block {
+        t.write(0, reads * len)?;
+        for &d in &distances {
+            t.write(base(d), reads * len)?;
+        }
     }
-    // ...and are pushed out of any write buffer (which would answer the reads itself).
+    // What a write buffer holds is pushed out of it (it would answer the reads itself), and
+    // its dirty pages written back (a read evicting one would write, and load a zone).
     push_out(t)?;
     // Round k reads A + k pages, then B + k pages, for every distance in turn: a slow spell
     // of the target slows a few reads of several distances, not every read of one (which
@@ -548,13 +564,10 @@ fn zone(
     for k in 0..reads {
         for (&d, b) in distances.iter().zip(&mut b) {
             t.read(k * len, len)?;
-            b.push(t.read(d + k * len, len)?);
+            b.push(t.read(base(d) + k * len, len)?);
         }
     }
-    let xs: Vec<f64> = distances.iter().map(|&d| d as f64).collect();
-    // The median of every B read: a cleaning stall or a hiccup of the client moves a mean,
-    // not a median of `reads`.
-    let ys: Vec<f64> = b.into_iter().map(|b| median(b) as f64).collect();
+    let (xs, ys, seen) = zone_curve(&distances, b, len);
     r.curves.push(Curve::new(
         "zone: read B at distance d from A",
         "distance bytes",
@@ -563,7 +576,7 @@ fn zone(
         &ys,
     ));
     r.zone = match zone_step(&ys) {
-        Some(step) => zone_bisect(t, &xs, step, (reads, len, first))?,
+        Some(step) => zone_bisect(t, &xs, step, (reads, len, first), seen)?,
         None => Detected {
             value: None,
             confidence: 0.0,
@@ -577,6 +590,32 @@ fn zone(
     Ok(())
 }
 
+/// The doubling curve: per distance, the median of its B reads from flash; and every such
+/// read by its page (in `len`s; B's pages at d start at the first page boundary from d on). A
+/// read under a quarter of the median of every B read came from a cache (the pages the block
+/// probe wrote last may still be in a buffer) and says nothing of B's zone; a distance with no
+/// other read is left out.
+fn zone_curve(distances: &[u64], b: Vec<Vec<u64>>, len: u64) -> (Vec<f64>, Vec<f64>, Seen) {
+    let ram = median(b.iter().flatten().copied().collect()) / 4;
+    let mut xs = Vec::with_capacity(distances.len());
+    let mut ys = Vec::with_capacity(distances.len());
+    let mut seen = Seen::new();
+    for (&d, b) in distances.iter().zip(b) {
+        let pages = (d.div_ceil(len)..).zip(b).filter(|&(_, ns)| ns >= ram);
+        let b: Vec<u64> = pages.map(|(p, ns)| *seen.entry(p).or_insert(ns as f64) as u64).collect();
+        if !b.is_empty() {
+            xs.push(d as f64);
+            // The median: a cleaning stall or a hiccup of the client moves a mean, not a
+            // median of `reads`.
+            ys.push(median(b) as f64);
+        }
+    }
+    (xs, ys, seen)
+}
+
+/// B reads from flash by page (see `ZoneBisect::seen`).
+type Seen = std::collections::BTreeMap<u64, f64>;
+
 /// The zone between the doubling curve's last flat distance and its first high one (see
 /// `zone`): `shape` is (reads per test, read length, shortest distance).
 fn zone_bisect(
@@ -584,6 +623,7 @@ fn zone_bisect(
     xs: &[f64],
     step: Step,
     shape: (u64, u64, u64),
+    seen: Seen,
 ) -> Result<Detected, String> {
     let Step { at: i, gap, spread } = step;
     let (reads, len, first) = shape;
@@ -594,37 +634,52 @@ fn zone_bisect(
     // The threshold between a B read that pays a table load and one that does not, in the
     // bisection's own pattern (one read of a fresh page of A, then one of B): the geometric
     // mean of B reads in A's zone and beyond the step, on pages not read before.
-    // A's fresh pages lie in [reads + 1 pages, first / 2), the low reference's B pages in
-    // [first / 2, first / 2 + reads pages): both in A's zone, neither read before.
+    // A's fresh pages lie below the last flat distance (in A's zone), the low reference's B
+    // pages from first / 2 on: both in A's zone, neither read before.
+    // The doubling reads' pages (A's, and B's from every distance's first page on) are not
+    // read again.
+    let mut used = std::collections::BTreeSet::new();
+    used.extend(0..reads);
+    for &x in xs {
+        let x = (x as u64).div_ceil(len);
+        used.extend(x..x + reads);
+    }
     let mut bisect = ZoneBisect {
         reads,
         len,
         threshold: None,
         floor: f64::INFINITY,
         factor: 1.0 + (gap - 1.0) / 2.0,
-        next_a: (reads + 1) * len,
-        limit: first / 2,
+        next_a: 0,
+        limit: xs[i - 1] as u64 / len,
+        used,
+        seen,
+        ram: None,
     };
-    let low_ref = bisect.b_reads(t, first / 2)?.into_iter().fold(f64::MIN_POSITIVE, f64::max);
+    // The low reference first, every read taken: B in A's zone is read from flash whether A
+    // was or not, and a read faster than half the median of these came from a cache.
+    let low = bisect.b_reads(t, first / 2 / len, false, false)?;
+    bisect.ram = Some(median_f64(low.iter().copied()) / 2.0);
+    let low_ref = low.into_iter().filter(|&b| !bisect.cached(b)).fold(f64::MIN_POSITIVE, f64::max);
     let high_ref = bisect
-        .b_reads(t, xs[i] as u64 + 2 * reads * len)?
+        .b_reads(t, (xs[i] as u64).div_ceil(len) + 2 * reads, false, false)?
         .into_iter()
         .fold(f64::INFINITY, f64::min);
     bisect.threshold = Some((low_ref * high_ref).sqrt());
     let bracket = (xs[i - 1] as u64 / len, (xs[i] as u64).div_ceil(len));
-    // Each boundary found is checked again: it must hold a second time (high at it, low a
-    // page before); one that does not (a cache answering the repeated reads, a threshold that
-    // is not what the reads pay, a noisy client) is said with little confidence.
-    let mut found = bisect.run(t, bracket, len)?;
-    let mut holds = bisect.verify(t, found, len)?;
+    // Each boundary found is checked again, on pages not read before: B high from it up, low
+    // from the page before down; one that does not hold (a threshold that is not what the
+    // reads pay, a noisy client) is said with little confidence.
+    let mut found = bisect.run(t, bracket)?;
+    let mut holds = bisect.verify(t, found)?;
     // No high point below the doubling distance, and not holding: the threshold may be wrong
     // (on a hybrid FTL a read of a page with a log block pays more, so the reference in A's
     // zone reads as high as a load). A second bisection takes the fastest B read seen as the
     // floor and a load as at least half the step above it; its answer is taken if it holds.
     if found.1 == bracket.1 && !holds {
         let threshold = bisect.threshold.take();
-        let second = bisect.run(t, bracket, len)?;
-        if bisect.verify(t, second, len)? {
+        let second = bisect.run(t, bracket)?;
+        if bisect.verify(t, second)? {
             (found, holds) = (second, true);
         } else {
             bisect.threshold = threshold;
@@ -660,58 +715,132 @@ struct ZoneBisect {
     floor: f64,
     /// A B read in another zone is at least this times the floor.
     factor: f64,
-    /// The next unread page of A's zone (each test reads pages of A no earlier read touched:
-    /// a cache that answered A would leave B's table resident).
+    /// The next page (in `len`s) to try for A.
     next_a: u64,
-    /// A's pages stay below this (the shortest distance probed, inside A's zone).
+    /// A's pages stay below this page (the last flat distance, inside A's zone).
     limit: u64,
+    /// Pages (in `len`s) the probe has read or written: a read or write buffer may still hold
+    /// them, and a page it answers touches no table (a cached A leaves B's table resident, a
+    /// cached B reads fast in any zone). Every timed read goes to a page not in here.
+    used: std::collections::BTreeSet<u64>,
+    /// B pages read from flash right after an A read from flash, and their latency: a test
+    /// at a page read before takes it from here (a second read would come from a cache).
+    seen: Seen,
+    /// Reads faster than this came from a cache (see `cached`).
+    ram: Option<f64>,
 }
 
 impl ZoneBisect {
-    /// Reads A, then B at d + k pages, `reads` times; B's latencies.
-    fn b_reads(&mut self, t: &mut dyn Target, d: u64) -> Result<Vec<f64>, String> {
-        let mut b = Vec::with_capacity(self.reads as usize);
-        for k in 0..self.reads {
-            if self.next_a + self.len > self.limit {
-                self.next_a = 0;
+    /// The first page after `page` (before it when `down`) not read before, marked read.
+    fn fresh(&mut self, mut page: u64, down: bool) -> u64 {
+        loop {
+            page = if down { page.saturating_sub(1) } else { page + 1 };
+            if page == 0 || self.used.insert(page) {
+                return page;
             }
-            t.read(self.next_a, self.len)?;
-            self.next_a += self.len;
-            b.push(t.read(d + k * self.len, self.len)? as f64);
+        }
+    }
+
+    /// Whether a read was answered from RAM (a cache): far faster than a flash read of A's
+    /// zone (`None` before that is known).
+    fn cached(&self, ns: f64) -> bool {
+        self.ram.is_some_and(|ram| ns < ram)
+    }
+
+    /// Reads a fresh page of A's zone, until one is read from flash (its table then resident,
+    /// B's not; a cached A touches no table) or every page of A's zone was tried; whether
+    /// one was.
+    fn read_a(&mut self, t: &mut dyn Target) -> Result<bool, String> {
+        for _ in 0..self.limit {
+            let mut a = self.fresh(self.next_a, false);
+            if a >= self.limit {
+                // Every page of A's zone read once: again from the first, the oldest being the
+                // likeliest to have left a cache.
+                self.used.remove(&a);
+                self.used.retain(|&p| p >= self.limit);
+                a = 0;
+                self.used.insert(a);
+            }
+            self.next_a = a;
+            if !self.cached(t.read(a * self.len, self.len)? as f64) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// A, then B at `page`: B's latency if both came from flash.
+    fn read_b(&mut self, t: &mut dyn Target, page: u64) -> Result<Option<f64>, String> {
+        let a = self.read_a(t)?;
+        self.used.insert(page);
+        let ns = t.read(page * self.len, self.len)? as f64;
+        let fine = a && !self.cached(ns);
+        if fine {
+            self.seen.insert(page, ns);
+        }
+        Ok(fine.then_some(ns))
+    }
+
+    /// B's latencies at `page` itself when `own` (as read before, if it was) and at fresh
+    /// pages beyond it (below it when `down`), `reads` of them from flash (a cached read says
+    /// nothing of its zone), or as many as twice that many tries gave.
+    fn b_reads(
+        &mut self,
+        t: &mut dyn Target,
+        mut page: u64,
+        down: bool,
+        own: bool,
+    ) -> Result<Vec<f64>, String> {
+        let mut b = Vec::with_capacity(self.reads as usize);
+        if own {
+            let ns = match self.seen.get(&page) {
+                Some(&ns) => Some(ns),
+                None => self.read_b(t, page)?,
+            };
+            b.extend(ns);
+        }
+        for _ in 0..2 * self.reads {
+            if b.len() as u64 >= self.reads {
+                break;
+            }
+            page = self.fresh(page, down);
+            b.extend(self.read_b(t, page)?);
         }
         Ok(b)
     }
 
-    /// Whether B at d is in another zone than A: every B read above the threshold (a slow
-    /// spell only raises reads, so one B read below it means B shares A's zone — at d
-    /// itself, the read nearest the boundary).
-    fn high(&mut self, t: &mut dyn Target, d: u64) -> Result<bool, String> {
-        let b = self.b_reads(t, d)?;
+    /// Whether every B read is above the threshold (`high`) or below it.
+    fn all(&mut self, b: &[f64], high: bool) -> bool {
         self.floor = b.iter().copied().fold(self.floor, f64::min);
         let threshold = self.threshold.unwrap_or(self.factor * self.floor);
-        Ok(b.iter().all(|&b| b >= threshold))
+        !b.is_empty() && b.iter().all(|&b| (b >= threshold) == high)
     }
 
-    /// Whether a boundary `(lo, hi)` (in `unit`s) holds when tested again.
-    fn verify(
-        &mut self,
-        t: &mut dyn Target,
-        (lo, hi): (u64, u64),
-        unit: u64,
-    ) -> Result<bool, String> {
-        Ok(self.high(t, hi * unit)? && !self.high(t, lo * unit)?)
+    /// Whether B at `page` is in another zone than A: every B read from it on above the
+    /// threshold (a slow spell only raises reads, so one B read below it means B shares A's
+    /// zone — at the page itself, the read nearest the boundary).
+    fn high(&mut self, t: &mut dyn Target, page: u64) -> Result<bool, String> {
+        let b = self.b_reads(t, page, false, true)?;
+        Ok(self.all(&b, true))
     }
 
-    /// Bisects `(lo, hi)` (in `unit`s: lo low, hi taken as high) to adjacent values.
+    /// Whether a boundary `(lo, hi)` (in pages) holds when tested again, on pages not read
+    /// before: every B read above the threshold from hi on, every one below it from lo down.
+    fn verify(&mut self, t: &mut dyn Target, (lo, hi): (u64, u64)) -> Result<bool, String> {
+        let above = self.b_reads(t, hi, false, false)?;
+        let below = self.b_reads(t, lo, true, false)?;
+        Ok(self.all(&above, true) && self.all(&below, false))
+    }
+
+    /// Bisects `(lo, hi)` (in pages: lo low, hi taken as high) to adjacent values.
     fn run(
         &mut self,
         t: &mut dyn Target,
         (mut lo, mut hi): (u64, u64),
-        unit: u64,
     ) -> Result<(u64, u64), String> {
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
-            if self.high(t, mid * unit)? {
+            if self.high(t, mid)? {
                 hi = mid;
             } else {
                 lo = mid;
@@ -877,6 +1006,14 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
                  on one die: more dies may hold no data here"
             );
         }
+    }
+    // The area is one mapping zone and the block is not known (or said with confidence under
+    // 0.9): a hybrid FTL's zone is whole blocks, as few as one, and each block lies on one die.
+    let zone_bound = zone.is_some_and(|z| z < cap.min(want));
+    if zone_bound && (r.block_bytes.is_none() || r.block.confidence < 0.9) {
+        r.parallel.confidence *= 0.5;
+        r.parallel.how += "; the area is one mapping zone, which may be a single block of a \
+             block-mapped FTL (the block probe found none it is sure of)";
     }
     Ok(())
 }
