@@ -576,7 +576,19 @@ fn zone(
         &ys,
     ));
     r.zone = match zone_step(&ys) {
-        Some(step) => zone_bisect(t, &xs, step, (reads, len, first), seen)?,
+        Some(step) => {
+            let mut z = zone_bisect(t, &xs, step, (reads, len, first), seen)?;
+            // The bisection steps in effective pages: a page in doubt puts the zone's last
+            // page in doubt too (a wrong page of 21 KiB cannot land on a 3 MiB zone).
+            if r.page.value.is_some() && r.page.confidence < 0.5 {
+                z.confidence = z.confidence.min(0.5 + r.page.confidence);
+                z.how += &format!(
+                    "; the page it steps in was found with confidence {:.2}",
+                    r.page.confidence
+                );
+            }
+            z
+        }
         None => Detected {
             value: None,
             confidence: 0.0,
