@@ -27,7 +27,14 @@
 //!   log blocks together): last of all the probes, a halving test overwrites only the first
 //!   half of every block found, then only a half straddling two halves; when the first costs
 //!   per write what the passes did and the second several times that (the halves it leaves are
-//!   copied), the half is the block.
+//!   copied), the half is the block. When the passes find no period, or one their erases do
+//!   not divide into whole pages (confidence 0), and a FLUSH after them takes longer than a
+//!   write (a buffer held writes back), a write buffer in front may have put its own rhythm on
+//!   the spikes (it destages in groups it chooses): the device is laid out again and passed
+//!   over three times more with a FLUSH after every write (timed with it), which hands the FTL
+//!   one page at a time, in order; that answer is kept when its confidence is higher (the
+//!   halving test then flushes too). Not always: a page FTL striping over many planes spikes
+//!   irregularly when fed one page at a time, where a buffer's grouped destaging evens it out.
 //! - **Zone** (Fig. 6): reads of A and B = A + d alternate for d = 64 KiB, 128 KiB, … (each
 //!   read a page of its own near A or B, so no cache answers it); once B
 //!   falls in another zone of the mapping table than A, a device that keeps one zone resident
@@ -1386,15 +1393,60 @@ fn block(t: &mut dyn Target, r: &mut ProbeReport) -> Result<Option<Halving>, Str
     // become wholly invalid in turn and each block pass 2 fills costs one erase (a log-
     // structured FTL cleaning a victim with nothing to copy) or one switch merge (a block-
     // mapped FTL completing a block): a spike in the latency of the write that needs the
-    // block. A write buffer in front destages in the same rhythm. So the block is the bytes
-    // written per spike.
+    // block. A write buffer in front mostly destages in the same rhythm (when not, below). So
+    // the block is the bytes written per spike.
     rewrite(t, w, n)?;
+    let (mut found, mut halving) = block_passes(t, r, w, n, false)?;
+    // A buffer that destages in groups of its own (a victim block of its own choosing) may
+    // also put its rhythm on the spikes, which then repeat at no period or at one whose
+    // erases do not divide it into whole pages (confidence 0). Passes that flush every write
+    // hand the FTL one page at a time, in order, and show the FTL's own rhythm. Only then:
+    // a page FTL striping over many planes spikes irregularly when it gets one page at a
+    // time, and a buffer's grouped destaging often regularises it. And only behind a buffer:
+    // a FLUSH now that takes less than a write found nothing held back to destage, and the
+    // flushed passes would only repeat these (moving the data the later probes read).
+    let nothing = r.block.value.is_none() || r.block.confidence < 0.01;
+    if nothing && t.flush()? as f64 >= halving.typical {
+        let before = r.block.clone();
+        // Laid out again the flushed way first: the switch from buffered writes leaves work
+        // behind (a merge of what the buffer had destaged in its own order) that would weigh
+        // as many erases in the first write.
+        for i in 0..n {
+            page_write(t, i * w, w, true)?;
+        }
+        let (f, h) = block_passes(t, r, w, n, true)?;
+        if r.block.confidence > before.confidence {
+            r.block.how = format!("{}; every write flushed: {}", before.how, r.block.how);
+            (found, halving) = (f, h);
+        } else {
+            r.block = before;
+        }
+    }
+    r.block_bytes = r.block.value;
+    // One spike per period, always there: all spikes alike, so their sizes cannot tell whether
+    // each carries one block's erase or several (SAST merges a group's log blocks at once, one
+    // spike per two blocks written); the halving test can.
+    Ok(found
+        .filter(|p| p.per_period == 1 && p.score >= 0.95)
+        .map(|p| Halving { pages: p.period, ..halving }))
+}
+
+/// Three measured sequential passes of `n` writes of `w` bytes over the laid-out device, each
+/// write flushed when `flush`; their answer into `r.block`, their period, and the halving
+/// test's reference (its `pages` left 0).
+fn block_passes(
+    t: &mut dyn Target,
+    r: &mut ProbeReport,
+    w: u64,
+    n: u64,
+    flush: bool,
+) -> Result<(Option<SpikePeriod>, Halving), String> {
     // Three passes measured: a stream striped over many planes repeats its pattern only once
     // every plane has filled a block, and the period needs two repeats in view.
     let mut lat = Vec::with_capacity(3 * n as usize);
     for _ in 0..3 {
         for i in 0..n {
-            lat.push(t.write(i * w, w)?);
+            lat.push(page_write(t, i * w, w, flush)?);
         }
     }
     let n = 3 * n;
@@ -1411,7 +1463,11 @@ fn block(t: &mut dyn Target, r: &mut ProbeReport) -> Result<Option<Halving>, Str
     let xs: Vec<f64> = (0..n).map(|i| (i % cap_writes * w) as f64).collect();
     let ys: Vec<f64> = lat.iter().map(|&l| l as f64).collect();
     r.curves.push(Curve::new(
-        "block: sequential page writes over the written device",
+        if flush {
+            "block: sequential page writes over the written device, each flushed"
+        } else {
+            "block: sequential page writes over the written device"
+        },
         "offset bytes",
         "response ns",
         &xs,
@@ -1452,17 +1508,8 @@ fn block(t: &mut dyn Target, r: &mut ProbeReport) -> Result<Option<Halving>, Str
             }
         }
     };
-    r.block_bytes = r.block.value;
-    // One spike per period, always there: all spikes alike, so their sizes cannot tell whether
-    // each carries one block's erase or several (SAST merges a group's log blocks at once, one
-    // spike per two blocks written); the halving test can.
-    Ok(found.filter(|p| p.per_period == 1 && p.score >= 0.95).map(|p| Halving {
-        w,
-        n: n / 3,
-        pages: p.period,
-        typical,
-        seq: lat.iter().map(|&l| l as f64 - typical).sum::<f64>() / n as f64,
-    }))
+    let seq = lat.iter().map(|&l| l as f64 - typical).sum::<f64>() / n as f64;
+    Ok((found, Halving { w, n: n / 3, pages: 0, typical, seq, flush }))
 }
 
 /// The block probe's answer to test by halving it (`halve`).
@@ -1475,6 +1522,8 @@ struct Halving {
     /// The sequential passes' median write and mean excess over it per write.
     typical: f64,
     seq: f64,
+    /// Whether those passes flushed every write (the tests then do too, to compare alike).
+    flush: bool,
 }
 
 /// Halves the block found while a half is a whole block: overwriting only the first half of
@@ -1533,10 +1582,12 @@ fn halve(t: &mut dyn Target, r: &mut ProbeReport, h: &Halving) -> Result<(), Str
 /// blocks out of step with the blocks keep full merges going pass after pass), and a test from
 /// there tells nothing.
 fn settled(t: &mut dyn Target, r: &mut ProbeReport, h: &Halving) -> Result<bool, String> {
-    rewrite(t, h.w, h.n)?;
+    for i in 0..h.n {
+        page_write(t, i * h.w, h.w, h.flush)?;
+    }
     let mut sum = 0.0;
     for i in 0..h.n {
-        sum += t.write(i * h.w, h.w)? as f64 - h.typical;
+        sum += page_write(t, i * h.w, h.w, h.flush)? as f64 - h.typical;
     }
     let again = sum / h.n as f64 / h.seq.max(1.0);
     if again > 1.5 {
@@ -1563,12 +1614,19 @@ fn stretch(
     for _ in 0..2 {
         for k in 0..h.n / pages - 1 {
             for j in from..from + len {
-                sum += t.write((k * pages + j) * h.w, h.w)? as f64 - h.typical;
+                sum += page_write(t, (k * pages + j) * h.w, h.w, h.flush)? as f64 - h.typical;
                 count += 1;
             }
         }
     }
     Ok(sum / f64::from(count))
+}
+
+/// One timed write, followed by a FLUSH timed with it when `flush`: the buffer then hands the
+/// FTL this one page at once, and what the FTL erases or merges for it shows in this write's
+/// time (without a buffer the FLUSH costs next to nothing).
+fn page_write(t: &mut dyn Target, offset: u64, len: u64, flush: bool) -> Result<u64, String> {
+    Ok(t.write(offset, len)? + if flush { t.flush()? } else { 0 })
 }
 
 /// One sequential pass of page writes over the `n` pages.
