@@ -78,9 +78,19 @@
 //!   2k, is N (pages 1 apart colliding: no striping, the test says nothing). Confidence: the
 //!   gap between the slowest two-die pair and the fastest one-die pair; 0.2 at most when the
 //!   count did not settle within 512 classes or half the area; for the stride, 0.9 when every
-//!   pair at k and 2k collided and none closer came near, less otherwise. A device that keeps
-//!   its data on fewer dies than it has (a block-mapped FTL with few blocks, or a zone of one
-//!   block) shows fewer.
+//!   pair at k and 2k collided and none closer came near, less otherwise. When the area is one
+//!   zone of four or more, no buffer intervenes and the pairs found no more classes than the
+//!   area has blocks (+1; a block-mapped FTL keeps a logical block on one die, so a zone of one
+//!   block shows one die), the whole device is written and its pages are classed by **table
+//!   loads** instead: a read of a page (its zone made resident first) issued with a read in
+//!   zone B delays B's table load when that table lies on the page's die, so the zones whose
+//!   loads a page delays (up to 64) are its die's signature; a page joins the class whose
+//!   usual delays overlap its own in half of the smaller set (a stray delay from a load queued
+//!   behind another is tolerated), with the same stopping rule. Pairs across zones are not
+//!   timed directly: both tables load first, and two tables on one die look like a collision.
+//!   Used when it finds more classes; confidence 0.5 at most (dies holding no table share one
+//!   signature). A device that keeps its data on fewer dies than it has (a block-mapped FTL
+//!   with fewer blocks than dies) shows fewer.
 //!
 //! Every step's time is the median of `repeats` measurements on wall-clock targets (one on the
 //! simulator, whose times are exact). Each result carries a confidence in [0, 1]: the step's
@@ -1002,7 +1012,24 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
         };
         return Ok(());
     };
-    let classes = collide(t, &mut fresh, one, repeats, window)?;
+    let mut classes = collide(t, &mut fresh, one, repeats, window)?;
+    // No more classes than the area's blocks (+1, a log block) in one zone of four or more, no
+    // buffer: maybe a block-mapped FTL's blocks, not its dies; table loads tell dies apart.
+    let blocks = r.block_bytes.map_or(u64::MAX, |b| (fresh.area * unit / b).max(1));
+    let wide = cap.min(want) / unit * unit;
+    let mut by_tables = None;
+    if let Some(z) = zone.filter(|&z| window == 0 && !spaced && 4 * z <= wide) {
+        if classes.units as u64 <= blocks + 1 {
+            write_through(t, 0, wide)?;
+            t.flush()?;
+            let mut across = FreshPages::new(wide / unit, unit, len);
+            let c = table_classes(t, &mut across, one, z)?;
+            if c.units > classes.units {
+                by_tables = Some((wide / z, classes.units));
+                (classes, fresh) = (c, across);
+            }
+        }
+    }
     if window > 0 || classes.exhausted {
         if let Some(s) = stride(t, &mut fresh, one, repeats)? {
             let why = if window > 0 {
@@ -1015,10 +1042,37 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
         }
     }
     parallel_report(r, &classes, one);
+    if let Some((zones, within)) = by_tables {
+        table_report(r, &classes, zones, within);
+    }
+    let zone_bound = by_tables.is_none() && zone.is_some_and(|z| z < cap.min(want));
+    parallel_caveats(r, classes.units, fresh.area * unit, zone_bound);
+    Ok(())
+}
+
+/// The pair classes' report when the table loads told the classes apart (`table_classes`):
+/// `zones` tried, `within` the classes pairs within one zone found.
+fn table_report(r: &mut ProbeReport, c: &Classes, zones: u64, within: usize) {
+    // Dies that hold no zone's table share one signature, and where the tables lie is the
+    // device's own choice: fewer dies may be told apart than there are.
+    r.parallel.confidence = r.parallel.confidence.min(0.5);
+    r.parallel.how = format!(
+        "{} classes of pages over {} fresh pages in {zones} mapping zones, told apart by which \
+         zones' table loads a read of the page delays (a load waits for a read on its die; \
+         within one zone, pairs showed only {within} units){}",
+        c.units,
+        c.pages,
+        if c.exhausted { "; stopped before the count settled" } else { "" },
+    );
+}
+
+/// What may make the count the area's blocks rather than the dies: `units` classes over
+/// `area_bytes`, the area one mapping zone (`zone_bound`).
+fn parallel_caveats(r: &mut ProbeReport, units: usize, area_bytes: u64, zone_bound: bool) {
     // As many units as the area has blocks: the count may be the blocks', not the dies' (the
     // area is one small zone, or the device is small beside its blocks).
-    if let Some(blocks) = r.block_bytes.map(|b| (fresh.area * unit / b).max(1)) {
-        if classes.units as u64 >= blocks {
+    if let Some(blocks) = r.block_bytes.map(|b| (area_bytes / b).max(1)) {
+        if units as u64 >= blocks {
             r.parallel.confidence *= 0.3;
             r.parallel.how += &format!(
                 "; the area read holds only {blocks} blocks, and a block-mapped FTL keeps each \
@@ -1028,13 +1082,11 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     }
     // The area is one mapping zone and the block is not known (or said with confidence under
     // 0.9): a hybrid FTL's zone is whole blocks, as few as one, and each block lies on one die.
-    let zone_bound = zone.is_some_and(|z| z < cap.min(want));
     if zone_bound && (r.block_bytes.is_none() || r.block.confidence < 0.9) {
         r.parallel.confidence *= 0.5;
         r.parallel.how += "; the area is one mapping zone, which may be a single block of a \
              block-mapped FTL (the block probe found none it is sure of)";
     }
-    Ok(())
 }
 
 /// Behind a buffer: writes a spacer of `SPACER_BYTES` (at most a quarter of `room`) at the
@@ -1327,6 +1379,102 @@ fn collide(
     }
     c.units = members.len();
     Ok(c)
+}
+
+/// Classes of pages by their die over several mapping zones of a device that keeps one zone's
+/// table resident (no read cache, no write buffer in the way). A read of a page `a` (its zone
+/// made resident by reading it once before) issued together with a read in another zone `B`
+/// delays B's table load when the table lies on a's die: the pair takes a read more than a
+/// single read with a load (`one_x`). Pairs across zones cannot be timed as within one (both
+/// tables load first, and two tables on one die, or a table on a busy die, look like a
+/// collision), but which zones' loads a page delays depends on its die alone: its signature
+/// (`same_die` compares them, tolerating a stray delay). Up to 64 zones are tried per page.
+fn table_classes(
+    t: &mut dyn Target,
+    fresh: &mut FreshPages,
+    one: f64,
+    zone: u64,
+) -> Result<Classes, String> {
+    let len = fresh.len;
+    let zones = (fresh.area * fresh.unit / zone).min(64);
+    let mut singles = Vec::new();
+    for _ in 0..16 {
+        let o = fresh.next();
+        t.read((o / zone + 1) % zones * zone, len)?;
+        singles.push(t.read(o, len)? as f64);
+    }
+    let one_x = median_f64(singles.into_iter());
+    let mut c = Classes {
+        units: 0,
+        same: Vec::new(),
+        apart: Vec::new(),
+        pages: 0,
+        exhausted: false,
+        window: 0,
+    };
+    // Per class and zone: the members tested against the zone, and those a load delayed.
+    let mut sigs: Vec<Vec<(u32, u32)>> = Vec::new();
+    let mut since_new = 0usize;
+    while since_new < 6 * (sigs.len() + 1) + 10 {
+        if sigs.len() >= MAX_UNITS || c.pages as u64 * 2 >= fresh.area {
+            c.exhausted = true;
+            break;
+        }
+        let a = fresh.next();
+        c.pages += 1;
+        let mut sig = vec![None; zones as usize];
+        for b in (0..zones).filter(|&b| b != a / zone) {
+            t.read(a, len)?;
+            let ns = t.read_queue(&[(a, len), (b * zone, len)], 2)? as f64 - one_x + one;
+            sig[b as usize] = Some(ns > 1.5 * one);
+            if ns > 1.5 * one {
+                c.same.push(ns);
+            } else {
+                c.apart.push(ns);
+            }
+        }
+        let i = sigs.iter().position(|s| same_die(s, &sig));
+        match i {
+            Some(i) => {
+                for (x, y) in sigs[i].iter_mut().zip(&sig) {
+                    if let Some(d) = y {
+                        *x = (x.0 + 1, x.1 + u32::from(*d));
+                    }
+                }
+                since_new += 1;
+            }
+            None => {
+                sigs.push(sig.iter().map(|y| y.map_or((0, 0), |d| (1, u32::from(d)))).collect());
+                since_new = 0;
+            }
+        }
+    }
+    c.units = sigs.len();
+    Ok(c)
+}
+
+/// Whether a page's delays (`sig`) are a class's (`class`: per zone its members tested and
+/// delayed): over the zones both were tested against, the zones that delay most of the
+/// class's members and those that delayed the page overlap in at least half of the smaller
+/// set (a delay now and then from elsewhere, a read queued behind another, adds a zone or two
+/// that the die's own tables do not explain). A page delaying none is of the class delaying
+/// none: a die holding no table.
+fn same_die(class: &[(u32, u32)], sig: &[Option<bool>]) -> bool {
+    let (mut core, mut own, mut both) = (0, 0, 0);
+    for (&(tested, delayed), y) in class.iter().zip(sig) {
+        let Some(d) = *y else { continue };
+        if tested == 0 {
+            continue;
+        }
+        let c = 2 * delayed > tested;
+        core += usize::from(c);
+        own += usize::from(d);
+        both += usize::from(c && d);
+    }
+    if core == 0 || own == 0 {
+        return core == own;
+    }
+    2 * both >= core.min(own)
 }
 
 fn parallel_report(r: &mut ProbeReport, c: &Classes, one: f64) {
@@ -1715,5 +1863,25 @@ mod tests {
         assert_eq!(zone_step(&[100.0, 140.0, 100.0, 200.0, 200.0]), None);
         // A step of 1.25 over a quiet base is one.
         assert_eq!(zone_step(&[100.0, 100.0, 125.0, 126.0]).map(|s| s.at), Some(2));
+    }
+
+    #[test]
+    fn same_die_tolerates_a_stray_delay_but_not_other_tables() {
+        // A class whose members were delayed by zones 1 and 5 (tested twice each), zone 3 its
+        // own (never tested), the rest never delaying.
+        let class: Vec<(u32, u32)> = (0..8)
+            .map(|z| if z == 3 { (0, 0) } else { (2, 2 * u32::from(z == 1 || z == 5)) })
+            .collect();
+        let sig = |ones: &[usize], own: usize| -> Vec<Option<bool>> {
+            (0..8).map(|z| (z != own).then(|| ones.contains(&z))).collect()
+        };
+        assert!(same_die(&class, &sig(&[1, 5], 0)));
+        // One stray delay beside the die's own.
+        assert!(same_die(&class, &sig(&[1, 5, 6], 0)));
+        // Another die's tables; and a page that delays nothing (a die holding no table).
+        assert!(!same_die(&class, &sig(&[2, 6], 0)));
+        assert!(!same_die(&class, &sig(&[], 0)));
+        let none: Vec<(u32, u32)> = (0..8).map(|_| (2, 0)).collect();
+        assert!(same_die(&none, &sig(&[], 4)));
     }
 }
