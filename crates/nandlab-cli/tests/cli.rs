@@ -4,8 +4,7 @@
 
 use std::process::Command;
 
-mod scratch;
-use scratch::Scratch;
+use nandlab_testkit::Scratch;
 
 fn nandlab(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_nandlab")).args(args).output().unwrap();

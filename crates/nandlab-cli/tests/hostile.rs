@@ -11,8 +11,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod scratch;
-use scratch::Scratch;
+use nandlab_testkit::Scratch;
 
 const BIN: &str = env!("CARGO_BIN_EXE_nandlab");
 /// Every case here ends in well under a second; the deadline only tells a hang from an answer.

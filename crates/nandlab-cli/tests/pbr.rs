@@ -10,8 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod scratch;
-use scratch::Scratch;
+use nandlab_testkit::Scratch;
 
 /// A scratch directory of the test's own, removed when it drops.
 fn dir(name: &str) -> Scratch {

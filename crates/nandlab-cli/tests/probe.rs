@@ -12,8 +12,7 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-mod scratch;
-use scratch::Scratch;
+use nandlab_testkit::Scratch;
 
 /// The served drive's replies are wall-clock: the tests of this file run one at a time, so the
 /// other does not take the server's CPU.

@@ -28,8 +28,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-mod scratch;
-use scratch::Scratch;
+use nandlab_testkit::Scratch;
 
 const BLOCK: usize = 4096;
 /// A version of a block: 0 = zeros.

@@ -14,8 +14,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod scratch;
-use scratch::Scratch;
+use nandlab_testkit::Scratch;
 
 const PSK_HEX: &str = "5e7a9c0e2f4b6d8f10325476981badcfe1f3a5c7092b4d6f8091a2b3c4d5e6f7";
 

@@ -6,11 +6,10 @@
 //! although it keeps sending.
 
 mod common;
-mod scratch;
 use common::*;
 use nandlab_nbd::{MemoryEngine, ServeOptions, TlsConfig, TlsCredentials, TlsMode};
+use nandlab_testkit::Scratch;
 use openssl::ssl::{SslConnector, SslMethod, SslStream, SslVerifyMode};
-use scratch::Scratch;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::mpsc;

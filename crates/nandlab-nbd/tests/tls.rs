@@ -5,11 +5,10 @@
 //! from `certtool`, keys from `psktool`; a missing tool prints SKIP and the test passes.
 
 mod common;
-mod scratch;
 use common::*;
 use nandlab_nbd::{MemoryEngine, ServeOptions, TlsConfig, TlsCredentials, TlsMode};
+use nandlab_testkit::Scratch;
 use openssl::ssl::{SslConnector, SslMethod, SslVerifyMode};
-use scratch::Scratch;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;

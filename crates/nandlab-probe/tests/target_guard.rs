@@ -7,8 +7,7 @@
 use nandlab_probe::{open_target, TargetSpec};
 use std::io::Write;
 
-mod scratch;
-use scratch::Scratch;
+use nandlab_testkit::Scratch;
 
 /// A scratch directory of the test's own, removed when it drops.
 fn dir() -> Scratch {

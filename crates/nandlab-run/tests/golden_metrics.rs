@@ -15,8 +15,7 @@ use std::path::{Path, PathBuf};
 
 use nandlab_run::{load_config, run_config};
 
-mod scratch;
-use scratch::Scratch;
+use nandlab_testkit::Scratch;
 
 /// A small device (128 blocks of 32 pages) so that every case runs in milliseconds.
 const SMALL: &[&str] = &["device.blocks=128", "device.pages_per_block=32"];

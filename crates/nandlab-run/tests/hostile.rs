@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 
 use nandlab_run::{load_config, run_config, Error, RunReport};
 
-mod scratch;
-use scratch::Scratch;
+use nandlab_testkit::Scratch;
 
 /// The file `name` holding `text`, in a scratch directory of the test's own, removed when the
 /// guard drops.

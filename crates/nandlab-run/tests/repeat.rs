@@ -8,8 +8,7 @@ use std::path::PathBuf;
 
 use nandlab_run::{load_config, run_config, RunReport};
 
-mod scratch;
-use scratch::Scratch;
+use nandlab_testkit::Scratch;
 
 /// Runs and returns the report with the last progress call (requests done, expected).
 fn run(overrides: &[String]) -> (RunReport, (u64, u64)) {

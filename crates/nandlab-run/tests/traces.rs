@@ -8,8 +8,7 @@ use std::path::{Path, PathBuf};
 
 use nandlab_run::{load_config, run_config, Error};
 
-mod scratch;
-use scratch::Scratch;
+use nandlab_testkit::Scratch;
 
 fn shared_traces() -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");

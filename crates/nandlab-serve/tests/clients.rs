@@ -12,8 +12,7 @@ use std::time::Duration;
 use nandlab_core::Config;
 use nandlab_serve::{resolve, spawn, Listen, ServeOptions, SimEngine};
 
-mod scratch;
-use scratch::Scratch;
+use nandlab_testkit::Scratch;
 
 fn have(bin: &str) -> bool {
     Command::new("sh")

@@ -18,8 +18,7 @@ use nandlab_core::Config;
 use nandlab_nbd::{CommandKind, Engine, IoRequest};
 use nandlab_serve::{resolve, SimEngine};
 
-mod scratch;
-use scratch::Scratch;
+use nandlab_testkit::Scratch;
 
 const PAGE: u64 = 4096;
 const PAGES: u64 = 256;

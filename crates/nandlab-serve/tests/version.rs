@@ -5,8 +5,7 @@
 use nandlab_core::Config;
 use nandlab_serve::{resolve, SimEngine};
 
-mod scratch;
-use scratch::Scratch;
+use nandlab_testkit::Scratch;
 
 #[test]
 fn stats_record_the_version_string() {

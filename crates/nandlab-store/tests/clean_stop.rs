@@ -13,8 +13,7 @@ use std::path::{Path, PathBuf};
 use nandlab_core::{Config, Device, Dispatched, Io, Request, Resolved, Submission};
 use nandlab_store::{FileMedia, Mount};
 
-mod scratch;
-use scratch::Scratch;
+use nandlab_testkit::Scratch;
 
 const PAGE: u64 = 4096;
 

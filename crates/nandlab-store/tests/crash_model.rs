@@ -9,8 +9,7 @@
 use nandlab_core::{Config, Device, Dispatched, Io, Request, Submission};
 use nandlab_store::{FileMedia, Mount};
 
-mod scratch;
-use scratch::Scratch;
+use nandlab_testkit::Scratch;
 
 struct Lcg(u64);
 impl Lcg {

@@ -23,8 +23,7 @@ use std::path::Path;
 use nandlab_core::{Config, Device, Dispatched, Io, Request, Resolved, Submission};
 use nandlab_store::{FileMedia, Mount};
 
-mod scratch;
-use scratch::Scratch;
+use nandlab_testkit::Scratch;
 
 struct Lcg(u64);
 impl Lcg {

@@ -24,8 +24,7 @@ use nandlab_core::media::{Fault, FaultKind, FaultyMedia, Lpn, Ppn};
 use nandlab_core::{Config, Device, Dispatched, Io, Request, RequestError, Resolved, Submission};
 use nandlab_store::{FileMedia, Mount};
 
-mod scratch;
-use scratch::Scratch;
+use nandlab_testkit::Scratch;
 
 const PAGE: u64 = 4096;
 

@@ -7,8 +7,7 @@ use std::process::Command;
 
 use nandlab_store::Classifier;
 
-mod scratch;
-use scratch::Scratch;
+use nandlab_testkit::Scratch;
 
 #[test]
 fn ext4_image_with_dropped_data_checks_clean() {

@@ -7,8 +7,7 @@
 use nandlab_core::{Config, Device, Dispatched, Io, Request, Submission};
 use nandlab_store::{FileMedia, Mount};
 
-mod scratch;
-use scratch::Scratch;
+use nandlab_testkit::Scratch;
 
 fn resolved(extra: &[&str]) -> nandlab_core::Resolved {
     let mut o = vec![

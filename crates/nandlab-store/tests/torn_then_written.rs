@@ -10,8 +10,7 @@ use std::os::unix::fs::FileExt;
 use nandlab_core::{Config, Device, Dispatched, Io, Request, Resolved, Submission};
 use nandlab_store::{FileMedia, Mount};
 
-mod scratch;
-use scratch::Scratch;
+use nandlab_testkit::Scratch;
 
 const PAGE: u64 = 4096;
 const PPB: u64 = 16;

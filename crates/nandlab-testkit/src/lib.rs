@@ -1,4 +1,6 @@
-//! A test's own scratch directory under the system temp dir, removed when the test ends.
+//! Test support shared by the crates' integration tests (a dev-dependency only, never part of
+//! the product): a test's own scratch directory under the system temp dir, removed when the
+//! test ends.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
