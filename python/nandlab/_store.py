@@ -546,8 +546,12 @@ def _write_rows(path: pathlib.Path, rows: Sequence[Mapping[str, Any]]) -> Any:
     import pyarrow  # type: ignore[import-untyped,unused-ignore]
     import pyarrow.parquet  # type: ignore[import-untyped,unused-ignore]
 
+    # Columns from every row, not the first one's alone (which is what `from_pylist` takes):
+    # a failed point's row has no result, and one written first in a batch would drop the
+    # results of the ok points after it.
+    keys = list(dict.fromkeys(k for row in rows for k in row))
     try:
-        table = pyarrow.Table.from_pylist(list(rows))
+        table = pyarrow.Table.from_pydict({k: [row.get(k) for row in rows] for k in keys})
     except (pyarrow.ArrowException, ValueError, TypeError):
         _write_frame(path, pd.DataFrame(list(rows)))
         return None

@@ -326,3 +326,20 @@ def test_a_killed_sweep_resumes_with_exactly_the_missing_points(tmp_path: Path) 
     ]
     flat = pd.read_parquet(out / "results.parquet")
     assert sorted(flat["point"]) == list(range(9)), "every point once"
+
+
+def test_a_batch_whose_first_row_failed_keeps_the_results_after_it(tmp_path: Path) -> None:
+    # A failed point's row has no result column; written first in a batch (a parallel sweep
+    # whose failing point finished first), it once dropped the ok points' results.
+    import pandas as pd
+
+    from nandlab import _store
+
+    rows = [
+        {_store.POINT: 0, _store.STATUS: "failed", _store.ERROR: "unknown value"},
+        {_store.POINT: 1, _store.STATUS: "ok", _store.RESULT_JSON: '{"metrics": {}}'},
+    ]
+    _store._write_rows(tmp_path / "part.parquet", rows)
+    back = pd.read_parquet(tmp_path / "part.parquet").set_index(_store.POINT)
+    assert back.loc[1, _store.RESULT_JSON] == '{"metrics": {}}'
+    assert back.loc[0, _store.ERROR] == "unknown value"
