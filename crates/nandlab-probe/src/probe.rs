@@ -1281,6 +1281,20 @@ struct Classes {
 /// Most reads the parallel probe's classification may issue, filler reads included.
 const MAX_READS: u64 = 1 << 21;
 
+impl Classes {
+    /// None found yet; `window`: a read cache's (0: none).
+    fn new(window: u64) -> Self {
+        Classes {
+            units: 0,
+            same: Vec::new(),
+            apart: Vec::new(),
+            pages: 0,
+            exhausted: false,
+            window,
+        }
+    }
+}
+
 /// Most units the probe separates (a device with more reads as this many, low confidence).
 const MAX_UNITS: usize = 512;
 
@@ -1330,14 +1344,7 @@ fn collide(
     repeats: usize,
     window: u64,
 ) -> Result<Classes, String> {
-    let mut c = Classes {
-        units: 0,
-        same: Vec::new(),
-        apart: Vec::new(),
-        pages: 0,
-        exhausted: false,
-        window,
-    };
+    let mut c = Classes::new(window);
     let mut k = Known { members: Vec::new(), order: Vec::new(), reads: 0 };
     let mut since_new = 0usize;
     // A unit not seen yet is hit by a fresh page with probability ≥ 1 ÷ (K + 1) when K are
@@ -1453,14 +1460,7 @@ fn table_classes(
         singles.push(t.read(o, len)? as f64);
     }
     let one_x = median_f64(singles.into_iter());
-    let mut c = Classes {
-        units: 0,
-        same: Vec::new(),
-        apart: Vec::new(),
-        pages: 0,
-        exhausted: false,
-        window: 0,
-    };
+    let mut c = Classes::new(0);
     // Per class and zone: the members tested against the zone, and those a load delayed.
     let mut sigs: Vec<Vec<(u32, u32)>> = Vec::new();
     let mut since_new = 0usize;

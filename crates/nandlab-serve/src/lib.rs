@@ -712,10 +712,8 @@ mod tests {
     /// is served: the preferred block size it advertises is a power of two dividing the page.
     #[test]
     fn a_page_that_is_not_a_power_of_two_is_served() {
-        let dir = std::env::temp_dir().join(format!("nandlab-pref-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = nandlab_testkit::Scratch::new("nandlab-pref");
         let image = dir.join("pref.img");
-        let _ = std::fs::remove_file(&image);
         let config = Config::from_overrides(&[
             "device.channels_per_gang=3",
             "device.page_size_bytes=8192",
@@ -727,8 +725,6 @@ mod tests {
         let engine = SimEngine::open(resolved, &image, None).unwrap();
         let e = engine.export();
         assert_eq!((e.min_block_bytes, e.preferred_block_bytes), (512, 8192));
-        drop(engine);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// Goal: a served drive keeps its clock: `run.timing = "off"` is refused by name, before
@@ -750,10 +746,8 @@ mod tests {
     /// (die 1, 35 µs): the read's release instant comes first.
     #[test]
     fn replies_leave_in_the_order_the_device_finishes() {
-        let dir = std::env::temp_dir().join(format!("nandlab-ooo-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = nandlab_testkit::Scratch::new("nandlab-ooo");
         let image = dir.join("ooo.img");
-        let _ = std::fs::remove_file(&image);
         let config = Config::from_overrides(&[
             "device.gangs=2",
             "device.blocks=64",
@@ -793,7 +787,5 @@ mod tests {
             write.release_at - t1
         );
         engine.shutdown();
-        drop(engine);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
