@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A streaming, counts-only replay of generated block traces of 10 M and 100 M 4 KiB writes (the
 # scale of today's cloud block-trace studies): requests per second and peak RSS, to show that the
-# replay's memory does not grow with the trace's length (the trace is read as a stream, twice:
-# the scan that checks and sizes the run, then the replay).
+# replay's memory does not grow with the trace's length (the trace is read as a stream by the
+# replay, and by the count of its totals on a thread of its own, since the size is given).
 #
 #   bash experiments/speed/streaming.sh [WORKDIR]       (from the repository root)
 #

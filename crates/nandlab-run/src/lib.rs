@@ -205,9 +205,11 @@ pub fn run(prepared: &Prepared, progress: Progress<'_>) -> Result<RunReport, Err
         Event::MeasurementStarted => measured_from = Instant::now(),
     };
     let mut metrics = if let Some(info) = &prepared.trace {
-        let expected = info.expected_requests(r);
+        // Known once the trace's totals are counted (see `trace_workload`).
         let items = trace_workload::items(r, info)?.map(|item| item.map_err(Box::new));
-        nandlab_core::run(&mut device, items, options, &mut |e| observer(expected, e))?
+        nandlab_core::run(&mut device, items, options, &mut |e| {
+            observer(info.expected_requests(r), e);
+        })?
     } else {
         let workload = Repeated::new(&r.workload)?;
         let expected = workload.estimated_requests();
@@ -226,7 +228,7 @@ pub fn run(prepared: &Prepared, progress: Progress<'_>) -> Result<RunReport, Err
         config: r.config.clone(),
         seed: r.config.run.seed,
         version: nandlab_version::VERSION_STRING,
-        trace: prepared.trace.clone(),
+        trace: prepared.trace.as_ref().map(TraceInfo::completed).transpose()?,
     })
 }
 

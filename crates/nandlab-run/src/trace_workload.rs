@@ -12,20 +12,34 @@
 //! the measurement marker, measured replays. Replay k's timestamps are shifted by k × (trace
 //! duration + mean inter-arrival gap) so replays follow each other in time.
 //!
+//! Totals (records, duration, devices): the device's size and `compact` fitting need them before
+//! the run, so the trace is scanned first then. Otherwise nothing in the first replay needs them
+//! and they are counted on a thread of their own while the replay runs (a replay then parses the
+//! trace once on the run's critical path, not twice); the first error it finds stops the run
+//! (it is the error an up-front scan would have reported, whatever the replay was doing), and a
+//! second replay's time shift waits for them.
+//!
 //! Measured replays: `workload.passes` × `workload.repeat`. For a trace, "repeat the measured
 //! part K times" and "K times as many measured replays" are the same sequence (each replay is
 //! the whole trace again), so `repeat` simply multiplies `passes` here; generated workloads get
 //! the same from `nandlab_core::Repeated`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::thread::JoinHandle;
 
 use nandlab_core::Resolved;
 use nandlab_core::TraceKeys;
 use nandlab_core::{Config, ConfigError, Request, RequestKind, WorkItem};
-use nandlab_trace::{AddressFit, FitMode, TraceError, TraceFormat, TraceOp, TraceOptions};
+use nandlab_trace::{
+    AddressFit, FitMode, Tally, TraceError, TraceFormat, TraceOp, TraceOptions, TraceSummary,
+};
 use serde::Serialize;
 
-/// What was learned about the trace while preparing the run.
+/// What was learned about the trace while preparing the run. `records`, `duration_ns` and
+/// `devices` are 0 and empty until the trace's totals are known (see the module doc); a run's
+/// report carries them filled in.
 #[derive(Clone, Debug, Serialize)]
 pub struct TraceInfo {
     pub path: PathBuf,
@@ -40,17 +54,124 @@ pub struct TraceInfo {
     options: TraceOptions,
     #[serde(skip)]
     fit_mode: FitMode,
+    #[serde(skip)]
+    totals: Totals,
 }
 
 impl TraceInfo {
-    /// Requests expected in the whole run (for progress bars).
+    /// Requests expected in the whole run (for progress bars); 0 while the totals are still
+    /// being counted.
     #[must_use]
     pub fn expected_requests(&self, r: &Resolved) -> u64 {
+        let records = match self.totals.poll() {
+            Some(Ok(s)) => s.records,
+            _ => return 0,
+        };
         let w = &r.config.workload;
         let replays = (w.warmup_passes.unwrap_or(0.0) as u64).saturating_add(measured_replays(r));
         let prefill = if w.prefill == Some(true) { prefill_requests(r) } else { 0 };
-        prefill.saturating_add(replays.saturating_mul(self.records))
+        prefill.saturating_add(replays.saturating_mul(records))
     }
+
+    /// This information with the trace's totals filled in, once they are counted; a trace that
+    /// fails to parse, or holds no records, is the error.
+    pub fn completed(&self) -> Result<TraceInfo, TraceError> {
+        let s = self.totals.wait().clone()?;
+        Ok(TraceInfo {
+            records: s.records,
+            duration_ns: s.duration_ns,
+            devices: s.devices,
+            ..self.clone()
+        })
+    }
+}
+
+/// The trace's totals: known, or being counted on a thread of their own (see the module doc).
+/// Clones share the count; the last one dropped stops it.
+#[derive(Clone, Debug)]
+struct Totals(Arc<Counting>);
+
+#[derive(Debug)]
+struct Counting {
+    result: Arc<OnceLock<Result<TraceSummary, TraceError>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    stop: Arc<AtomicBool>,
+}
+
+/// Records between two looks at the stop flag.
+const COUNT_STOP_EVERY: u64 = 65_536;
+
+impl Totals {
+    fn known(summary: TraceSummary) -> Self {
+        let result = OnceLock::new();
+        result.set(Ok(summary)).expect("a new cell is empty");
+        Totals(Arc::new(Counting {
+            result: Arc::new(result),
+            thread: Mutex::new(None),
+            stop: Arc::new(AtomicBool::new(false)),
+        }))
+    }
+
+    fn start(path: PathBuf, options: TraceOptions) -> Self {
+        let result = Arc::new(OnceLock::new());
+        let stop = Arc::new(AtomicBool::new(false));
+        let (cell, flag) = (result.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            let _ = cell.set(count(&path, &options, &flag));
+        });
+        Totals(Arc::new(Counting { result, thread: Mutex::new(Some(thread)), stop }))
+    }
+
+    /// The totals if they are counted, without waiting.
+    fn poll(&self) -> Option<&Result<TraceSummary, TraceError>> {
+        self.0.result.get()
+    }
+
+    /// The totals, waiting for the count to end.
+    fn wait(&self) -> &Result<TraceSummary, TraceError> {
+        if let Some(r) = self.poll() {
+            return r;
+        }
+        // Joined under the lock: a second waiter finds the result set once it gets the lock.
+        let mut thread = self.0.thread.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(t) = thread.take() {
+            if let Err(panic) = t.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+        drop(thread);
+        self.poll().expect("the counting thread sets its result before it ends")
+    }
+}
+
+impl Drop for Counting {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let thread = self.thread.get_mut().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(t) = thread {
+            let _ = t.join();
+        }
+    }
+}
+
+/// [`nandlab_trace::scan`], stopping early (with a result nobody reads) once `stop` is set.
+fn count(
+    path: &Path,
+    options: &TraceOptions,
+    stop: &AtomicBool,
+) -> Result<TraceSummary, TraceError> {
+    let reader = nandlab_trace::open(path, options)?;
+    let mut tally = Tally::new(reader.format());
+    for (i, rec) in (0_u64..).zip(reader) {
+        if i.is_multiple_of(COUNT_STOP_EVERY) && stop.load(Ordering::Relaxed) {
+            return Err(TraceError::Io {
+                path: path.to_path_buf(),
+                message: "count stopped".into(),
+            });
+        }
+        tally.add(&rec?);
+    }
+    tally.finish(path)
 }
 
 const PREFILL_REQUEST_PAGES: u64 = 64;
@@ -92,8 +213,9 @@ pub fn prepare(config: &Config) -> Result<(Config, TraceInfo), crate::Error> {
     let path = PathBuf::from(keys.path.clone().ok_or_else(|| {
         ConfigError::new("workload.path", "a trace workload needs a trace file path")
     })?);
-    let options = options_of(&keys)?;
-    let summary = nandlab_trace::scan(&path, &options)?;
+    let mut options = options_of(&keys)?;
+    // Opening checks the file and detects its format: the errors a user should see at once.
+    options.format = Some(nandlab_trace::open(&path, &options)?.format());
     // Page size and block size for the chunk default: resolve a copy with a placeholder size.
     let probe = {
         let mut p = c.clone();
@@ -121,7 +243,16 @@ pub fn prepare(config: &Config) -> Result<(Config, TraceInfo), crate::Error> {
         "fold" => FitMode::Fold,
         _ => FitMode::Compact { chunk_bytes },
     };
+    // The device's size and compact fitting (which keys chunks by device when there are
+    // several) need the totals now; otherwise they are counted during the run.
+    let known = sized_from_trace || matches!(fit_mode, FitMode::Compact { .. });
+    let totals = if known {
+        Totals::known(nandlab_trace::scan(&path, &options)?)
+    } else {
+        Totals::start(path.clone(), options.clone())
+    };
     if sized_from_trace {
+        let summary = totals.wait().as_ref().expect("scanned above");
         let logical = match fit_mode {
             FitMode::Compact { chunk_bytes } => {
                 nandlab_trace::compact_footprint_bytes(&path, &options, chunk_bytes)?
@@ -149,16 +280,21 @@ pub fn prepare(config: &Config) -> Result<(Config, TraceInfo), crate::Error> {
     keys.fit = fit_name.to_string();
     keys.compact_chunk_bytes.get_or_insert(chunk_bytes);
     keys.store(&mut c.workload);
+    let (records, duration_ns, devices) = match totals.poll() {
+        Some(Ok(s)) if known => (s.records, s.duration_ns, s.devices.clone()),
+        _ => (0, 0, Vec::new()),
+    };
     let info = TraceInfo {
         path,
-        format: summary.format.name(),
-        records: summary.records,
-        duration_ns: summary.duration_ns,
-        devices: summary.devices.clone(),
+        format: options.format.expect("detected above").name(),
+        records,
+        duration_ns,
+        devices,
         fit: fit_name,
         sized_from_trace,
         options,
         fit_mode,
+        totals,
     };
     Ok((c, info))
 }
@@ -168,7 +304,11 @@ pub fn items(r: &Resolved, info: &TraceInfo) -> Result<TraceItems, crate::Error>
     let w = &r.config.workload;
     let warmup = w.warmup_passes.unwrap_or(0.0) as u64;
     let measured = measured_replays(r);
-    let gap = if info.records > 1 { info.duration_ns / (info.records - 1) } else { 1_000_000 };
+    // Only compact fitting keys by device, and its totals are known before the run.
+    let multi_device = match info.totals.poll() {
+        Some(Ok(s)) => s.devices.len() > 1,
+        _ => false,
+    };
     Ok(TraceItems {
         page_size_bytes: r.geometry.page_size_bytes,
         logical_pages: r.geometry.logical_pages,
@@ -180,13 +320,16 @@ pub fn items(r: &Resolved, info: &TraceInfo) -> Result<TraceItems, crate::Error>
         replays: warmup.saturating_add(measured),
         marker_sent: false,
         reader: None,
-        fit: AddressFit::new(info.fit_mode, r.geometry.logical_bytes(), info.devices.len() > 1),
+        fit: AddressFit::new(info.fit_mode, r.geometry.logical_bytes(), multi_device),
         extents: Vec::new(),
         pending: std::collections::VecDeque::new(),
         path: info.path.clone(),
         options: info.options.clone(),
         timed: trace_keys(r).timed(),
-        period_ns: info.duration_ns.saturating_add(gap.max(1)),
+        period_ns: None,
+        totals: info.totals.clone(),
+        totals_checked: false,
+        records_read: 0,
     })
 }
 
@@ -212,13 +355,89 @@ pub struct TraceItems {
     path: PathBuf,
     options: TraceOptions,
     timed: bool,
-    period_ns: u64,
+    /// Trace duration + mean gap: replay k is shifted by k of these (computed from the totals
+    /// when the second replay starts).
+    period_ns: Option<u64>,
+    totals: Totals,
+    /// The totals' own error, if any, has been looked at after the last replay.
+    totals_checked: bool,
+    records_read: u64,
 }
 
 impl TraceItems {
     fn stop(&mut self) {
         self.replay = self.replays;
         self.reader = None;
+    }
+
+    /// Ends the run with `e`, unless counting the totals failed: that error is the one an
+    /// up-front scan reports, so it wins whatever the replay ran into (and a run's error does
+    /// not depend on which thread got there first).
+    fn fail(&mut self, e: TraceError) -> Option<Result<WorkItem, TraceError>> {
+        self.stop();
+        self.totals_checked = true;
+        match self.totals.wait() {
+            Err(first) => Some(Err(first.clone())),
+            Ok(_) => Some(Err(e)),
+        }
+    }
+
+    fn period_ns(&mut self) -> Result<u64, TraceError> {
+        if let Some(p) = self.period_ns {
+            return Ok(p);
+        }
+        let s = self.totals.wait().as_ref().map_err(Clone::clone)?;
+        let gap = if s.records > 1 { s.duration_ns / (s.records - 1) } else { 1_000_000 };
+        let p = s.duration_ns.saturating_add(gap.max(1));
+        self.period_ns = Some(p);
+        Ok(p)
+    }
+
+    /// The arrival time of a record of the current replay (`None` untimed).
+    fn arrival_ns(
+        &mut self,
+        record: &nandlab_trace::TraceRecord,
+    ) -> Result<Option<u64>, TraceError> {
+        if !self.timed {
+            return Ok(None);
+        }
+        if self.replay == 0 {
+            return Ok(Some(record.time_ns));
+        }
+        // Replay k is shifted by k periods; a trace long enough (or replayed often enough) to
+        // pass u64 nanoseconds stops here rather than wrapping around.
+        let period = self.period_ns()?;
+        let at =
+            self.replay.checked_mul(period).and_then(|shift| shift.checked_add(record.time_ns));
+        at.map(Some).ok_or_else(|| TraceError::Parse {
+            path: self.path.clone(),
+            line: record.line,
+            message: format!(
+                "replay {} of this request arrives after the end of simulated time (u64 \
+                 nanoseconds, 584 years): the trace spans {} s; use fewer passes or \
+                 workload.trace_timing = \"closed\"",
+                self.replay + 1,
+                period / 1_000_000_000
+            ),
+        })
+    }
+
+    /// The next record of the current replay, opening it first; `None` at its end.
+    fn next_record(&mut self) -> Option<Result<nandlab_trace::TraceRecord, TraceError>> {
+        if self.reader.is_none() {
+            match nandlab_trace::open(&self.path, &self.options) {
+                Ok(reader) => self.reader = Some(nandlab_trace::BackgroundReader::new(reader)),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        self.records_read += 1;
+        // The count's error, once found, ends the run without replaying up to it.
+        if self.records_read.is_multiple_of(COUNT_STOP_EVERY) {
+            if let Some(Err(e)) = self.totals.poll() {
+                return Some(Err(e.clone()));
+            }
+        }
+        self.reader.as_mut().and_then(Iterator::next)
     }
 }
 
@@ -248,53 +467,26 @@ impl Iterator for TraceItems {
                 return Some(Ok(WorkItem::StartMeasurement));
             }
             if self.replay >= self.replays {
-                return None;
-            }
-            if self.reader.is_none() {
-                match nandlab_trace::open(&self.path, &self.options) {
-                    Ok(reader) => self.reader = Some(nandlab_trace::BackgroundReader::new(reader)),
-                    Err(e) => {
-                        self.stop();
-                        return Some(Err(e));
+                if !self.totals_checked {
+                    self.totals_checked = true;
+                    if let Err(e) = self.totals.wait() {
+                        return Some(Err(e.clone()));
                     }
                 }
+                return None;
             }
-            let record = match self.reader.as_mut().and_then(Iterator::next) {
+            let record = match self.next_record() {
                 None => {
                     self.reader = None;
                     self.replay += 1;
                     continue;
                 }
-                Some(Err(e)) => {
-                    self.stop();
-                    return Some(Err(e));
-                }
+                Some(Err(e)) => return self.fail(e),
                 Some(Ok(rec)) => rec,
             };
-            let arrival_ns = if self.timed {
-                // Replay k is shifted by k periods; a trace long enough (or replayed often
-                // enough) to pass u64 nanoseconds stops here rather than wrapping around.
-                let at = self
-                    .replay
-                    .checked_mul(self.period_ns)
-                    .and_then(|shift| shift.checked_add(record.time_ns));
-                if at.is_none() {
-                    self.stop();
-                    return Some(Err(TraceError::Parse {
-                        path: self.path.clone(),
-                        line: record.line,
-                        message: format!(
-                            "replay {} of this request arrives after the end of simulated time \
-                             (u64 nanoseconds, 584 years): the trace spans {} s; use fewer \
-                             passes or workload.trace_timing = \"closed\"",
-                            self.replay + 1,
-                            self.period_ns / 1_000_000_000
-                        ),
-                    }));
-                }
-                at
-            } else {
-                None
+            let arrival_ns = match self.arrival_ns(&record) {
+                Ok(at) => at,
+                Err(e) => return self.fail(e),
             };
             let kind = match record.op {
                 TraceOp::Read => RequestKind::Read,
@@ -312,11 +504,19 @@ impl Iterator for TraceItems {
             };
             self.extents.clear();
             if let Err(e) = self.fit.map(&self.path, &record, &mut self.extents) {
-                self.stop();
-                return Some(Err(e));
+                return self.fail(e);
             }
-            // A request split at chunk boundaries stays one host request: its later pieces
-            // continue it.
+            // One piece (always, unless compact fitting splits the request at chunk
+            // boundaries) goes out at once; a split request's later pieces continue it as one
+            // host request.
+            if let [(offset_bytes, length_bytes)] = self.extents[..] {
+                return Some(Ok(WorkItem::Request(Request {
+                    kind,
+                    offset_bytes,
+                    length_bytes,
+                    arrival_ns,
+                })));
+            }
             for (i, &(offset_bytes, length_bytes)) in self.extents.iter().enumerate() {
                 let piece = Request { kind, offset_bytes, length_bytes, arrival_ns };
                 self.pending.push_back((i > 0, piece));

@@ -124,6 +124,72 @@ fn out_of_range_with_explicit_size_needs_a_fit_mode() {
     }
 }
 
+/// MSR lines: `n` writes of 4 KiB, 1 ms apart, over the first `pages` pages.
+fn msr_writes(n: u64, pages: u64) -> String {
+    (0..n)
+        .map(|i| {
+            format!(
+                "{},hm,0,Write,{},4096,10\n",
+                128166385295514878 + 10_000 * i,
+                (i * 7 % pages) * 4096
+            )
+        })
+        .collect()
+}
+
+fn sized(p: &Path) -> Vec<String> {
+    vec![
+        "workload.kind=trace".to_string(),
+        format!("workload.path={}", p.display()),
+        "device.blocks=64".into(),
+        "device.pages_per_block=16".into(),
+    ]
+}
+
+/// With an explicit size the totals are counted while the replay runs: a parse error far
+/// down the trace is still the run's error even when the replay meets an address out of range
+/// first (what an up-front scan reported), and an empty trace is still refused.
+#[test]
+fn explicit_size_errors_are_the_up_front_scans() {
+    let mut text = msr_writes(200_000, 512);
+    text += "128166385295514878,hm,0,Write,1099511627776,4096,10\n";
+    text += &msr_writes(200_000, 512);
+    text += "128166385295514879,hm,0,Write,oops,4096,10\n";
+    let (_dir, p) = temp_file("late.csv", &text);
+    let msg = run(&sized(&p)).unwrap_err().to_string();
+    assert!(msg.contains("late.csv:400002"), "{msg}");
+    let (_dir2, empty) = temp_file("empty.csv", "# nothing here\n");
+    let msg = run(&sized(&empty)).unwrap_err().to_string();
+    assert!(msg.contains("empty.csv") && msg.contains("no I/O records"), "{msg}");
+}
+
+/// The totals counted during the run are the up-front scan's: the report's, and the time
+/// shift of a second timed replay (same metrics as a run whose totals were known first).
+#[test]
+fn totals_counted_during_the_run_match_an_up_front_scan() {
+    let (_dir, p) = temp_file("w.csv", &msr_writes(3000, 512));
+    let mut during = sized(&p);
+    during.push("workload.passes=2".into());
+    let prepared = nandlab_run::prepare(&load_config(None, &during).unwrap()).unwrap();
+    assert_eq!(prepared.trace.as_ref().unwrap().records, 0, "counted during the run");
+    let a = nandlab_run::run(&prepared, &mut |_, _| {}).unwrap();
+    // Compact fitting needs the totals first; on addresses inside the device it maps each
+    // chunk where it is, so the requests are the same.
+    let mut known = during.clone();
+    known.push("workload.fit=compact".into());
+    known.push(format!("workload.compact_chunk_bytes={}", 512 * 4096));
+    let b = run(&known).unwrap();
+    let (ta, tb) = (a.trace.unwrap(), b.trace.unwrap());
+    assert_eq!((ta.records, ta.duration_ns, &ta.devices), (3000, 2_999_000_000, &vec![0]));
+    assert_eq!(
+        (ta.records, ta.duration_ns, &ta.devices),
+        (tb.records, tb.duration_ns, &tb.devices)
+    );
+    assert_eq!(a.metrics.host_write_requests, 6000);
+    assert_eq!(a.metrics.write_latency_ns.mean, b.metrics.write_latency_ns.mean);
+    assert_eq!(a.metrics.erases, b.metrics.erases);
+}
+
 #[test]
 fn missing_file_and_bad_format_name() {
     let e = run(&["workload.kind=trace".into(), "workload.path=/nonexistent/x.csv".into()])

@@ -270,25 +270,50 @@ pub struct TraceSummary {
 /// device selection) is [`TraceError::Empty`].
 pub fn scan(path: &Path, options: &TraceOptions) -> Result<TraceSummary, TraceError> {
     let reader = open(path, options)?;
-    let mut s = TraceSummary {
-        format: reader.format(),
-        records: 0,
-        reads: 0,
-        writes: 0,
-        trims: 0,
-        flushes: 0,
-        bytes_read: 0,
-        bytes_written: 0,
-        bytes_trimmed: 0,
-        min_offset_bytes: u64::MAX,
-        max_end_bytes: 0,
-        duration_ns: 0,
-        devices: Vec::new(),
-    };
-    let mut devices = BTreeSet::new();
-    let mut last_device = None;
+    let mut tally = Tally::new(reader.format());
     for rec in reader {
-        let rec = rec?;
+        tally.add(&rec?);
+    }
+    tally.finish(path)
+}
+
+/// [`scan`]'s totals kept one record at a time, for a caller that reads the records itself
+/// (and may stop early).
+#[derive(Clone, Debug)]
+pub struct Tally {
+    summary: TraceSummary,
+    devices: BTreeSet<u64>,
+    last_device: Option<u64>,
+}
+
+impl Tally {
+    /// Nothing counted yet, for a trace in `format`.
+    #[must_use]
+    pub fn new(format: TraceFormat) -> Self {
+        Tally {
+            summary: TraceSummary {
+                format,
+                records: 0,
+                reads: 0,
+                writes: 0,
+                trims: 0,
+                flushes: 0,
+                bytes_read: 0,
+                bytes_written: 0,
+                bytes_trimmed: 0,
+                min_offset_bytes: u64::MAX,
+                max_end_bytes: 0,
+                duration_ns: 0,
+                devices: Vec::new(),
+            },
+            devices: BTreeSet::new(),
+            last_device: None,
+        }
+    }
+
+    /// Counts one record.
+    pub fn add(&mut self, rec: &TraceRecord) {
+        let s = &mut self.summary;
         s.records += 1;
         match rec.op {
             TraceOp::Read => {
@@ -311,17 +336,22 @@ pub fn scan(path: &Path, options: &TraceOptions) -> Result<TraceSummary, TraceEr
         }
         s.duration_ns = s.duration_ns.max(rec.time_ns);
         // Records of one device come in runs: the set is touched once per run.
-        if last_device != Some(rec.device) {
-            devices.insert(rec.device);
-            last_device = Some(rec.device);
+        if self.last_device != Some(rec.device) {
+            self.devices.insert(rec.device);
+            self.last_device = Some(rec.device);
         }
     }
-    if s.records == 0 {
-        return Err(TraceError::Empty { path: path.to_path_buf() });
+
+    /// The totals of the records counted; none is [`TraceError::Empty`] (naming `path`).
+    pub fn finish(self, path: &Path) -> Result<TraceSummary, TraceError> {
+        let mut s = self.summary;
+        if s.records == 0 {
+            return Err(TraceError::Empty { path: path.to_path_buf() });
+        }
+        if s.min_offset_bytes == u64::MAX && s.max_end_bytes == 0 {
+            s.min_offset_bytes = 0;
+        }
+        s.devices = self.devices.into_iter().collect();
+        Ok(s)
     }
-    if s.min_offset_bytes == u64::MAX && s.max_end_bytes == 0 {
-        s.min_offset_bytes = 0;
-    }
-    s.devices = devices.into_iter().collect();
-    Ok(s)
 }
