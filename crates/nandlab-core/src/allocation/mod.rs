@@ -266,19 +266,26 @@ impl Walk {
     /// it. Generic over the room test so that each form compiles to its own tight loop.
     #[inline(always)]
     fn scan_dies(&self, loads: &DieLoads<'_>, has_room: impl Fn(u32) -> bool) -> usize {
-        let n = self.dies.len();
+        let dies = &self.dies[..];
+        let n = dies.len();
         let (mut best_load, mut best_k) = (u64::MAX, usize::MAX);
-        for k in (self.die_cursor..n).chain(0..self.die_cursor) {
-            let die = self.dies[k];
-            if !has_room(die) {
-                continue;
-            }
-            let load = loads.load_ns(die);
-            if load < best_load {
-                (best_load, best_k) = (load, k);
-                if load <= loads.idle_ns() {
-                    break;
+        let idle = loads.idle_ns();
+        // A wrapping index rather than a chain of two ranges: this runs for every page written.
+        let mut k = self.die_cursor;
+        for _ in 0..n {
+            let die = dies[k];
+            if has_room(die) {
+                let load = loads.load_ns(die);
+                if load < best_load {
+                    (best_load, best_k) = (load, k);
+                    if load <= idle {
+                        break;
+                    }
                 }
+            }
+            k += 1;
+            if k == n {
+                k = 0;
             }
         }
         best_k
