@@ -93,6 +93,19 @@ pub fn run<E>(
     options: RunOptions,
     observer: &mut dyn FnMut(Event),
 ) -> Result<Metrics, RunError<E>> {
+    // Nobody here reads a completion's effects: no snapshots per request (restored below).
+    let tracked = device.track_effects(false);
+    let outcome = run_items(device, items, options, observer);
+    device.track_effects(tracked);
+    outcome
+}
+
+fn run_items<E>(
+    device: &mut Device,
+    items: impl Iterator<Item = Result<WorkItem, E>>,
+    options: RunOptions,
+    observer: &mut dyn FnMut(Event),
+) -> Result<Metrics, RunError<E>> {
     let mut index = 0u64;
     let mut time_base: Option<u64> = None;
     let mut measuring = false;

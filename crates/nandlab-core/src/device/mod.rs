@@ -139,7 +139,9 @@ pub struct Completion {
     pub complete_ns: u64,
     /// `complete_ns - start_ns`: from its first flash operation to its end, RAM time included.
     pub service_ns: u64,
-    /// Flash operations the request caused (its own and the cleaning it triggered).
+    /// Flash operations the request caused (its own and the cleaning it triggered); all zero
+    /// while the device does not track them (`Device::track_effects`: off during
+    /// `nandlab_core::run`, which reads no completion).
     pub effects: Effects,
 }
 
@@ -232,6 +234,8 @@ pub struct Device {
     prefetch: bool,
     /// Counts only (`run.timing = "off"`, `count_only`).
     counting: bool,
+    /// Completions carry their `Effects` (two snapshots of the flash counters per request).
+    effects: bool,
 }
 
 impl Device {
@@ -381,6 +385,7 @@ impl Device {
             real_time: false,
             prefetch,
             counting: false,
+            effects: true,
         }
     }
 
@@ -630,6 +635,12 @@ impl Device {
         Ok((Dispatched::Timed(c), 0))
     }
 
+    /// Whether completions carry their `Effects` (default on); returns the previous setting.
+    /// Off, a request costs two snapshots of the flash counters less.
+    pub fn track_effects(&mut self, on: bool) -> bool {
+        std::mem::replace(&mut self.effects, on)
+    }
+
     /// Makes the device count only (`run.timing = "off"`; docs/ALGORITHMS.md "Counts only"):
     /// requests are served without the sim-engine (`Engine::count_only`), the clock stays at
     /// its start, latency is not measured. Only for configurations whose counts do not depend
@@ -691,7 +702,7 @@ impl Device {
         // One call through the FTL's vtable for both.
         let flash = self.ftl.flash_mut();
         let tag = flash.engine_mut().begin(class, arrival_ns);
-        let before = Effects::of(&flash.counters);
+        let before = if self.effects { Effects::of(&flash.counters) } else { Effects::default() };
         Ok((Started { arrival_ns, before }, tag))
     }
 
@@ -792,7 +803,11 @@ impl Device {
         let flash = self.ftl.flash_mut();
         let ram_ns = buffer_ram_ns + flash.take_ram_ns();
         let outcome = flash.engine_mut().end();
-        let effects = Effects::of(&flash.counters).since(before);
+        let effects = if self.effects {
+            Effects::of(&flash.counters).since(before)
+        } else {
+            Effects::default()
+        };
         let media = flash.media_mut().take_error();
         let window = self.window;
         match outcome {

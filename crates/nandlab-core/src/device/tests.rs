@@ -8,7 +8,7 @@
 //! `sim::run` over synthetic workloads.
 
 use crate::config::Config;
-use crate::device::{Device, Dispatched, Submission};
+use crate::device::{Device, Dispatched, Effects, Submission};
 use crate::flash::Lpn;
 use crate::metrics::Metrics;
 use crate::request::Request;
@@ -173,6 +173,30 @@ fn a_buffer_hit_does_not_wait_for_the_flash() {
     assert_eq!(hit.effects.flash_program_pages, 0);
     assert_eq!(hit.latency_ns(), 100, "RAM time only");
     assert!(hit.complete_ns < evict.complete_ns);
+}
+
+/// A completion's effects are tracked by default, not while tracking is off (what the run
+/// loop does for its requests, restoring the setting after), and the rest of the completion
+/// does not change with them.
+#[test]
+fn effects_are_tracked_unless_turned_off() {
+    let mut on = device(&["device.blocks=64"]);
+    let mut off = device(&["device.blocks=64"]);
+    assert!(off.track_effects(false), "on by default");
+    for i in 0..200u64 {
+        let req = Request::write((i * 7 % 40) * PAGE, PAGE).at(i * 1_000);
+        let a = on.dispatch(Submission::new(&req)).map(Dispatched::completion).unwrap();
+        let b = off.dispatch(Submission::new(&req)).map(Dispatched::completion).unwrap();
+        assert_eq!(a.effects.flash_program_pages, 1 + a.effects.gc_copied_pages, "{a:?}");
+        assert_eq!(b.effects, Effects::default());
+        assert_eq!((a.start_ns, a.complete_ns), (b.start_ns, b.complete_ns));
+    }
+    let mut d = device(&["device.blocks=64"]);
+    let items = (0..10u64).map(|i| {
+        Ok::<_, std::convert::Infallible>(WorkItem::Request(Request::write(i * PAGE, PAGE)))
+    });
+    crate::sim::run(&mut d, items, crate::sim::RunOptions::default(), &mut |_| {}).unwrap();
+    assert!(d.track_effects(true), "the run loop restores the setting");
 }
 
 /// Saturated closed-loop throughput (requests per second of simulated time) at a queue depth

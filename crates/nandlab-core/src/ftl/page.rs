@@ -62,6 +62,9 @@ pub struct PageFtl {
     active: Vec<BlockId>,
     /// Flash regions (logs).
     flash_regions: u32,
+    /// The placement's regions (flash plus a RAM region, if any), fixed at construction: each
+    /// host write checks its pick against this rather than asking the placement again.
+    regions: u32,
     /// Planes of the device: every region keeps an open block on each (`allocation`).
     planes: u32,
     /// Per region: planes whose active block has room (not `BlockId::NONE`).
@@ -169,6 +172,7 @@ impl PageFtl {
             },
             active: vec![BlockId::NONE; (flash_regions * planes) as usize],
             flash_regions,
+            regions,
             planes,
             open_planes: vec![PlaneSet::new(planes); flash_regions as usize],
             free_planes: (0..planes).fold(PlaneSet::new(planes), |mut set, p| {
@@ -1108,8 +1112,10 @@ impl PageFtl {
             }
         };
         // The copies below update one random translation entry each; ask for all of those
-        // cache lines up front so their misses overlap instead of queueing one by one.
-        for word in 0..self.words_per_block as usize {
+        // cache lines up front so their misses overlap instead of queueing one by one (only
+        // where the table is beyond the caches, as for the requests' hints).
+        let hints = self.takes_prefetch_hints();
+        for word in 0..if hints { self.words_per_block as usize } else { 0 } {
             let mut bits = self.valid_bits[first_word + word];
             while bits != 0 {
                 let offset = (word as u32) * 64 + bits.trailing_zeros();
@@ -1257,7 +1263,7 @@ impl Ftl for PageFtl {
             self.tick(lpn, old.is_none());
         }
         let region = self.placement.host_write(lpn, old, now_ns);
-        assert!(u32::from(region) < self.placement.regions());
+        assert!(u32::from(region) < self.regions);
         if self.ram.is_some() && region == self.ram_index {
             self.write_ram(lpn, old, now_ns, data);
             return;
