@@ -38,8 +38,8 @@ fn effective_page_is_exact_on_unbuffered_devices_of_the_random_matrix() {
 #[test]
 fn each_probe_is_exact_on_most_of_the_first_twenty_devices_and_rarely_sure_when_wrong() {
     // (probe, floor): exact on at least this many of devices 0–19 (today page 20, block 17,
-    // zone 20, parallel units 9 of 20; the floors leave at least one of margin).
-    let floors = [("page", 19), ("block", 16), ("zone", 19), ("parallel", 8)];
+    // zone 20, parallel units 11 of 20; the floors leave at least one of margin).
+    let floors = [("page", 19), ("block", 16), ("zone", 19), ("parallel", 10)];
     let mut exact = [0; 4];
     let mut misses = Vec::new();
     // Wrong answers said with confidence >= 0.9: today none (SAST's block, read 2x on devices
@@ -169,17 +169,23 @@ fn parallel_units_are_exact_behind_lru_and_bplru_buffers() {
 }
 
 /// Behind a FAB buffer, which keeps a page it read as long as fuller blocks are there to
-/// evict, no page can be read twice uncached: the parallel units come from the stride with
-/// which pages written in order return to one unit, each page read once (device 90 of the
-/// matrix: 20 dies, the pair classes found none).
+/// evict, a spacer's filler reads never push a page out: filler reads within the area fill
+/// the page's own block, and the pages are classified together so those reads are mostly
+/// other pages' pairs. Devices 2, 7 and 44 of the matrix (14, 10 and 6 dies; no answer
+/// before) are exact with a confidence of at least 0.5; device 90 (20 dies) stays exact.
 #[test]
-fn parallel_units_behind_a_fab_buffer_come_from_the_stride_of_pages_written_in_order() {
-    let d = draw(1, 90);
-    assert!(d.overrides.iter().any(|o| o == "buffer.kind=fab"), "{}", d.summary);
-    let (outcomes, report) = check(&d).unwrap();
-    let o = outcomes.iter().find(|o| o.probe == "parallel").unwrap();
-    assert!(o.exact(), "{}: {}", d.summary, report.parallel.how);
-    assert!(report.parallel.how.starts_with("pages written in order"), "{}", report.parallel.how);
+fn parallel_units_behind_a_fab_buffer_come_from_pairs_with_filler_reads_in_the_area() {
+    for i in [2, 7, 44, 90] {
+        let d = draw(1, i);
+        assert!(d.overrides.iter().any(|o| o == "buffer.kind=fab"), "{}", d.summary);
+        let (outcomes, report) = check(&d).unwrap();
+        let o = outcomes.iter().find(|o| o.probe == "parallel").unwrap();
+        assert!(o.exact(), "device {i} ({}): {}", d.summary, report.parallel.how);
+        if i != 90 {
+            assert!(o.confidence >= 0.5, "device {i}: {}", o.confidence);
+            assert!(report.parallel.how.contains("a read cache keeps pages"), "{}", o.how);
+        }
+    }
 }
 
 /// Behind a cache that absorbs writes the paper's read variant decides the page, but it tries
