@@ -70,7 +70,11 @@
 //!   until both its pages were read long enough ago to have been pushed out, by filler reads
 //!   that cycle through a spacer (16 MiB written at the end of the area's zone, which also
 //!   holds what a write buffer keeps of the last writes; written as soon as a fresh page
-//!   answers from RAM). Where the area has room, one read per effective page (a cache keeps
+//!   answers from RAM). When the area is one zone and a buffer holds pages just written
+//!   (a fresh page answers from RAM, or reads in the next zone, after one that loads its
+//!   table, take over 4x the area's: every page answered from RAM, the zone being smaller
+//!   than the buffer), 16 MiB written after the zone push them out first, and the single
+//!   reads are taken again. Where the area has room, one read per effective page (a cache keeps
 //!   whole logical pages). The reads stay within one mapping zone when the zone probe found
 //!   one (its first half when said with little confidence). Behind a cache that the
 //!   spacer's filler reads never make let a page go (FAB evicts the fullest block first, so
@@ -1005,12 +1009,7 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     write_through(t, 0, area * unit)?;
     t.flush()?;
     let mut fresh = FreshPages::new(area, unit, len);
-    let mut singles = Vec::new();
-    for _ in 0..(8 * repeats).max(32) {
-        let o = fresh.next();
-        singles.push(timed(repeats, || t.read(o, len))? as f64);
-    }
-    let one = median_f64(singles.iter().copied());
+    let (singles, one) = singles_out_of_buffer(t, &mut fresh, repeats, (room, cap))?;
     // A fresh page answered from RAM: a write buffer still holds part of the area.
     let buffered = singles.iter().any(|&s| s < 0.5 * one);
     let (window, spaced) = cache_window(t, &mut fresh, one, room, buffered)?;
@@ -1072,6 +1071,68 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     let zone_bound = by_tables.is_none() && zone.is_some_and(|z| z < cap.min(want));
     parallel_caveats(r, classes.units, fresh.area * unit, zone_bound);
     Ok(())
+}
+
+/// Single reads of fresh pages of the area, and their median (one read). When the area is one
+/// zone (`room` < `cap`) and a buffer holds some of the pages just written (or every one: a
+/// zone smaller than the buffer, `held_in_ram`), more than a spacer within the zone would
+/// push out, writes after the zone push them out (each a table load of another zone: not
+/// timed) and the reads are taken again.
+fn singles_out_of_buffer(
+    t: &mut dyn Target,
+    fresh: &mut FreshPages,
+    repeats: usize,
+    (room, cap): (u64, u64),
+) -> Result<(Vec<f64>, f64), String> {
+    let singles = single_reads(t, fresh, repeats)?;
+    let one = median_f64(singles.iter().copied());
+    let some_in_ram = singles.iter().any(|&s| s < 0.5 * one);
+    if room < cap && (some_in_ram || held_in_ram(t, (room, cap, room), one, repeats)?) {
+        write_through(t, room, SPACER_BYTES.min(cap - room))?;
+        t.flush()?;
+        let singles = single_reads(t, fresh, repeats)?;
+        let one = median_f64(singles.iter().copied());
+        return Ok((singles, one));
+    }
+    Ok((singles, one))
+}
+
+/// Single reads of fresh pages of the area (the median is one read).
+fn single_reads(
+    t: &mut dyn Target,
+    fresh: &mut FreshPages,
+    repeats: usize,
+) -> Result<Vec<f64>, String> {
+    let len = fresh.len;
+    let mut singles = Vec::new();
+    for _ in 0..(8 * repeats).max(32) {
+        let o = fresh.next();
+        singles.push(timed(repeats, || t.read(o, len))? as f64);
+    }
+    Ok(singles)
+}
+
+/// Whether the area's reads (`one`) answered from RAM: reads of 4 pages of the next zone
+/// (`[from, from + zone)`, within `to`), after one that loads its table, take over 4 times
+/// as long at the slowest (flash reads, unless a cache holds every one of them). Without a
+/// cache in the way they take about one read.
+fn held_in_ram(
+    t: &mut dyn Target,
+    (from, to, zone): (u64, u64, u64),
+    one: f64,
+    repeats: usize,
+) -> Result<bool, String> {
+    let len = 4 * KIB;
+    let pages = zone.min(to - from) / len;
+    let mut slowest = 0.0f64;
+    for i in 0..5 {
+        let o = from + mix(i ^ 0xfa2) % pages.max(1) * len;
+        let ns = timed(repeats, || t.read(o, len))? as f64;
+        if i > 0 {
+            slowest = slowest.max(ns);
+        }
+    }
+    Ok(slowest > 4.0 * one)
 }
 
 /// The reads after which a read cache lets a page go (`read_window`), and whether a spacer
