@@ -91,7 +91,10 @@
 //!   2k, is N (pages 1 apart colliding: no striping, the test says nothing). Confidence: the
 //!   gap between the slowest two-die pair and the fastest one-die pair; 0.2 at most when the
 //!   count did not settle within 512 classes or half the area; for the stride, 0.9 when every
-//!   pair at k and 2k collided and none closer came near, less otherwise. When the area is one
+//!   pair at k and 2k collided and none closer came near, less otherwise, and with the caveats
+//!   of the classes (below). A read
+//!   cache's window is the longest of 8 pages' (each must show one: a cache evicting the
+//!   fullest block keeps some pages while letting others go). When the area is one
 //!   zone of four or more, no buffer intervenes and the pairs found no more classes than the
 //!   area has blocks (+1; a block-mapped FTL keeps a logical block on one die, so a zone of one
 //!   block shows one die), the whole device is written and its pages are classed by **table
@@ -1016,8 +1019,8 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     // A fresh page answered from RAM: a write buffer still holds part of the area.
     let buffered = singles.iter().any(|&s| s < 0.5 * one);
     let (window, spaced) = cache_window(t, &mut fresh, one, room, buffered)?;
-    // Behind a read cache, or when the classes did not settle: the period with which pages
-    // written in order come back to one unit, found with pages each read once.
+    // A read cache that let no page go, or (below) classes that did not settle: the period
+    // with which pages written in order come back to one unit, pages each read once.
     let Some(window) = window else {
         if let Some(s) = stride(t, &mut fresh, one, repeats)? {
             stride_report(r, &s, "a read cache answered a page read again after 2^14 others");
@@ -1056,14 +1059,11 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
             }
         }
     }
-    if window > 0 || classes.exhausted {
+    let zone_bound = by_tables.is_none() && zone.is_some_and(|z| z < cap.min(want));
+    // Classes that settled stand (their read cache's window was seen on several pages).
+    if classes.exhausted {
         if let Some(s) = stride(t, &mut fresh, one, repeats)? {
-            let why = if window > 0 {
-                format!("a read cache keeps pages for under {window} reads")
-            } else {
-                "the pair classes did not settle".to_string()
-            };
-            stride_report(r, &s, &format!("{why}; the pair classes gave {}", classes.units));
+            stride_over_classes(r, &s, &classes, (fresh.area * unit, zone_bound));
             return Ok(());
         }
     }
@@ -1071,9 +1071,26 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     if let Some((zones, within)) = by_tables {
         table_report(r, &classes, zones, within);
     }
-    let zone_bound = by_tables.is_none() && zone.is_some_and(|z| z < cap.min(want));
     parallel_caveats(r, classes.units, fresh.area * unit, zone_bound);
     Ok(())
+}
+
+/// The stride's answer (`stride_report`) in place of the pair classes `c`, which did not
+/// settle, with the caveats of an area of `area_bytes` (one mapping zone: `zone_bound`) as
+/// for the classes.
+fn stride_over_classes(
+    r: &mut ProbeReport,
+    s: &Stride,
+    c: &Classes,
+    (area_bytes, zone_bound): (u64, bool),
+) {
+    let cache = if c.window > 0 {
+        format!("; a read cache keeps pages for under {} reads", c.window)
+    } else {
+        String::new()
+    };
+    stride_report(r, s, &format!("the pair classes did not settle, at {}{cache}", c.units));
+    parallel_caveats(r, s.k as usize, area_bytes, zone_bound);
 }
 
 /// Single reads of fresh pages of the area, and their median (one read). When the area is one
@@ -1179,6 +1196,19 @@ fn cache_window(
     let mut window = read_window(t, fresh, one)?;
     if window != Some(0) && !spaced && space_out(t, fresh, room)? {
         window = read_window(t, fresh, one)?;
+    }
+    // A cache evicting the fullest block first lets a page go when the spacer's filler reads
+    // happen to leave its block the fullest, and keeps others: each of several pages must
+    // show a window, and the longest is taken.
+    if let Some(w) = window.filter(|&w| w > 0) {
+        let mut most = Some(w);
+        for _ in 1..WINDOW_PAGES {
+            most = match read_window(t, fresh, one)? {
+                Some(v) => most.map(|m| m.max(v)),
+                None => None,
+            };
+        }
+        window = most;
     }
     if window.is_none() {
         fresh.within_area(room / fresh.unit);
