@@ -75,7 +75,8 @@
 //!   table, take over 4x the area's: every page answered from RAM, the zone being smaller
 //!   than the buffer), 16 MiB written after the zone push them out first, and the single
 //!   reads are taken again. Where the area has room, one read per effective page (a cache keeps
-//!   whole logical pages). The reads stay within one mapping zone when the zone probe found
+//!   whole logical pages), and behind a read cache however few pages the area holds (16 at
+//!   least). The reads stay within one mapping zone when the zone probe found
 //!   one (its first half when said with little confidence). Behind a cache that the
 //!   spacer's filler reads never make let a page go (FAB evicts the fullest block first, so
 //!   a page read alone stays while the spacer's blocks fill), the filler reads go to random
@@ -1019,6 +1020,9 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     // A fresh page answered from RAM: a write buffer still holds part of the area.
     let buffered = singles.iter().any(|&s| s < 0.5 * one);
     let (window, spaced) = cache_window(t, &mut fresh, one, room, buffered)?;
+    if let Some(w) = window.filter(|&w| w > 0) {
+        per_page(t, &mut fresh, w, page)?;
+    }
     // A read cache that let no page go, or (below) classes that did not settle: the period
     // with which pages written in order come back to one unit, pages each read once.
     let Some(window) = window else {
@@ -1072,6 +1076,27 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
         table_report(r, &classes, zones, within);
     }
     parallel_caveats(r, classes.units, fresh.area * unit, zone_bound);
+    Ok(())
+}
+
+/// Behind a read cache, which keeps whole logical pages (a 4 KiB read in a page read before
+/// would be a hit), one read per effective page of `page` bytes however few the area holds
+/// (16 at least; where the area had room it was so already). With the filler reads within
+/// the area, which read 4 KiB units of pages that are fresh now, a `window` of them first.
+fn per_page(
+    t: &mut dyn Target,
+    fresh: &mut FreshPages,
+    window: u64,
+    page: u64,
+) -> Result<(), String> {
+    if fresh.unit >= page || fresh.area * fresh.unit / page < 16 {
+        return Ok(());
+    }
+    fresh.regrain(page);
+    if fresh.within {
+        filler(t, fresh, window)?;
+        fresh.used.clear();
+    }
     Ok(())
 }
 
@@ -1329,6 +1354,16 @@ impl FreshPages {
     }
     fn is_filler(&self, p: u64) -> bool {
         self.within && mix(p ^ 0xf111).is_multiple_of(2)
+    }
+    /// Pages of `page` bytes from now on (a multiple of the unit): a page is used when any of
+    /// its old units was.
+    fn regrain(&mut self, page: u64) {
+        let k = page / self.unit;
+        self.used = self.used.iter().map(|&p| p / k).collect();
+        self.area /= k;
+        self.filler_end /= k;
+        self.spacer = (self.spacer.0, self.spacer.1 / k);
+        self.unit = page;
     }
     /// Pages that can still be handed out as fresh, roughly.
     fn fresh_left(&self) -> u64 {
@@ -1592,7 +1627,8 @@ fn collide_interleaved(
     window: u64,
 ) -> Result<Classes, String> {
     let mut c = Classes::new(window);
-    let fresh_half = if fresh.within { fresh.area / 4 } else { fresh.area / 2 };
+    // Three quarters of the pages that are not filler pages (half the area's).
+    let fresh_half = if fresh.within { fresh.area * 3 / 8 } else { fresh.area / 2 };
     let batch = (window / 2).clamp(1, INTERLEAVED_MAX).min(fresh_half / 4).max(1) as usize;
     let mut k = Known { members: Vec::new(), order: Vec::new(), reads: 0 };
     let mut pending: Vec<Pending> = Vec::new();
