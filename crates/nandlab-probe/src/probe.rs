@@ -70,14 +70,14 @@
 //!   until both its pages were read long enough ago to have been pushed out, by filler reads
 //!   that cycle through a spacer (16 MiB written at the end of the area's zone, which also
 //!   holds what a write buffer keeps of the last writes; written as soon as a fresh page
-//!   answers from RAM). When the area is one zone and a buffer holds pages just written
-//!   (a fresh page answers from RAM, or reads in the next zone, after one that loads its
-//!   table, take over 4x the area's: every page answered from RAM, the zone being smaller
-//!   than the buffer), 16 MiB written after the zone push them out first, and the single
-//!   reads are taken again. Where the area has room, one read per effective page (a cache keeps
-//!   whole logical pages), and behind a read cache however few pages the area holds (16 at
-//!   least). The reads stay within one mapping zone when the zone probe found
-//!   one (its first half when said with little confidence). Behind a cache that the
+//!   answers from RAM, the area's last 4 pages, the last written, among them). When the area
+//!   is one zone and a buffer holds pages just written (a fresh page answers from RAM, or
+//!   reads in the next zone, after one that loads its table, take over 4x the area's: every
+//!   page answered from RAM, the zone being smaller than the buffer), 16 MiB written after
+//!   the zone push them out first, and the single reads are taken again. Where the area has
+//!   room, one read per effective page (a cache keeps whole logical pages), and behind a read
+//!   cache however few pages the area holds (16 at least). The reads stay within one mapping
+//!   zone when the zone probe found one (its first half when said with little confidence). Behind a cache that the
 //!   spacer's filler reads never make let a page go (FAB evicts the fullest block first, so
 //!   a page read alone stays while the spacer's blocks fill), the filler reads go to random
 //!   pages of the area itself (half its pages, by a hash, no longer fresh) and on to the end
@@ -1017,8 +1017,9 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     if zone_in_ram(r, one, flash, room) {
         return Ok(());
     }
-    // A fresh page answered from RAM: a write buffer still holds part of the area.
-    let buffered = singles.iter().any(|&s| s < 0.5 * one);
+    // A fresh page answered from RAM: a write buffer still holds part of the area. The last
+    // pages written are the likeliest: random pages may all miss a small buffer's share.
+    let buffered = singles.iter().any(|&s| s < 0.5 * one) || tail_in_ram(t, &mut fresh, one)?;
     let (window, spaced) = cache_window(t, &mut fresh, one, room, buffered)?;
     if let Some(w) = window.filter(|&w| w > 0) {
         per_page(t, &mut fresh, w, page)?;
@@ -1164,6 +1165,18 @@ fn zone_in_ram(r: &mut ProbeReport, one: f64, flash: Option<f64>, room: u64) -> 
         ),
     };
     true
+}
+
+/// Whether any of the last 4 pages of the area (the last written) answers from RAM, faster
+/// than half of `one` read. They are used up.
+fn tail_in_ram(t: &mut dyn Target, fresh: &mut FreshPages, one: f64) -> Result<bool, String> {
+    let mut fast = false;
+    for p in fresh.area.saturating_sub(4)..fresh.area {
+        if fresh.used.insert(p) {
+            fast |= (t.read(p * fresh.unit, fresh.len)? as f64) < 0.5 * one;
+        }
+    }
+    Ok(fast)
 }
 
 /// Single reads of fresh pages of the area (the median is one read).

@@ -235,6 +235,19 @@ fn behind_a_read_cache_pairs_read_whole_effective_pages() {
     }
 }
 
+/// A write buffer that holds only the last pages the probe wrote (BPLRU of 2 MiB after a
+/// 64 MiB area) may answer none of the random single reads from RAM, yet answer the pairs that
+/// reach those pages: device 95 of the matrix read 13 units for 8 with confidence 0.9. The
+/// last pages written are read first, and one from RAM has a spacer written.
+#[test]
+fn a_write_buffer_holding_the_areas_last_pages_is_found() {
+    let d = draw(1, 95);
+    assert!(d.overrides.iter().any(|o| o == "buffer.kind=bplru"), "{}", d.summary);
+    let (outcomes, report) = check(&d).unwrap();
+    let o = outcomes.iter().find(|o| o.probe == "parallel").unwrap();
+    assert!(o.exact(), "{}: {}", d.summary, report.parallel.how);
+}
+
 /// Behind a cache that absorbs writes the paper's read variant decides the page, but it tries
 /// only powers of two and what the cache keeps fools it: where the writes' search finds a
 /// different step, that step is the page, said with little confidence (devices 5, 29 and 51
