@@ -85,7 +85,10 @@
 //!   then twice the most of 8 pages' (a page read just after its block went stays longest),
 //!   and up to 256 fresh pages are classified together, each paired in turn when it and a
 //!   member of a class it has still to try were read a window ago, so the other pages' pairs
-//!   are most of the reads in between. When no window shows even so, or the classes do not
+//!   are most of the reads in between. When no window shows even so and the area is one zone
+//!   (smaller than the cache), the filler reads go to random pages after the zone, and a read
+//!   of a fresh page of the area after them loads its table before the pair (the pair would
+//!   time the load besides). When no window shows at all, or the classes do not
 //!   settle, a **stride test** takes over: pairs of pages k apart, each page
 //!   read once, for k = 1, 2, …; an FTL that stripes pages written in order over its units puts
 //!   pages N apart on one die, so the first k where 3 of 4 pairs take two reads, and again at
@@ -1020,7 +1023,7 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     // A fresh page answered from RAM: a write buffer still holds part of the area. The last
     // pages written are the likeliest: random pages may all miss a small buffer's share.
     let buffered = singles.iter().any(|&s| s < 0.5 * one) || tail_in_ram(t, &mut fresh, one)?;
-    let (window, spaced) = cache_window(t, &mut fresh, one, room, buffered)?;
+    let (window, spaced) = cache_window(t, &mut fresh, one, (room, cap), buffered)?;
     if let Some(w) = window.filter(|&w| w > 0) {
         per_page(t, &mut fresh, w, page)?;
     }
@@ -1072,7 +1075,7 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
             return Ok(());
         }
     }
-    parallel_report(r, &classes, one);
+    parallel_report(r, &classes, one, fresh.outside.is_some());
     if let Some((zones, within)) = by_tables {
         table_report(r, &classes, zones, within);
     }
@@ -1227,7 +1230,7 @@ fn cache_window(
     t: &mut dyn Target,
     fresh: &mut FreshPages,
     one: f64,
-    room: u64,
+    (room, cap): (u64, u64),
     buffered: bool,
 ) -> Result<(Option<u64>, bool), String> {
     let spaced = buffered && space_out(t, fresh, room)?;
@@ -1250,6 +1253,13 @@ fn cache_window(
     }
     if window.is_none() {
         fresh.within_area(room / fresh.unit);
+        window = within_window(t, fresh, one)?;
+    }
+    if window.is_none() && room < cap {
+        // The zone is smaller than the cache: filler reads after it, and a read of a fresh
+        // page of the area after them loads its table again before the pair.
+        fresh.within = false;
+        fresh.outside = Some((room, cap));
         window = within_window(t, fresh, one)?;
     }
     Ok((window, spaced))
@@ -1338,6 +1348,8 @@ struct FreshPages {
     /// are no longer handed out as fresh (`within_area`).
     within: bool,
     filler_end: u64,
+    /// Filler reads go to random pages of this byte range after the area's zone.
+    outside: Option<(u64, u64)>,
 }
 
 impl FreshPages {
@@ -1353,6 +1365,7 @@ impl FreshPages {
             filled: 0,
             within: false,
             filler_end: 0,
+            outside: None,
         }
     }
     /// Filler reads from now on go to random pages of the area, each page a filler page or
@@ -1384,6 +1397,10 @@ impl FreshPages {
         pages.saturating_sub(self.used.len() as u64)
     }
     fn filler(&mut self) -> u64 {
+        if let Some((from, to)) = self.outside {
+            self.filled += 1;
+            return from + mix(self.filled ^ 0x0c7_5eed) % ((to - from) / self.unit) * self.unit;
+        }
         if self.within {
             loop {
                 self.filled += 1;
@@ -1853,6 +1870,11 @@ impl Known {
                 let n = due - self.reads;
                 filler(t, fresh, n)?;
                 self.reads += n;
+                if fresh.outside.is_some() {
+                    let w = fresh.next();
+                    t.read(w, len)?;
+                    self.reads += 1;
+                }
             }
             let pair = timed(repeats, || t.read_queue(&[(p, len), (q, len)], 2))? as f64;
             self.reads += 2;
@@ -1958,7 +1980,8 @@ fn same_die(class: &[(u32, u32)], sig: &[Option<bool>]) -> bool {
     2 * both >= core.min(own)
 }
 
-fn parallel_report(r: &mut ProbeReport, c: &Classes, one: f64) {
+/// The pair classes' report; `outside`: the filler reads went after the area's zone.
+fn parallel_report(r: &mut ProbeReport, c: &Classes, one: f64, outside: bool) {
     let units = c.units as u64;
     let lo_same = c.same.iter().copied().fold(f64::INFINITY, f64::min);
     let hi_apart = c.apart.iter().copied().fold(0.0, f64::max);
@@ -2001,6 +2024,10 @@ fn parallel_report(r: &mut ProbeReport, c: &Classes, one: f64) {
             }
         ),
     };
+    if outside {
+        r.parallel.how += "; the filler reads went after the zone (smaller than the cache), and \
+             a fresh page read after them loaded its table before each pair";
+    }
     r.parallel_units = r.parallel.value;
 }
 

@@ -248,6 +248,23 @@ fn a_write_buffer_holding_the_areas_last_pages_is_found() {
     assert!(o.exact(), "{}: {}", d.summary, report.parallel.how);
 }
 
+/// A read cache larger than the area's mapping zone keeps every page of the zone once read,
+/// whatever is read within it: filler reads after the zone push the pages out, and a read of
+/// a fresh page of the area then loads its table again before the pair. Device 5 of the seed-2
+/// matrix (LRU of 7 MiB, zone of 1.99 MiB, 4 dies) and device 86 of the seed-3 matrix (LRU of
+/// 7 MiB, zone of 7.97 MiB, 14 dies) had no answer.
+#[test]
+fn behind_a_cache_larger_than_the_zone_the_filler_reads_go_after_it() {
+    for (seed, i) in [(2, 5), (3, 86)] {
+        let d = draw(seed, i);
+        assert!(d.overrides.iter().any(|o| o == "buffer.kind=lru"), "{}", d.summary);
+        let (outcomes, report) = check(&d).unwrap();
+        let o = outcomes.iter().find(|o| o.probe == "parallel").unwrap();
+        assert!(o.exact(), "seed {seed} device {i} ({}): {}", d.summary, report.parallel.how);
+        assert!(report.parallel.how.contains("after the zone"), "{}", o.how);
+    }
+}
+
 /// Behind a cache that absorbs writes the paper's read variant decides the page, but it tries
 /// only powers of two and what the cache keeps fools it: where the writes' search finds a
 /// different step, that step is the page, said with little confidence (devices 5, 29 and 51
