@@ -70,17 +70,35 @@
 //!   until both its pages were read long enough ago to have been pushed out, by filler reads
 //!   that cycle through a spacer (16 MiB written at the end of the area's zone, which also
 //!   holds what a write buffer keeps of the last writes; written as soon as a fresh page
-//!   answers from RAM). Where the area has room, one read per effective page (a cache keeps
-//!   whole logical pages). The reads stay within one mapping zone when the zone probe found
-//!   one (its first half when said with little confidence). Behind a cache that never lets a
-//!   page go (FAB evicts the fullest block first, so a page read alone stays), or when the
-//!   classes do not settle, a **stride test** takes over: pairs of pages k apart, each page
+//!   answers from RAM, the area's last 4 pages, the last written, among them). When the area
+//!   is one zone and a buffer holds pages just written (a fresh page answers from RAM, or
+//!   reads in the next zone, after one that loads its table, take over 4x the area's: every
+//!   page answered from RAM, the zone being smaller than the buffer), 16 MiB written after
+//!   the zone push them out first, and the single reads are taken again. Where the area has
+//!   room, one read per effective page (a cache keeps whole logical pages), and behind a read
+//!   cache however few pages the area holds (16 at least). The reads stay within one mapping
+//!   zone when the zone probe found one (its first half when said with little confidence). Behind a cache that the
+//!   spacer's filler reads never make let a page go (FAB evicts the fullest block first, so
+//!   a page read alone stays while the spacer's blocks fill), the filler reads go to random
+//!   pages of the area itself (half its pages, by a hash, no longer fresh) and on to the end
+//!   of its zone or the device, so they fill the blocks the area's pages lie in; the window is
+//!   then twice the most of 8 pages' (a page read just after its block went stays longest),
+//!   and up to 256 fresh pages are classified together, each paired in turn when it and a
+//!   member of a class it has still to try were read a window ago, so the other pages' pairs
+//!   are most of the reads in between. When no window shows even so and the area is one zone
+//!   (smaller than the cache), the filler reads go to random pages after the zone, and a read
+//!   of a fresh page of the area after them loads its table before the pair (the pair would
+//!   time the load besides). When no window shows at all, or the classes do not
+//!   settle, a **stride test** takes over: pairs of pages k apart, each page
 //!   read once, for k = 1, 2, …; an FTL that stripes pages written in order over its units puts
 //!   pages N apart on one die, so the first k where 3 of 4 pairs take two reads, and again at
 //!   2k, is N (pages 1 apart colliding: no striping, the test says nothing). Confidence: the
 //!   gap between the slowest two-die pair and the fastest one-die pair; 0.2 at most when the
 //!   count did not settle within 512 classes or half the area; for the stride, 0.9 when every
-//!   pair at k and 2k collided and none closer came near, less otherwise. When the area is one
+//!   pair at k and 2k collided and none closer came near, less otherwise, and with the caveats
+//!   of the classes (below). A read
+//!   cache's window is the longest of 8 pages' (each must show one: a cache evicting the
+//!   fullest block keeps some pages while letting others go). When the area is one
 //!   zone of four or more, no buffer intervenes and the pairs found no more classes than the
 //!   area has blocks (+1; a block-mapped FTL keeps a logical block on one die, so a zone of one
 //!   block shows one die), the whole device is written and its pages are classed by **table
@@ -998,23 +1016,19 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     write_through(t, 0, area * unit)?;
     t.flush()?;
     let mut fresh = FreshPages::new(area, unit, len);
-    let mut singles = Vec::new();
-    for _ in 0..(8 * repeats).max(32) {
-        let o = fresh.next();
-        singles.push(timed(repeats, || t.read(o, len))? as f64);
+    let (singles, one, flash) = singles_out_of_buffer(t, &mut fresh, repeats, (room, cap))?;
+    if zone_in_ram(r, one, flash, room) {
+        return Ok(());
     }
-    let one = median_f64(singles.iter().copied());
-    // A fresh page answered from RAM: a write buffer still holds part of the area.
-    let mut spaced = false;
-    if singles.iter().any(|&s| s < 0.5 * one) {
-        spaced = space_out(t, &mut fresh, room)?;
+    // A fresh page answered from RAM: a write buffer still holds part of the area. The last
+    // pages written are the likeliest: random pages may all miss a small buffer's share.
+    let buffered = singles.iter().any(|&s| s < 0.5 * one) || tail_in_ram(t, &mut fresh, one)?;
+    let (window, spaced) = cache_window(t, &mut fresh, one, (room, cap), buffered)?;
+    if let Some(w) = window.filter(|&w| w > 0) {
+        per_page(t, &mut fresh, w, page)?;
     }
-    let mut window = read_window(t, &mut fresh, one)?;
-    if window != Some(0) && !spaced && space_out(t, &mut fresh, room)? {
-        window = read_window(t, &mut fresh, one)?;
-    }
-    // Behind a read cache, or when the classes did not settle: the period with which pages
-    // written in order come back to one unit, found with pages each read once.
+    // A read cache that let no page go, or (below) classes that did not settle: the period
+    // with which pages written in order come back to one unit, pages each read once.
     let Some(window) = window else {
         if let Some(s) = stride(t, &mut fresh, one, repeats)? {
             stride_report(r, &s, "a read cache answered a page read again after 2^14 others");
@@ -1029,7 +1043,13 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
         };
         return Ok(());
     };
-    let mut classes = collide(t, &mut fresh, one, repeats, window)?;
+    // Behind a cache whose filler reads fill the area's own blocks (FAB), windows run to
+    // thousands of reads: the pages are classified together.
+    let mut classes = if !fresh.within {
+        collide(t, &mut fresh, one, repeats, window)?
+    } else {
+        collide_interleaved(t, &mut fresh, one, repeats, window)?
+    };
     // No more classes than the area's blocks (+1, a log block) in one zone of four or more, no
     // buffer: maybe a block-mapped FTL's blocks, not its dies; table loads tell dies apart.
     let blocks = r.block_bytes.map_or(u64::MAX, |b| (fresh.area * unit / b).max(1));
@@ -1047,24 +1067,202 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
             }
         }
     }
-    if window > 0 || classes.exhausted {
+    let zone_bound = by_tables.is_none() && zone.is_some_and(|z| z < cap.min(want));
+    // Classes that settled stand (their read cache's window was seen on several pages).
+    if classes.exhausted {
         if let Some(s) = stride(t, &mut fresh, one, repeats)? {
-            let why = if window > 0 {
-                format!("a read cache keeps pages for under {window} reads")
-            } else {
-                "the pair classes did not settle".to_string()
-            };
-            stride_report(r, &s, &format!("{why}; the pair classes gave {}", classes.units));
+            stride_over_classes(r, &s, &classes, (fresh.area * unit, zone_bound));
             return Ok(());
         }
     }
-    parallel_report(r, &classes, one);
+    parallel_report(r, &classes, one, fresh.outside.is_some());
     if let Some((zones, within)) = by_tables {
         table_report(r, &classes, zones, within);
     }
-    let zone_bound = by_tables.is_none() && zone.is_some_and(|z| z < cap.min(want));
     parallel_caveats(r, classes.units, fresh.area * unit, zone_bound);
     Ok(())
+}
+
+/// Behind a read cache, which keeps whole logical pages (a 4 KiB read in a page read before
+/// would be a hit), one read per effective page of `page` bytes however few the area holds
+/// (16 at least; where the area had room it was so already). With the filler reads within
+/// the area, which read 4 KiB units of pages that are fresh now, a `window` of them first.
+fn per_page(
+    t: &mut dyn Target,
+    fresh: &mut FreshPages,
+    window: u64,
+    page: u64,
+) -> Result<(), String> {
+    if fresh.unit >= page || fresh.area * fresh.unit / page < 16 {
+        return Ok(());
+    }
+    fresh.regrain(page);
+    if fresh.within {
+        filler(t, fresh, window)?;
+        fresh.used.clear();
+    }
+    Ok(())
+}
+
+/// The stride's answer (`stride_report`) in place of the pair classes `c`, which did not
+/// settle, with the caveats of an area of `area_bytes` (one mapping zone: `zone_bound`) as
+/// for the classes.
+fn stride_over_classes(
+    r: &mut ProbeReport,
+    s: &Stride,
+    c: &Classes,
+    (area_bytes, zone_bound): (u64, bool),
+) {
+    let cache = if c.window > 0 {
+        format!("; a read cache keeps pages for under {} reads", c.window)
+    } else {
+        String::new()
+    };
+    stride_report(r, s, &format!("the pair classes did not settle, at {}{cache}", c.units));
+    parallel_caveats(r, s.k as usize, area_bytes, zone_bound);
+}
+
+/// Single reads of fresh pages of the area, and their median (one read). When the area is one
+/// zone (`room` < `cap`) and a buffer holds some of the pages just written (or every one: a
+/// zone smaller than the buffer, `held_in_ram`), more than a spacer within the zone would
+/// push out, writes after the zone push them out (each a table load of another zone: not
+/// timed) and the reads are taken again. Also the slowest read in another zone when
+/// `held_in_ram` found the area's reads far faster (a flash read to compare them with).
+fn singles_out_of_buffer(
+    t: &mut dyn Target,
+    fresh: &mut FreshPages,
+    repeats: usize,
+    (room, cap): (u64, u64),
+) -> Result<(Vec<f64>, f64, Option<f64>), String> {
+    let singles = single_reads(t, fresh, repeats)?;
+    let one = median_f64(singles.iter().copied());
+    if room >= cap {
+        return Ok((singles, one, None));
+    }
+    let some_in_ram = singles.iter().any(|&s| s < 0.5 * one);
+    let flash = if some_in_ram { None } else { held_in_ram(t, (room, cap, room), one, repeats)? };
+    if some_in_ram || flash.is_some() {
+        write_through(t, room, SPACER_BYTES.min(cap - room))?;
+        t.flush()?;
+        let singles = single_reads(t, fresh, repeats)?;
+        let one = median_f64(singles.iter().copied());
+        return Ok((singles, one, flash));
+    }
+    Ok((singles, one, None))
+}
+
+/// Whether the area's reads (`one`) still answer from RAM after the writes that push a
+/// buffer out (`flash`: a read in another zone, `singles_out_of_buffer`): the cache holds
+/// more than the zone (`room` bytes), so no page of it is read from flash twice and pairs
+/// time no dies. Then the report says so.
+fn zone_in_ram(r: &mut ProbeReport, one: f64, flash: Option<f64>, room: u64) -> bool {
+    let Some(f) = flash.filter(|&f| f > 4.0 * one) else { return false };
+    r.parallel = Detected {
+        value: None,
+        confidence: 0.0,
+        how: format!(
+            "reads in the area's mapping zone answered from RAM ({one:.0} ns against {f:.0} ns \
+             in another zone), also after {} MiB written elsewhere: a cache holds more than \
+             the zone's {room} bytes, and pairs within it time no dies",
+            SPACER_BYTES / MIB
+        ),
+    };
+    true
+}
+
+/// Whether any of the last 4 pages of the area (the last written) answers from RAM, faster
+/// than half of `one` read. They are used up.
+fn tail_in_ram(t: &mut dyn Target, fresh: &mut FreshPages, one: f64) -> Result<bool, String> {
+    let mut fast = false;
+    for p in fresh.area.saturating_sub(4)..fresh.area {
+        if fresh.used.insert(p) {
+            fast |= (t.read(p * fresh.unit, fresh.len)? as f64) < 0.5 * one;
+        }
+    }
+    Ok(fast)
+}
+
+/// Single reads of fresh pages of the area (the median is one read).
+fn single_reads(
+    t: &mut dyn Target,
+    fresh: &mut FreshPages,
+    repeats: usize,
+) -> Result<Vec<f64>, String> {
+    let len = fresh.len;
+    let mut singles = Vec::new();
+    for _ in 0..(8 * repeats).max(32) {
+        let o = fresh.next();
+        singles.push(timed(repeats, || t.read(o, len))? as f64);
+    }
+    Ok(singles)
+}
+
+/// Whether the area's reads (`one`) answered from RAM: reads of 4 pages of a zone halfway
+/// between `from` and `to` (where the zone probe, which reads near the start, left nothing in
+/// a cache), after one that loads its table, take over 4 times as long at the slowest (flash
+/// reads, unless a cache holds every one of them): then the slowest. Without a cache in the
+/// way they take about one read.
+fn held_in_ram(
+    t: &mut dyn Target,
+    (from, to, zone): (u64, u64, u64),
+    one: f64,
+    repeats: usize,
+) -> Result<Option<f64>, String> {
+    let len = 4 * KIB;
+    let start = from + (to - from) / zone / 2 * zone;
+    let pages = zone.min(to - start) / len;
+    let mut slowest = 0.0f64;
+    for i in 0..5 {
+        let o = start + mix(i ^ 0xfa2) % pages.max(1) * len;
+        let ns = timed(repeats, || t.read(o, len))? as f64;
+        if i > 0 {
+            slowest = slowest.max(ns);
+        }
+    }
+    Ok((slowest > 4.0 * one).then_some(slowest))
+}
+
+/// The reads after which a read cache lets a page go (`read_window`), and whether a spacer
+/// was written because a fresh page answered from RAM (`buffered`; one is written too when
+/// a read cache shows). When no window shows with the spacer's filler reads, the filler reads
+/// go within the area up to the end of `room` (`within_window`).
+fn cache_window(
+    t: &mut dyn Target,
+    fresh: &mut FreshPages,
+    one: f64,
+    (room, cap): (u64, u64),
+    buffered: bool,
+) -> Result<(Option<u64>, bool), String> {
+    let spaced = buffered && space_out(t, fresh, room)?;
+    let mut window = read_window(t, fresh, one)?;
+    if window != Some(0) && !spaced && space_out(t, fresh, room)? {
+        window = read_window(t, fresh, one)?;
+    }
+    // A cache evicting the fullest block first lets a page go when the spacer's filler reads
+    // happen to leave its block the fullest, and keeps others: each of several pages must
+    // show a window, and the longest is taken.
+    if let Some(w) = window.filter(|&w| w > 0) {
+        let mut most = Some(w);
+        for _ in 1..WINDOW_PAGES {
+            most = match read_window(t, fresh, one)? {
+                Some(v) => most.map(|m| m.max(v)),
+                None => None,
+            };
+        }
+        window = most;
+    }
+    if window.is_none() {
+        fresh.within_area(room / fresh.unit);
+        window = within_window(t, fresh, one)?;
+    }
+    if window.is_none() && room < cap {
+        // The zone is smaller than the cache: filler reads after it, and a read of a fresh
+        // page of the area after them loads its table again before the pair.
+        fresh.within = false;
+        fresh.outside = Some((room, cap));
+        window = within_window(t, fresh, one)?;
+    }
+    Ok((window, spaced))
 }
 
 /// The pair classes' report when the table loads told the classes apart (`table_classes`):
@@ -1146,14 +1344,72 @@ struct FreshPages {
     used: std::collections::HashSet<u64>,
     spacer: (u64, u64),
     filled: u64,
+    /// Filler reads go to random pages of the area itself, half its pages (by a hash), which
+    /// are no longer handed out as fresh (`within_area`).
+    within: bool,
+    filler_end: u64,
+    /// Filler reads go to random pages of this byte range after the area's zone.
+    outside: Option<(u64, u64)>,
 }
 
 impl FreshPages {
     fn new(area: u64, unit: u64, len: u64) -> Self {
         let used = std::collections::HashSet::new();
-        Self { area, unit, len, i: 0, used, spacer: (0, 0), filled: 0 }
+        Self {
+            area,
+            unit,
+            len,
+            i: 0,
+            used,
+            spacer: (0, 0),
+            filled: 0,
+            within: false,
+            filler_end: 0,
+            outside: None,
+        }
+    }
+    /// Filler reads from now on go to random pages of the area, each page a filler page or
+    /// a fresh one by a hash of its number: a cache that evicts the fullest block first (FAB)
+    /// lets a page go only when the filler fills the page's own block, which a spacer of
+    /// other blocks never does.
+    /// The filler reads range over the first `end` pages (the area and the room after it up
+    /// to the end of the mapping zone or device, so the block the area ends in fills too).
+    fn within_area(&mut self, end: u64) {
+        self.within = true;
+        self.filler_end = end.max(self.area);
+    }
+    fn is_filler(&self, p: u64) -> bool {
+        self.within && mix(p ^ 0xf111).is_multiple_of(2)
+    }
+    /// Pages of `page` bytes from now on (a multiple of the unit): a page is used when any of
+    /// its old units was.
+    fn regrain(&mut self, page: u64) {
+        let k = page / self.unit;
+        self.used = self.used.iter().map(|&p| p / k).collect();
+        self.area /= k;
+        self.filler_end /= k;
+        self.spacer = (self.spacer.0, self.spacer.1 / k);
+        self.unit = page;
+    }
+    /// Pages that can still be handed out as fresh, roughly.
+    fn fresh_left(&self) -> u64 {
+        let pages = if self.within { self.area / 2 } else { self.area };
+        pages.saturating_sub(self.used.len() as u64)
     }
     fn filler(&mut self) -> u64 {
+        if let Some((from, to)) = self.outside {
+            self.filled += 1;
+            return from + mix(self.filled ^ 0x0c7_5eed) % ((to - from) / self.unit) * self.unit;
+        }
+        if self.within {
+            loop {
+                self.filled += 1;
+                let p = mix(self.filled ^ 0xf111_5eed) % self.filler_end;
+                if p >= self.area || self.is_filler(p) {
+                    return p * self.unit;
+                }
+            }
+        }
         let (start, pages) = self.spacer;
         if pages == 0 {
             return self.next();
@@ -1165,7 +1421,10 @@ impl FreshPages {
         loop {
             self.i += 1;
             let p = mix(self.i ^ 0x5eed) % self.area;
-            if self.used.len() as u64 >= self.area || self.used.insert(p) {
+            if self.is_filler(p) && self.fresh_left() > 0 {
+                continue;
+            }
+            if self.fresh_left() == 0 || self.used.insert(p) {
                 return p * self.unit;
             }
         }
@@ -1175,10 +1434,14 @@ impl FreshPages {
         for _ in 0..64 {
             self.i += 1;
             let a = mix(self.i ^ 0x5a1d) % self.area.checked_sub(k)?;
-            if !self.used.contains(&a) && !self.used.contains(&(a + k)) {
+            let b = a + k;
+            if self.is_filler(a) || self.is_filler(b) {
+                continue;
+            }
+            if !self.used.contains(&a) && !self.used.contains(&b) {
                 self.used.insert(a);
-                self.used.insert(a + k);
-                return Some((a * self.unit, (a + k) * self.unit));
+                self.used.insert(b);
+                return Some((a * self.unit, b * self.unit));
             }
         }
         None
@@ -1328,11 +1591,123 @@ fn read_window(
     Ok(None)
 }
 
+/// `read_window` with the filler reads within the area (`FreshPages::within_area`): the most
+/// of several pages' windows. A cache evicting the fullest block lets a page go when its
+/// block is the fullest, which one page may reach soon after it was read and another only
+/// after twice the cache's pages were read.
+fn within_window(
+    t: &mut dyn Target,
+    fresh: &mut FreshPages,
+    one: f64,
+) -> Result<Option<u64>, String> {
+    let mut most = 0;
+    for _ in 0..WINDOW_PAGES {
+        match read_window(t, fresh, one)? {
+            Some(w) => most = most.max(w),
+            None => return Ok(None),
+        }
+    }
+    // The area's pages read before (the first filler reads, without a spacer, were fresh
+    // pages) are let go after the window: they are fresh again.
+    // Twice the most: a page read just after its block was evicted stays the longest, and
+    // a few pages need not have met that case.
+    filler(t, fresh, 2 * most)?;
+    fresh.used.clear();
+    Ok(Some(2 * most))
+}
+
+/// Pages whose windows `within_window` takes the most of.
+const WINDOW_PAGES: usize = 8;
+
 /// `n` reads of fresh pages, 64 in flight: they push what a read cache holds out of it.
 fn filler(t: &mut dyn Target, fresh: &mut FreshPages, n: u64) -> Result<(), String> {
     let reqs: Vec<(u64, u64)> = (0..n).map(|_| (fresh.filler(), fresh.len)).collect();
     t.read_queue(&reqs, t.max_queue_depth().min(64))?;
     Ok(())
+}
+
+/// A page `collide_interleaved` is classifying: when it was last read, the classes it has
+/// still to be paired with, whether it is on its second pass, and how many classes there were
+/// when its first pass began.
+struct Pending {
+    p: u64,
+    read: u64,
+    todo: Vec<usize>,
+    second: bool,
+    seen: usize,
+}
+
+/// Most pages `collide_interleaved` classifies at once.
+const INTERLEAVED_MAX: u64 = 256;
+
+/// `collide` behind a read cache that keeps pages for `window` reads: one pair at a time,
+/// every pair of a page would wait `window` reads after the last, in filler reads that
+/// classify nothing (behind a large cache or a FAB buffer, tens of thousands of reads a pair).
+/// Here up to `INTERLEAVED_MAX` fresh pages are classified together, each paired in turn with
+/// a member of a class it was not yet paired with whose last read (and its own) lies `window`
+/// reads back, so the other pages' pairs are the reads in between; filler reads only make
+/// up what is missing. A page that joined no class is paired once more with another member
+/// of each class that has one, and with the classes founded meanwhile (another page of the
+/// same new unit may have founded it), before it founds one.
+fn collide_interleaved(
+    t: &mut dyn Target,
+    fresh: &mut FreshPages,
+    one: f64,
+    repeats: usize,
+    window: u64,
+) -> Result<Classes, String> {
+    let mut c = Classes::new(window);
+    // Three quarters of the pages that are not filler pages (half the area's).
+    let fresh_half = if fresh.within { fresh.area * 3 / 8 } else { fresh.area / 2 };
+    let batch = (window / 2).clamp(1, INTERLEAVED_MAX).min(fresh_half / 4).max(1) as usize;
+    let mut k = Known { members: Vec::new(), order: Vec::new(), reads: 0 };
+    let mut pending: Vec<Pending> = Vec::new();
+    let mut since_new = 0usize;
+    loop {
+        let settled = since_new >= 6 * (k.members.len() + 1) + 10;
+        if k.members.len() >= MAX_UNITS || c.pages as u64 >= fresh_half || k.reads > MAX_READS {
+            c.exhausted = !settled || !pending.is_empty();
+            break;
+        }
+        while !settled && pending.len() < batch {
+            let (todo, seen) = (k.order.clone(), k.members.len());
+            let q = Pending { p: fresh.next(), read: 0, todo, second: false, seen };
+            c.pages += 1;
+            if seen == 0 {
+                // The first page founds the first class.
+                since_new = k.settle(q, None, since_new);
+                continue;
+            }
+            pending.push(q);
+        }
+        if pending.is_empty() {
+            break;
+        }
+        let mut progress = false;
+        let mut j = 0;
+        while j < pending.len() {
+            match k.try_rested(t, fresh, &mut c, &mut pending[j], (one, repeats))? {
+                None => j += 1,
+                Some(joined) => {
+                    progress = true;
+                    if pending[j].todo.is_empty() || joined.is_some() {
+                        let done = pending.swap_remove(j);
+                        since_new = k.settle(done, joined, since_new);
+                    } else {
+                        j += 1;
+                    }
+                }
+            }
+        }
+        if !progress {
+            let due = pending.iter().filter_map(|q| k.due(q, window)).min().unwrap_or(k.reads + 1);
+            let n = due.saturating_sub(k.reads).max(1);
+            filler(t, fresh, n)?;
+            k.reads += n;
+        }
+    }
+    c.units = k.members.len();
+    Ok(c)
 }
 
 /// Classifies fresh pages by pair reads with a member of each known class (a member no read
@@ -1345,6 +1720,9 @@ fn collide(
     window: u64,
 ) -> Result<Classes, String> {
     let mut c = Classes::new(window);
+    // Half the pages that can be fresh (half the area's are filler pages when the filler
+    // reads within it).
+    let fresh_half = if fresh.within { fresh.area / 4 } else { fresh.area.div_ceil(2) };
     let mut k = Known { members: Vec::new(), order: Vec::new(), reads: 0 };
     let mut since_new = 0usize;
     // A unit not seen yet is hit by a fresh page with probability ≥ 1 ÷ (K + 1) when K are
@@ -1353,7 +1731,7 @@ fn collide(
     while since_new < 6 * (k.members.len() + 1) + 10 {
         // The read budget bounds a read cache that never lets pages go (filler reads between
         // all pairs would otherwise grow without end).
-        if k.members.len() >= MAX_UNITS || c.pages as u64 * 2 >= fresh.area || k.reads > MAX_READS {
+        if k.members.len() >= MAX_UNITS || c.pages as u64 >= fresh_half || k.reads > MAX_READS {
             c.exhausted = true;
             break;
         }
@@ -1396,6 +1774,77 @@ struct Known {
 }
 
 impl Known {
+    /// The read count at which page `q` can next be paired (itself and a member of a class
+    /// it has still to try both read `window` reads before), `None` when it has none to try.
+    fn due(&self, q: &Pending, window: u64) -> Option<u64> {
+        let member = q.todo.iter().map(|&i| self.members[i].front().map_or(0, |m| m.1)).min()?;
+        let read = if q.read == 0 { 0 } else { q.read + window };
+        Some(read.max(member + window))
+    }
+
+    /// Pairs pending page `q` with the first class of its list (in the order to try) whose
+    /// oldest member and `q` itself were last read `c.window` reads ago or more: `None` when
+    /// none is ready, `Some(Some(class))` when the pair took two reads, `Some(None)` when it
+    /// did not (the class is off the list; an empty list means the page is done with this
+    /// pass, and the next pass, if any, is set up).
+    fn try_rested(
+        &mut self,
+        t: &mut dyn Target,
+        fresh: &FreshPages,
+        c: &mut Classes,
+        q: &mut Pending,
+        (one, repeats): (f64, usize),
+    ) -> Result<Option<Option<usize>>, String> {
+        if q.read > 0 && q.read + c.window > self.reads {
+            return Ok(None);
+        }
+        let rested = |m: &std::collections::VecDeque<(u64, u64)>| {
+            m.front().is_some_and(|f| f.1 + c.window <= self.reads)
+        };
+        let Some(at) =
+            self.order.iter().position(|i| q.todo.contains(i) && rested(&self.members[*i]))
+        else {
+            return Ok(None);
+        };
+        let i = self.order[at];
+        let (m, _) = self.members[i].pop_front().expect("a class has members");
+        let len = fresh.len;
+        let pair = timed(repeats, || t.read_queue(&[(q.p, len), (m, len)], 2))? as f64;
+        self.reads += 2;
+        q.read = self.reads;
+        self.members[i].push_back((m, self.reads));
+        q.todo.retain(|&x| x != i);
+        if pair > 1.5 * one {
+            c.same.push(pair);
+            self.order[..=at].rotate_right(1);
+            return Ok(Some(Some(i)));
+        }
+        c.apart.push(pair);
+        if q.todo.is_empty() {
+            // Classes founded since the page began, then (once) every class of two members
+            // or more again, with another member.
+            q.todo = (q.seen..self.members.len()).collect();
+            q.seen = self.members.len();
+            if q.todo.is_empty() && !q.second {
+                q.second = true;
+                q.todo = (0..self.members.len()).filter(|&x| self.members[x].len() >= 2).collect();
+            }
+        }
+        Ok(Some(None))
+    }
+
+    /// A page done: joins class `joined`, or founds one; returns the pages in a row that
+    /// joined a known class.
+    fn settle(&mut self, q: Pending, joined: Option<usize>, since_new: usize) -> usize {
+        if let Some(i) = joined {
+            self.members[i].push_back((q.p, q.read));
+            return since_new + 1;
+        }
+        self.members.push([(q.p, q.read.max(self.reads))].into());
+        self.order.insert(0, self.members.len() - 1);
+        0
+    }
+
     /// Pairs page `p` with the oldest member of each class of at least `min_members`, in
     /// order, until a pair takes two reads (the class, moved to the front) or none does.
     /// Before each pair both pages were last read `c.window` reads ago or more (filler reads
@@ -1421,6 +1870,11 @@ impl Known {
                 let n = due - self.reads;
                 filler(t, fresh, n)?;
                 self.reads += n;
+                if fresh.outside.is_some() {
+                    let w = fresh.next();
+                    t.read(w, len)?;
+                    self.reads += 1;
+                }
             }
             let pair = timed(repeats, || t.read_queue(&[(p, len), (q, len)], 2))? as f64;
             self.reads += 2;
@@ -1526,7 +1980,8 @@ fn same_die(class: &[(u32, u32)], sig: &[Option<bool>]) -> bool {
     2 * both >= core.min(own)
 }
 
-fn parallel_report(r: &mut ProbeReport, c: &Classes, one: f64) {
+/// The pair classes' report; `outside`: the filler reads went after the area's zone.
+fn parallel_report(r: &mut ProbeReport, c: &Classes, one: f64, outside: bool) {
     let units = c.units as u64;
     let lo_same = c.same.iter().copied().fold(f64::INFINITY, f64::min);
     let hi_apart = c.apart.iter().copied().fold(0.0, f64::max);
@@ -1569,6 +2024,10 @@ fn parallel_report(r: &mut ProbeReport, c: &Classes, one: f64) {
             }
         ),
     };
+    if outside {
+        r.parallel.how += "; the filler reads went after the zone (smaller than the cache), and \
+             a fresh page read after them loaded its table before each pair";
+    }
     r.parallel_units = r.parallel.value;
 }
 
