@@ -2061,8 +2061,17 @@ fn block(t: &mut dyn Target, r: &mut ProbeReport) -> Result<Option<Halving>, Str
     // time, and a buffer's grouped destaging often regularises it. And only behind a buffer:
     // a FLUSH now that takes less than a write found nothing held back to destage, and the
     // flushed passes would only repeat these (moving the data the later probes read).
+    // Several spikes per period are ambiguous behind a buffer: they may be its destages as
+    // well as the erases (BPLRU destaging a block in a few groups spikes several times per
+    // block, just as a stream striped over several planes erases several blocks per period).
     let nothing = r.block.value.is_none() || r.block.confidence < 0.01;
-    if nothing && t.flush()? as f64 >= halving.typical {
+    let several = found.as_ref().is_some_and(|p| p.per_period > 1);
+    if (nothing || several) && t.flush()? as f64 >= halving.typical {
+        if !nothing {
+            r.block.confidence = r.block.confidence.min(0.5);
+            r.block.how += " (a FLUSH found a write buffer holding data: the spikes of a \
+                            period may be its destages, not erases)";
+        }
         let before = r.block.clone();
         // Laid out again the flushed way first: the switch from buffered writes leaves work
         // behind (a merge of what the buffer had destaged in its own order) that would weigh
@@ -2071,11 +2080,12 @@ fn block(t: &mut dyn Target, r: &mut ProbeReport) -> Result<Option<Halving>, Str
             page_write(t, i * w, w, true)?;
         }
         let (f, h) = block_passes(t, r, w, n, true)?;
-        if r.block.confidence > before.confidence {
-            r.block.how = format!("{}; every write flushed: {}", before.how, r.block.how);
-            (found, halving) = (f, h);
-        } else {
-            r.block = before;
+        let buffered = found.as_ref().filter(|_| !nothing).map(|p| p.period);
+        match weigh_flushed(r, before, buffered, w) {
+            Flushed::Taken => (found, halving) = (f, h),
+            // A block from the buffered passes: not one to halve.
+            Flushed::Buffered => found = None,
+            Flushed::Dropped => {}
         }
     }
     r.block_bytes = r.block.value;
@@ -2083,8 +2093,49 @@ fn block(t: &mut dyn Target, r: &mut ProbeReport) -> Result<Option<Halving>, Str
     // each carries one block's erase or several (SAST merges a group's log blocks at once, one
     // spike per two blocks written); the halving test can.
     Ok(found
-        .filter(|p| p.per_period == 1 && p.score >= 0.95)
-        .map(|p| Halving { pages: p.period, ..halving }))
+        .filter(|p| p.score >= 0.95 && p.period.is_multiple_of(p.per_period))
+        .map(|p| Halving { pages: p.period / p.per_period, ..halving }))
+}
+
+/// Which passes' answer `weigh_flushed` kept.
+enum Flushed {
+    /// The flushed passes'.
+    Taken,
+    /// The buffered passes' period, told apart by the flushed passes.
+    Buffered,
+    /// The buffered passes' answer as it was.
+    Dropped,
+}
+
+/// The flushed passes' answer (in `r.block`) against the buffered passes' (`before`, whose
+/// period was `buffered` writes when it was an answer at all): the more confident one, and
+/// where both are answers that disagree, at most confidence 0.5. A buffer that destages a
+/// block at a time (BPLRU, FAB) spikes once per block written through it, while the FTL's own
+/// rhythm may span several blocks (SAST merges a group's log blocks together): a flushed block
+/// that is a whole multiple of the buffered period is read as that many blocks.
+fn weigh_flushed(r: &mut ProbeReport, before: Detected, buffered: Option<u64>, w: u64) -> Flushed {
+    if r.block.confidence <= before.confidence {
+        r.block = before;
+        return Flushed::Dropped;
+    }
+    r.block.how = format!("{}; every write flushed: {}", before.how, r.block.how);
+    let (Some(period), Some(pages)) = (buffered, r.block.value.map(|v| v / w)) else {
+        return Flushed::Taken;
+    };
+    if pages == period {
+        return Flushed::Taken;
+    }
+    r.block.confidence = r.block.confidence.min(0.5);
+    if pages > period && pages.is_multiple_of(period) {
+        r.block.value = Some(period * w);
+        r.block.how += &format!(
+            "; that is {} of the buffered passes' periods: one block per {period} writes",
+            pages / period
+        );
+        return Flushed::Buffered;
+    }
+    r.block.how += "; the buffered passes' period disagrees";
+    Flushed::Taken
 }
 
 /// Three measured sequential passes of `n` writes of `w` bytes over the laid-out device, each

@@ -37,9 +37,9 @@ fn effective_page_is_exact_on_unbuffered_devices_of_the_random_matrix() {
 
 #[test]
 fn each_probe_is_exact_on_most_of_the_first_twenty_devices_and_rarely_sure_when_wrong() {
-    // (probe, floor): exact on at least this many of devices 0–19 (today page 20, block 17,
+    // (probe, floor): exact on at least this many of devices 0–19 (today page 20, block 18,
     // zone 20, parallel units 13 of 20; the floors leave at least one of margin).
-    let floors = [("page", 19), ("block", 16), ("zone", 19), ("parallel", 12)];
+    let floors = [("page", 19), ("block", 17), ("zone", 19), ("parallel", 12)];
     let mut exact = [0; 4];
     let mut misses = Vec::new();
     // Wrong answers said with confidence >= 0.9: today none (SAST's block, read 2x on devices
@@ -251,11 +251,13 @@ fn a_write_buffer_holding_the_areas_last_pages_is_found() {
 /// A read cache larger than the area's mapping zone keeps every page of the zone once read,
 /// whatever is read within it: filler reads after the zone push the pages out, and a read of
 /// a fresh page of the area then loads its table again before the pair. Device 5 of the seed-2
-/// matrix (LRU of 7 MiB, zone of 1.99 MiB, 4 dies) and device 86 of the seed-3 matrix (LRU of
-/// 7 MiB, zone of 7.97 MiB, 14 dies) had no answer.
+/// matrix (LRU of 7 MiB, zone of 1.99 MiB, 4 dies) had no answer; device 36 of the seed-5
+/// matrix (LRU of 8 MiB, zone of 2.95 MiB, 8 dies) is found so too. (Device 86 of the seed-3
+/// matrix, once found so, is not since the block probe's flushed passes behind a buffer left
+/// its device otherwise: few pages of a zone, a fragile count.)
 #[test]
 fn behind_a_cache_larger_than_the_zone_the_filler_reads_go_after_it() {
-    for (seed, i) in [(2, 5), (3, 86)] {
+    for (seed, i) in [(2, 5), (5, 36)] {
         let d = draw(seed, i);
         assert!(d.overrides.iter().any(|o| o == "buffer.kind=lru"), "{}", d.summary);
         let (outcomes, report) = check(&d).unwrap();
@@ -278,5 +280,26 @@ fn behind_an_absorbing_cache_the_writes_step_overrules_the_read_variant() {
         assert!(o.exact(), "device {i} ({}): {}", d.summary, report.page.how);
         assert!(o.confidence < 0.9, "device {i}: {}", o.confidence);
         assert!(report.page.how.contains("over the read variant's"), "{}", report.page.how);
+    }
+}
+
+/// Behind a buffer whose passes spike several times per period (its destages among the
+/// erases), passes that flush every write show the FTL's own rhythm: the block of BPLRU and
+/// FAB devices (page FTL: 29, 51, 67; BAST: 16). Where that block is a whole multiple of the
+/// buffered passes' period, the period is the block (SAST behind BPLRU, 62 and 75: its merges
+/// span a group of two blocks, the buffer destages one at a time), said with at most 0.5, as
+/// every answer of passes that disagree.
+#[test]
+fn behind_a_buffer_the_flushed_passes_tell_the_block() {
+    for i in [16, 29, 51, 67, 62, 75] {
+        let d = draw(1, i);
+        let (_, r) = check(&d).unwrap_or_else(|e| panic!("device {i}: {e}"));
+        let how = &r.block.how;
+        assert_eq!(r.block_bytes, Some(d.block_bytes), "device {i} ({}): {how}", d.summary);
+        assert!(how.contains("every write flushed"), "device {i}: {how}");
+        if [62, 75].contains(&i) {
+            assert!(how.contains("of the buffered passes' periods"), "device {i}: {how}");
+            assert!(r.block.confidence <= 0.5, "device {i}: {}", r.block.confidence);
+        }
     }
 }
