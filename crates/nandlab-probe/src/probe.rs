@@ -2066,7 +2066,7 @@ fn block(t: &mut dyn Target, r: &mut ProbeReport) -> Result<Option<Halving>, Str
     // block, just as a stream striped over several planes erases several blocks per period).
     let nothing = r.block.value.is_none() || r.block.confidence < 0.01;
     let several = found.as_ref().is_some_and(|p| p.per_period > 1);
-    if (nothing || several) && t.flush()? as f64 >= halving.typical {
+    if (nothing || several) && holds_back(t, halving.typical)? {
         if !nothing {
             r.block.confidence = r.block.confidence.min(0.5);
             r.block.how += " (a FLUSH found a write buffer holding data: the spikes of a \
@@ -2095,6 +2095,18 @@ fn block(t: &mut dyn Target, r: &mut ProbeReport) -> Result<Option<Halving>, Str
     Ok(found
         .filter(|p| p.score >= 0.95 && p.period.is_multiple_of(p.per_period))
         .map(|p| Halving { pages: p.period / p.per_period, ..halving }))
+}
+
+/// Whether a write buffer holds data back: a FLUSH now takes at least a `typical` write, and
+/// twice what a second FLUSH right after it takes (a served drive's FLUSH has a cost of its
+/// own, persisting what it acknowledged, with or without a buffer in front).
+fn holds_back(t: &mut dyn Target, typical: f64) -> Result<bool, String> {
+    let first = t.flush()? as f64;
+    if first < typical {
+        return Ok(false);
+    }
+    let again = t.flush()? as f64;
+    Ok(first >= 2.0 * again)
 }
 
 /// Which passes' answer `weigh_flushed` kept.
@@ -2407,6 +2419,40 @@ fn spike_period(spikes: &[u64], weight: &dyn Fn(u64) -> u64) -> Option<SpikePeri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A target whose FLUSHes take the given times in turn (nothing else is called).
+    struct Flushes(Vec<u64>);
+
+    impl Target for Flushes {
+        fn describe(&self) -> String {
+            "flushes".into()
+        }
+        fn capacity_bytes(&self) -> u64 {
+            0
+        }
+        fn write(&mut self, _: u64, _: u64) -> Result<u64, String> {
+            unreachable!()
+        }
+        fn read(&mut self, _: u64, _: u64) -> Result<u64, String> {
+            unreachable!()
+        }
+        fn flush(&mut self) -> Result<u64, String> {
+            Ok(self.0.remove(0))
+        }
+        fn simulated(&self) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn a_buffer_holds_back_when_a_flush_is_slow_and_a_second_one_is_not() {
+        // A buffer destaging, then nothing left: held back.
+        assert!(holds_back(&mut Flushes(vec![900_000, 2_000]), 100_000.0).unwrap());
+        // Fast: nothing held back (no second FLUSH asked).
+        assert!(!holds_back(&mut Flushes(vec![50_000]), 100_000.0).unwrap());
+        // A served drive persisting at every FLUSH, no buffer: both alike.
+        assert!(!holds_back(&mut Flushes(vec![900_000, 700_000]), 100_000.0).unwrap());
+    }
 
     #[test]
     fn zone_step_is_the_largest_gap_above_the_noise() {
