@@ -2281,10 +2281,11 @@ fn halve(t: &mut dyn Target, r: &mut ProbeReport, h: &Halving) -> Result<(), Str
         let contrast = straddling / aligned.max(1.0);
         r.block.how += &format!(", straddling halves {straddling:.2}x");
         if contrast < 3.0 {
-            // Between alike (page mapping) and several times (copies): unsure which.
-            if contrast >= 2.0 {
-                confidence *= 0.5;
-            }
+            // The first halves cost no more per write than the passes did, as whole blocks
+            // would (a block half overwritten costs copies: a page FTL's cleaning, a hybrid
+            // FTL's partial merges), yet the straddling halves cost little more: unsure which
+            // the half is (SAST out of step with its groups reads so at twice its block).
+            confidence *= 0.5;
             break;
         }
         confidence *= (contrast / 6.0).min(1.0);
