@@ -1664,12 +1664,12 @@ fn collide_interleaved(
     // Three quarters of the pages that are not filler pages (half the area's).
     let fresh_half = if fresh.within { fresh.area * 3 / 8 } else { fresh.area / 2 };
     let batch = (window / 2).clamp(1, INTERLEAVED_MAX).min(fresh_half / 4).max(1) as usize;
-    let mut k = Known { members: Vec::new(), order: Vec::new(), reads: 0 };
+    let mut k = Known::default();
     let mut pending: Vec<Pending> = Vec::new();
     let mut since_new = 0usize;
     loop {
-        let settled = since_new >= 6 * (k.members.len() + 1) + 10;
-        if k.members.len() >= MAX_UNITS || c.pages as u64 >= fresh_half || k.reads > MAX_READS {
+        let settled = k.settled(since_new);
+        if k.out_of_budget(&c, fresh_half) {
             c.exhausted = !settled || !pending.is_empty();
             break;
         }
@@ -1727,15 +1727,10 @@ fn collide(
     // Half the pages that can be fresh (half the area's are filler pages when the filler
     // reads within it).
     let fresh_half = if fresh.within { fresh.area / 4 } else { fresh.area.div_ceil(2) };
-    let mut k = Known { members: Vec::new(), order: Vec::new(), reads: 0 };
+    let mut k = Known::default();
     let mut since_new = 0usize;
-    // A unit not seen yet is hit by a fresh page with probability ≥ 1 ÷ (K + 1) when K are
-    // known: after 6 (K + 1) + 10 pages in a row that all fell in known units, one is missed
-    // with probability under e^-6.
-    while since_new < 6 * (k.members.len() + 1) + 10 {
-        // The read budget bounds a read cache that never lets pages go (filler reads between
-        // all pairs would otherwise grow without end).
-        if k.members.len() >= MAX_UNITS || c.pages as u64 >= fresh_half || k.reads > MAX_READS {
+    while !k.settled(since_new) {
+        if k.out_of_budget(&c, fresh_half) {
             c.exhausted = true;
             break;
         }
@@ -1771,6 +1766,7 @@ fn collide(
 /// The classes `collide` has found: per class its members with the read count at their last
 /// read, oldest first; the classes in the order to try (the last hit first: neighbours in the
 /// sequence often share one); the reads so far.
+#[derive(Default)]
 struct Known {
     members: Vec<std::collections::VecDeque<(u64, u64)>>,
     order: Vec<usize>,
@@ -1778,6 +1774,20 @@ struct Known {
 }
 
 impl Known {
+    /// Whether the count of units has settled: a unit not seen yet is hit by a fresh page with
+    /// probability ≥ 1 ÷ (K + 1) when K are known, so after 6 (K + 1) + 10 pages in a row that
+    /// all fell in known units, one is missed with probability under e^-6.
+    fn settled(&self, since_new: usize) -> bool {
+        since_new >= 6 * (self.members.len() + 1) + 10
+    }
+
+    /// Whether classification must stop: units, fresh pages (`fresh_half`) or reads used up.
+    /// The read budget bounds a read cache that never lets pages go (filler reads between all
+    /// pairs would otherwise grow without end).
+    fn out_of_budget(&self, c: &Classes, fresh_half: u64) -> bool {
+        self.members.len() >= MAX_UNITS || c.pages as u64 >= fresh_half || self.reads > MAX_READS
+    }
+
     /// The read count at which page `q` can next be paired (itself and a member of a class
     /// it has still to try both read `window` reads before), `None` when it has none to try.
     fn due(&self, q: &Pending, window: u64) -> Option<u64> {

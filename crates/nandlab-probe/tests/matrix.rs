@@ -5,9 +5,19 @@
 //! must be exact at least as often as it is today — a floor that only rises — and a wrong
 //! answer said with confidence ≥ 0.9 must stay as rare as it is today.
 
-use nandlab_probe::matrix::{check, draw};
-use nandlab_probe::probe::{probe, ProbeOptions};
+use nandlab_probe::matrix::{check, draw, MatrixDevice};
+use nandlab_probe::probe::{probe, ProbeOptions, ProbeReport};
 use nandlab_probe::target::SimTarget;
+
+/// Probes matrix device `d` as the matrix does, asserts its parallel units exact, and returns
+/// the report.
+fn parallel_exact(d: &MatrixDevice) -> ProbeReport {
+    let (outcomes, report) = check(d).unwrap();
+    let o = outcomes.iter().find(|o| o.probe == "parallel").unwrap();
+    let (seed, i) = (d.seed, d.index);
+    assert!(o.exact(), "seed {seed} device {i} ({}): {}", d.summary, report.parallel.how);
+    report
+}
 
 #[test]
 fn effective_page_is_exact_on_unbuffered_devices_of_the_random_matrix() {
@@ -161,10 +171,13 @@ fn parallel_units_are_exact_behind_lru_and_bplru_buffers() {
         assert!(devices.iter().any(|d| d.overrides.iter().any(|o| o == kind)), "{kind}");
     }
     for d in &devices {
-        let (outcomes, report) = check(d).unwrap();
-        let o = outcomes.iter().find(|o| o.probe == "parallel").unwrap();
-        assert!(o.exact(), "device {} ({}): {}", d.index, d.summary, report.parallel.how);
-        assert!(o.confidence >= 0.5, "device {}: {}", d.index, o.confidence);
+        let report = parallel_exact(d);
+        assert!(
+            report.parallel.confidence >= 0.5,
+            "device {}: {}",
+            d.index,
+            report.parallel.confidence
+        );
     }
 }
 
@@ -180,12 +193,18 @@ fn parallel_units_behind_a_fab_buffer_come_from_pairs_with_filler_reads_in_the_a
     for i in [2, 7, 44, 60, 90] {
         let d = draw(1, i);
         assert!(d.overrides.iter().any(|o| o == "buffer.kind=fab"), "{}", d.summary);
-        let (outcomes, report) = check(&d).unwrap();
-        let o = outcomes.iter().find(|o| o.probe == "parallel").unwrap();
-        assert!(o.exact(), "device {i} ({}): {}", d.summary, report.parallel.how);
+        let report = parallel_exact(&d);
         if i != 90 {
-            assert!(o.confidence >= 0.5, "device {i}: {}", o.confidence);
-            assert!(report.parallel.how.contains("a read cache keeps pages"), "{}", o.how);
+            assert!(
+                report.parallel.confidence >= 0.5,
+                "device {i}: {}",
+                report.parallel.confidence
+            );
+            assert!(
+                report.parallel.how.contains("a read cache keeps pages"),
+                "{}",
+                report.parallel.how
+            );
         }
     }
 }
@@ -201,9 +220,7 @@ fn parallel_units_are_exact_when_a_buffer_holds_the_zone_just_written() {
         let d = draw(1, i);
         assert!(d.overrides.iter().any(|o| o == "buffer.kind=bplru"), "{}", d.summary);
         assert!(d.zone_bytes.is_some(), "{}", d.summary);
-        let (outcomes, report) = check(&d).unwrap();
-        let o = outcomes.iter().find(|o| o.probe == "parallel").unwrap();
-        assert!(o.exact(), "device {i} ({}): {}", d.summary, report.parallel.how);
+        parallel_exact(&d);
     }
 }
 
@@ -214,10 +231,8 @@ fn parallel_units_are_exact_when_a_buffer_holds_the_zone_just_written() {
 fn settled_pair_classes_stand_behind_a_read_cache() {
     let d = draw(1, 83);
     assert!(d.overrides.iter().any(|o| o == "buffer.kind=lru"), "{}", d.summary);
-    let (outcomes, report) = check(&d).unwrap();
-    let o = outcomes.iter().find(|o| o.probe == "parallel").unwrap();
-    assert!(o.exact(), "{}: {}", d.summary, report.parallel.how);
-    assert!(report.parallel.how.contains("classes of colliding pages"), "{}", o.how);
+    let report = parallel_exact(&d);
+    assert!(report.parallel.how.contains("classes of colliding pages"), "{}", report.parallel.how);
 }
 
 /// Behind a read cache, which keeps whole logical pages, the pairs read one page per effective
@@ -229,9 +244,7 @@ fn behind_a_read_cache_pairs_read_whole_effective_pages() {
     for i in [5, 56] {
         let d = draw(1, i);
         assert_eq!(d.dies, 1, "{}", d.summary);
-        let (outcomes, report) = check(&d).unwrap();
-        let o = outcomes.iter().find(|o| o.probe == "parallel").unwrap();
-        assert!(o.exact(), "device {i} ({}): {}", d.summary, report.parallel.how);
+        parallel_exact(&d);
     }
 }
 
@@ -243,9 +256,7 @@ fn behind_a_read_cache_pairs_read_whole_effective_pages() {
 fn a_write_buffer_holding_the_areas_last_pages_is_found() {
     let d = draw(1, 95);
     assert!(d.overrides.iter().any(|o| o == "buffer.kind=bplru"), "{}", d.summary);
-    let (outcomes, report) = check(&d).unwrap();
-    let o = outcomes.iter().find(|o| o.probe == "parallel").unwrap();
-    assert!(o.exact(), "{}: {}", d.summary, report.parallel.how);
+    parallel_exact(&d);
 }
 
 /// A read cache larger than the area's mapping zone keeps every page of the zone once read,
@@ -260,10 +271,8 @@ fn behind_a_cache_larger_than_the_zone_the_filler_reads_go_after_it() {
     for (seed, i) in [(2, 5), (5, 36)] {
         let d = draw(seed, i);
         assert!(d.overrides.iter().any(|o| o == "buffer.kind=lru"), "{}", d.summary);
-        let (outcomes, report) = check(&d).unwrap();
-        let o = outcomes.iter().find(|o| o.probe == "parallel").unwrap();
-        assert!(o.exact(), "seed {seed} device {i} ({}): {}", d.summary, report.parallel.how);
-        assert!(report.parallel.how.contains("after the zone"), "{}", o.how);
+        let report = parallel_exact(&d);
+        assert!(report.parallel.how.contains("after the zone"), "{}", report.parallel.how);
     }
 }
 
