@@ -24,7 +24,7 @@
 //! the whole trace again), so `repeat` simply multiplies `passes` here; generated workloads get
 //! the same from `nandlab_core::Repeated`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::thread::JoinHandle;
@@ -33,7 +33,7 @@ use nandlab_core::Resolved;
 use nandlab_core::TraceKeys;
 use nandlab_core::{Config, ConfigError, Request, RequestKind, WorkItem};
 use nandlab_trace::{
-    AddressFit, FitMode, Tally, TraceError, TraceFormat, TraceOp, TraceOptions, TraceSummary,
+    AddressFit, FitMode, TraceError, TraceFormat, TraceOp, TraceOptions, TraceSummary,
 };
 use serde::Serialize;
 
@@ -98,8 +98,8 @@ struct Counting {
     stop: Arc<AtomicBool>,
 }
 
-/// Records between two looks at the stop flag.
-const COUNT_STOP_EVERY: u64 = 65_536;
+/// Records between two looks at whether the count has failed.
+const COUNT_POLL_EVERY: u64 = 65_536;
 
 impl Totals {
     fn known(summary: TraceSummary) -> Self {
@@ -117,7 +117,7 @@ impl Totals {
         let stop = Arc::new(AtomicBool::new(false));
         let (cell, flag) = (result.clone(), stop.clone());
         let thread = std::thread::spawn(move || {
-            let _ = cell.set(count(&path, &options, &flag));
+            let _ = cell.set(nandlab_trace::scan_until(&path, &options, &flag));
         });
         Totals(Arc::new(Counting { result, thread: Mutex::new(Some(thread)), stop }))
     }
@@ -152,26 +152,6 @@ impl Drop for Counting {
             let _ = t.join();
         }
     }
-}
-
-/// [`nandlab_trace::scan`], stopping early (with a result nobody reads) once `stop` is set.
-fn count(
-    path: &Path,
-    options: &TraceOptions,
-    stop: &AtomicBool,
-) -> Result<TraceSummary, TraceError> {
-    let reader = nandlab_trace::open(path, options)?;
-    let mut tally = Tally::new(reader.format());
-    for (i, rec) in (0_u64..).zip(reader) {
-        if i.is_multiple_of(COUNT_STOP_EVERY) && stop.load(Ordering::Relaxed) {
-            return Err(TraceError::Io {
-                path: path.to_path_buf(),
-                message: "count stopped".into(),
-            });
-        }
-        tally.add(&rec?);
-    }
-    tally.finish(path)
 }
 
 const PREFILL_REQUEST_PAGES: u64 = 64;
@@ -432,7 +412,7 @@ impl TraceItems {
         }
         self.records_read += 1;
         // The count's error, once found, ends the run without replaying up to it.
-        if self.records_read.is_multiple_of(COUNT_STOP_EVERY) {
+        if self.records_read.is_multiple_of(COUNT_POLL_EVERY) {
             if let Some(Err(e)) = self.totals.poll() {
                 return Some(Err(e.clone()));
             }

@@ -79,6 +79,7 @@ pub mod suites;
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use background::BackgroundReader;
 pub use detect::{detect_format, SAMPLE_LINES};
@@ -269,9 +270,26 @@ pub struct TraceSummary {
 /// Reads the whole trace once and totals it. A trace with no records (after
 /// device selection) is [`TraceError::Empty`].
 pub fn scan(path: &Path, options: &TraceOptions) -> Result<TraceSummary, TraceError> {
+    scan_until(path, options, &AtomicBool::new(false))
+}
+
+/// Records between two looks at [`scan_until`]'s stop flag.
+const SCAN_STOP_EVERY: u64 = 65_536;
+
+/// [`scan`] for a caller on another thread that may lose interest: once `stop` is set (looked
+/// at every 65,536 records) it ends with a [`TraceError::Io`] saying it was stopped.
+pub fn scan_until(
+    path: &Path,
+    options: &TraceOptions,
+    stop: &AtomicBool,
+) -> Result<TraceSummary, TraceError> {
     let reader = open(path, options)?;
     let mut tally = Tally::new(reader.format());
-    for rec in reader {
+    for (i, rec) in (0_u64..).zip(reader) {
+        if i.is_multiple_of(SCAN_STOP_EVERY) && stop.load(Ordering::Relaxed) {
+            let message = "the scan was stopped".into();
+            return Err(TraceError::Io { path: path.to_path_buf(), message });
+        }
         tally.add(&rec?);
     }
     tally.finish(path)
