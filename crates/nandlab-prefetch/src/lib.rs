@@ -1,6 +1,8 @@
 //! Memory hints for the simulator's inner loop, which is bound by cache and TLB misses on large
 //! tables indexed by random logical pages (the translation table above all):
 //! - `prefetch`: the run loop looks a few requests ahead and asks for those cache lines early;
+//! - `idle_priority`: side threads (a trace's totals counted during its replay) yield the CPU to
+//!   the simulation;
 //! - `HugePageAlloc`: a global allocator for the binaries that backs large tables with
 //!   transparent huge pages (2 MiB), so a random lookup in a 16 MiB table does not also miss
 //!   the TLB. On this project's machines THP is in `madvise` mode: it must be asked for.
@@ -60,6 +62,21 @@ unsafe impl GlobalAlloc for HugePageAlloc {
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: `ptr` came from `alloc`/`alloc_zeroed` with this layout.
         unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+/// Lowers the calling thread to the idle scheduling class (Linux `SCHED_IDLE`): it then runs
+/// only on a CPU nothing else wants. For side work whose result is needed late or not at all —
+/// a trace's totals counted beside the replay — so that on a machine with as many busy threads
+/// as cores it does not take a share of the simulation's CPU. Elsewhere, or if refused, it does
+/// nothing (the thread keeps its priority; only speed depends on it).
+pub fn idle_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: `sched_setscheduler` reads the parameter struct only during the call; pid 0 is
+        // the calling thread, which any thread may lower without privileges.
+        let _ = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
     }
 }
 

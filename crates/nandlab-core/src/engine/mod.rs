@@ -37,13 +37,14 @@
 //! operation has been timed (`take_finished`).
 
 pub mod bus;
+mod events;
 pub mod hardware;
 pub mod scheduler;
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use bus::Bus;
+use events::Events;
 pub use hardware::{Hardware, Timing};
 pub use scheduler::SchedulerSpec;
 
@@ -199,8 +200,6 @@ struct Die {
     /// Estimated die time of the queued operations (for load-based allocation).
     backlog_ns: u64,
     busy_ns: u64,
-    /// Time of this die's event in the event heap, `UNKNOWN` if none.
-    event_ns: u64,
     /// The request (or scheduler pick) whose operation was timed last on this die: while it
     /// is the current request, the die's whole future belongs to it.
     chain: u64,
@@ -307,7 +306,8 @@ pub struct Engine {
     free_requests: Vec<u32>,
     /// Queued operations over all dies.
     queued_count: u32,
-    events: BinaryHeap<Reverse<(u64, u32)>>,
+    /// When each die's queue may next start an operation.
+    events: Events,
     finished: Vec<Finished>,
     /// The operations one event times (reused).
     picked: Vec<(u32, (u64, u64))>,
@@ -336,14 +336,7 @@ impl Engine {
             bus_end: 0,
             end: 0,
         };
-        let die = Die {
-            free_ns: 0,
-            backlog_ns: 0,
-            busy_ns: 0,
-            event_ns: UNKNOWN,
-            chain: 0,
-            queued_ranks: 0,
-        };
+        let die = Die { free_ns: 0, backlog_ns: 0, busy_ns: 0, chain: 0, queued_ranks: 0 };
         let gang_of_die: Vec<u32> = (0..dies).map(|d| hw.gang_of_die(d)).collect();
         let t = Times::of(timing);
         let kinds = [OpKind::Read, OpKind::Program, OpKind::Erase, OpKind::Copyback];
@@ -404,7 +397,7 @@ impl Engine {
             requests: Vec::new(),
             free_requests: Vec::new(),
             queued_count: 0,
-            events: BinaryHeap::new(),
+            events: Events::new(dies as usize),
             finished: Vec::new(),
             picked: Vec::new(),
             horizon_ns: 0,
@@ -627,18 +620,19 @@ impl Engine {
     /// queued operation waits for another).
     #[must_use]
     pub fn next_event_ns(&self) -> Option<u64> {
-        self.events.peek().map(|Reverse((t, _))| *t)
+        self.events.peek().map(|(t, _)| t)
     }
 
     /// Times the queued operations whose turn comes strictly before `t_ns`, in time order, and
     /// moves the clock to `t_ns`.
     pub fn advance_before(&mut self, t_ns: u64) {
-        while let Some(&Reverse((at, die))) = self.events.peek() {
-            if at >= t_ns {
+        while let Some(e) = self.events.peek() {
+            if e.0 >= t_ns {
                 break;
             }
-            self.events.pop();
-            self.service(die, at);
+            if self.events.take(e) {
+                self.service(e.1, e.0);
+            }
         }
         self.now_ns = self.now_ns.max(t_ns);
     }
@@ -653,13 +647,14 @@ impl Engine {
     /// Times the queued operations whose turn comes at the next event time (`None`: nothing
     /// can be timed).
     pub fn step(&mut self) -> Option<u64> {
-        let Reverse((at, _)) = *self.events.peek()?;
-        while let Some(&Reverse((t, die))) = self.events.peek() {
-            if t != at {
+        let (at, _) = self.events.peek()?;
+        while let Some(e) = self.events.peek() {
+            if e.0 != at {
                 break;
             }
-            self.events.pop();
-            self.service(die, at);
+            if self.events.take(e) {
+                self.service(e.1, at);
+            }
         }
         Some(at)
     }
@@ -774,41 +769,44 @@ impl Engine {
             OpRef::Queued(id) => waits_on = Some(id),
         }
         let d = &self.dies[die as usize];
-        let ahead = d.queued_ranks & ((2u8 << rank) - 1) != 0;
-        let start = ready.max(d.free_ns);
-        // An operation whose die is free now — or that joins its die's last operation, of this
-        // request, as a multi-plane operation, or follows this request's own operations on a die
-        // that was free when they started (the die's future is this request's alone) — is
-        // timed now;
-        // one that must wait for its die (or for another operation) waits in the die's queue
-        // and is timed when its turn comes, in time order, so that the bus is shared in the
-        // order the dies ask for it.
-        let joins = self.planes_per_die > 1
-            && self.same_multi_plane_op(die as usize, kind, plane, page, self.cur.tag)
-            && ready <= self.last[die as usize].array_start;
-        // A die free now goes to the first operation that asks, even one that waits for its
-        // data (a copy's program): it is timed from when the data is in.
-        let own = rank == self.best_rank && d.chain == self.cur.tag;
-        let free = d.free_ns <= self.now_ns && (rank == self.best_rank || start <= self.now_ns);
-        if waits_on.is_none() && !ahead && (free || own || joins) {
+        // An operation whose die is free now — or that follows this request's own operations
+        // on a die that was free when they started (the die's future is this request's alone),
+        // or joins its die's last operation, of this request, as a multi-plane operation — is
+        // timed now; one that must wait for its die (or for another operation) waits in the
+        // die's queue and is timed when its turn comes, in time order, so that the bus is
+        // shared in the order the dies ask for it. A die free now goes to the first operation
+        // that asks, even one that waits for its data (a copy's program): it is timed from
+        // when the data is in. (The tests run cheapest first.)
+        let now = waits_on.is_none()
+            && d.queued_ranks & ((2u8 << rank) - 1) == 0
+            && ((d.free_ns <= self.now_ns
+                && (rank == self.best_rank || ready.max(d.free_ns) <= self.now_ns))
+                || (rank == self.best_rank && d.chain == self.cur.tag)
+                || (self.planes_per_die > 1
+                    && self.same_multi_plane_op(die as usize, kind, plane, page, self.cur.tag)
+                    && ready <= self.last[die as usize].array_start));
+        if now {
             let batch = self.cur.tag;
-            let (first, end) = self.reserve(kind, plane, page, ready, batch);
+            let (first, end) = self.reserve(die, kind, plane, page, ready, batch);
             let c = &mut self.cur;
             c.first_start_ns = c.first_start_ns.min(first);
             c.end_ns = c.end_ns.max(end);
             return OpRef::Done(end);
         }
         let slot = self.current_slot();
-        let id = self.enqueue(Queued {
-            kind,
-            plane,
-            page,
-            rank,
-            request: slot,
-            ready_ns: if waits_on.is_some() { UNKNOWN } else { ready },
-            dependents: NONE,
-            next_dependent: NONE,
-        });
+        let id = self.enqueue(
+            die,
+            Queued {
+                kind,
+                plane,
+                page,
+                rank,
+                request: slot,
+                ready_ns: if waits_on.is_some() { UNKNOWN } else { ready },
+                dependents: NONE,
+                next_dependent: NONE,
+            },
+        );
         if let Some(pred) = waits_on {
             let p = &mut self.queued[pred as usize];
             self.queued[id as usize].next_dependent = p.dependents;
@@ -825,13 +823,15 @@ impl Engine {
     #[inline(always)]
     fn reserve(
         &mut self,
+        die: u32,
         kind: OpKind,
         plane: u32,
         page: u32,
         ready: u64,
         batch: u64,
     ) -> (u64, u64) {
-        let die = self.ppd.div32(plane) as usize;
+        debug_assert_eq!(die, self.ppd.div32(plane));
+        let die = die as usize;
         let gang = self.gang_of_die[die] as usize;
         let multi_plane = self.planes_per_die > 1;
         if multi_plane && self.same_multi_plane_op(die, kind, plane, page, batch) {
@@ -1008,8 +1008,8 @@ impl Engine {
         self.cur.slot
     }
 
-    fn enqueue(&mut self, q: Queued) -> u32 {
-        let die = q.plane / self.planes_per_die;
+    fn enqueue(&mut self, die: u32, q: Queued) -> u32 {
+        debug_assert_eq!(die, q.plane / self.planes_per_die);
         let id = match self.free_queued.pop() {
             Some(i) => {
                 self.queued[i as usize] = q;
@@ -1033,12 +1033,10 @@ impl Engine {
     #[inline]
     fn wake(&mut self, die: u32) {
         let Some(at) = self.next_start(die) else { return };
-        let d = &mut self.dies[die as usize];
-        if d.event_ns <= at {
+        if self.events.of(die) <= at {
             return; // an event at or before then is already there
         }
-        d.event_ns = at;
-        self.events.push(Reverse((at, die)));
+        self.events.set(die, at);
     }
 
     /// When die `die` may start its next queued operation: free, and the best rank's head
@@ -1063,13 +1061,11 @@ impl Engine {
     /// hint from an operation whose data is in at `at`; `service` finds the real next start.
     #[inline]
     fn wake_at(&mut self, die: u32, at: u64) {
-        let d = &mut self.dies[die as usize];
-        let at = at.max(d.free_ns).max(self.now_ns);
-        if d.event_ns <= at {
+        let at = at.max(self.dies[die as usize].free_ns).max(self.now_ns);
+        if self.events.of(die) <= at {
             return;
         }
-        d.event_ns = at;
-        self.events.push(Reverse((at, die)));
+        self.events.set(die, at);
     }
 
     /// The first operation of die `die`'s queue of rank `rank` that may start at `at` (issue
@@ -1083,15 +1079,11 @@ impl Engine {
             .position(|&id| self.queued[id as usize].ready_ns <= at)
     }
 
-    /// Die `die`'s event at `at`: times the best queued operation that may start then, with
-    /// the queued operations that can join it as a multi-plane operation.
+    /// Die `die`'s event at `at` (taken from `events`): times the best queued operation that may
+    /// start then, with the queued operations that can join it as a multi-plane operation.
     fn service(&mut self, die: u32, at: u64) {
         let di = die as usize;
-        let d = &mut self.dies[di];
-        if d.event_ns != at {
-            return; // superseded by an earlier event for this die
-        }
-        d.event_ns = UNKNOWN;
+        let d = &self.dies[di];
         if at > self.now_ns {
             self.now_ns = at;
         }
@@ -1123,23 +1115,27 @@ impl Engine {
             self.wake_next(die);
             return;
         }
+        // Same-kind operations of the same rank on other planes at the same page offset join
+        // it (a multi-plane operation): look a few entries down the queue. Usually none does,
+        // and the lead finishes alone.
+        let window = 2 * self.planes_per_die as usize;
+        let joiner = {
+            let q = &self.queues[di][rank];
+            (0..q.len().min(window)).find(|&k| self.joins(di, &lead, q[k], at))
+        };
+        let Some(mut i) = joiner else {
+            self.finish_queued(id, timed.0, timed.1);
+            self.wake_next(die);
+            return;
+        };
         let mut picked = std::mem::take(&mut self.picked);
         picked.clear();
         picked.push((id, timed));
-        // Same-kind operations of the same rank on other planes at the same page offset join
-        // it (a multi-plane operation): look a few entries down the queue.
-        let mut i = 0;
-        let window = 2 * self.planes_per_die as usize;
         while i < self.queues[di][rank].len().min(window) {
             let other = self.queues[di][rank][i];
-            let o = self.queued[other as usize];
-            let joins = o.plane != lead.plane
-                && o.kind == lead.kind
-                && (o.kind == OpKind::Erase || o.page == lead.page)
-                && o.ready_ns <= at
-                && self.last[di].planes & (1u64 << self.ppd.rem32(o.plane)) == 0;
-            if joins {
+            if self.joins(di, &lead, other, at) {
                 self.take_queued(die, rank, i);
+                let o = self.queued[other as usize];
                 picked.push((other, self.time_queued(&o, batch)));
             } else {
                 i += 1;
@@ -1153,6 +1149,19 @@ impl Engine {
         }
         self.picked = picked;
         self.wake_next(die);
+    }
+
+    /// Whether queued operation `other` joins `lead`, just timed on die `di` at `at`, as a
+    /// multi-plane operation: the same kind on a plane the die's last operation does not cover
+    /// yet, at the same page offset (erases: any block), its data in.
+    #[inline]
+    fn joins(&self, di: usize, lead: &Queued, other: u32, at: u64) -> bool {
+        let o = &self.queued[other as usize];
+        o.plane != lead.plane
+            && o.kind == lead.kind
+            && (o.kind == OpKind::Erase || o.page == lead.page)
+            && o.ready_ns <= at
+            && self.last[di].planes & (1u64 << self.ppd.rem32(o.plane)) == 0
     }
 
     /// After timing an operation: an event when the die is free, if anything is queued (the
@@ -1180,7 +1189,7 @@ impl Engine {
     #[inline]
     fn time_queued(&mut self, q: &Queued, batch: u64) -> (u64, u64) {
         let die = self.ppd.div32(q.plane);
-        let timed = self.reserve(q.kind, q.plane, q.page, q.ready_ns, batch);
+        let timed = self.reserve(die, q.kind, q.plane, q.page, q.ready_ns, batch);
         self.dies[die as usize].backlog_ns -= self.alone_ns[q.kind as usize];
         timed
     }
