@@ -26,8 +26,10 @@
 //!   one erase (a log-structured FTL cleaning a victim with nothing to copy) or one switch
 //!   merge (a block-mapped FTL): a spike in one write's latency (≥ 2.5× the median and half
 //!   the 99th percentile). The spikes repeat with a period (the smallest lag, no shorter than
-//!   any gap between them, after which 85 % of them recur); the block is that period ÷ the
-//!   erases in its recurring spikes (a spike twice the typical one's excess is two). One
+//!   any gap between them, after which 85 % of them recur), taken to a fraction of a write over
+//!   chains of spikes a period apart; the block is that period ÷ the erases in its recurring
+//!   spikes (a spike twice the typical one's excess is two), said as sure as both periods fall
+//!   near whole pages. One
 //!   spike per period, all alike, may still carry several blocks (SAST merges a group's two
 //!   log blocks together): last of all the probes, a halving test overwrites only the first
 //!   half of every block found, then only a half straddling two halves; when the first costs
@@ -2254,12 +2256,16 @@ fn block_passes(
             ),
         },
         Some(p) => {
-            let pages = p.period as f64 / p.per_period as f64;
+            // The block from the chains' period; as sure as the lag's period and the chains'
+            // both fall near whole pages (the chains' alone is precise but not always right:
+            // with many planes cleaning takes blocks a little out of step, and a spike
+            // miscounted in a period gives a whole number of other pages just as well).
+            let pages = p.exact_period / p.per_period as f64;
             let rounded = pages.round().max(1.0);
-            let off = (pages - rounded).abs();
+            let near = |q: f64| (p.score * (1.0 - 2.0 * (q - q.round()).abs())).clamp(0.0, 1.0);
             Detected {
                 value: Some(rounded as u64 * w),
-                confidence: (p.score * (1.0 - 2.0 * off)).clamp(0.0, 1.0),
+                confidence: near(pages).min(near(p.period as f64 / p.per_period as f64)),
                 how: format!(
                     "{} spikes in {n} sequential writes of {w} bytes repeat every {} writes \
                      ({:.0} % of them), {} per period: one per {pages:.2} pages",
@@ -2401,10 +2407,45 @@ fn rewrite(t: &mut dyn Target, w: u64, n: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// The period of spikes that repeat every `lag` writes (give or take `tol`), to a fraction of a
+/// write: from a spike, the spike nearest a lag later (or two or three lags, past a spike lost),
+/// again and again; the chains' spans ÷ the lags they span. The lag itself is one spike's
+/// distance from the first, off by their jitter; over chains of m periods the jitter of their
+/// ends counts 1/m (a 357-page block read as 357.7 from one lag of 7 blocks).
+fn chain_period(spikes: &[u64], lag: u64, tol: u64) -> f64 {
+    let nearest = |at: u64| {
+        let i = spikes.partition_point(|&x| x + tol < at);
+        spikes[i..].iter().copied().take_while(|&x| x <= at + tol).min_by_key(|&x| x.abs_diff(at))
+    };
+    // One chain from each spike of the first period: a period of several spikes (planes
+    // filling blocks in turn) gives as many chains, whose jitter averages out.
+    let (mut span, mut lags) = (0u64, 0u64);
+    for &start in spikes.iter().take_while(|&&x| x < spikes[0] + lag) {
+        let mut end = start;
+        'chain: loop {
+            for skip in 1..=3 {
+                if let Some(next) = nearest(end + skip * lag) {
+                    (end, lags) = (next, lags + skip);
+                    continue 'chain;
+                }
+            }
+            break;
+        }
+        span += end - start;
+    }
+    if lags == 0 {
+        return lag as f64;
+    }
+    span as f64 / lags as f64
+}
+
 /// The repeat of a spike pattern: every `period` writes, `per_period` spikes.
 #[derive(Debug, PartialEq)]
 struct SpikePeriod {
     period: u64,
+    /// The period to a fraction of a write: the span of the longest chain of spikes one
+    /// period apart from the first, ÷ the periods it spans (`chain_period`).
+    exact_period: f64,
     per_period: u64,
     /// Share of the spikes with a partner one period later.
     score: f64,
@@ -2455,7 +2496,8 @@ fn spike_period(spikes: &[u64], weight: &dyn Fn(u64) -> u64) -> Option<SpikePeri
                 .map(|&x| weight(x))
                 .sum();
             let per_period = (counted as f64 / periods as f64).round().max(1.0) as u64;
-            return Some(SpikePeriod { period: lag, per_period, score });
+            let exact_period = chain_period(spikes, lag, tol);
+            return Some(SpikePeriod { period: lag, exact_period, per_period, score });
         }
     }
     None
@@ -2533,5 +2575,29 @@ mod tests {
         assert!(!same_die(&class, &sig(&[], 0)));
         let none: Vec<(u32, u32)> = (0..8).map(|_| (2, 0)).collect();
         assert!(same_die(&none, &sig(&[], 4)));
+    }
+
+    /// A spike a few writes late at the start throws the lag's period off by as much; the
+    /// chains from every spike of the first period average it out. Blocks of 357 writes, 7
+    /// spikes a period at uneven places within it (planes filling in turn), each up to 3 writes
+    /// late, the very first 6 late.
+    #[test]
+    fn the_chains_find_the_period_to_a_fraction_of_a_write() {
+        let within = [0u64, 40, 100, 180, 230, 300, 340];
+        let mut spikes = Vec::new();
+        for period in 0..12u64 {
+            for (k, &o) in within.iter().enumerate() {
+                let late = if period == 0 && k == 0 { 6 } else { (period * 7 + k as u64) * 5 % 4 };
+                spikes.push(100 + period * 7 * 357 + o * 7 + late);
+            }
+        }
+        spikes.sort_unstable();
+        let p = spike_period(&spikes, &|_| 1).expect("a period");
+        // (The late first spike hides the one-period lag: two periods are found, 14 spikes.)
+        assert_eq!(p.per_period % 7, 0, "{p:?}");
+        let lag_pages = p.period as f64 / p.per_period as f64;
+        let chain_pages = p.exact_period / p.per_period as f64;
+        assert!((chain_pages - 357.0).abs() < 0.2, "chains: {chain_pages}");
+        assert!((lag_pages - 357.0).abs() > (chain_pages - 357.0).abs(), "lag: {lag_pages}");
     }
 }

@@ -359,3 +359,13 @@ fn a_weak_step_below_quiet_sizes_is_the_page() {
     assert!(r.page.how.contains("a weak step"), "{}", r.page.how);
     assert!(r.page.confidence <= 0.7, "{}: {}", r.page.confidence, r.page.how);
 }
+
+/// The period of a block's spikes, taken from one spike's distance to the first, is off by
+/// their jitter: device 72 of the seed-1 matrix (357-page blocks) read 357.7 pages and said
+/// 358. Chains of spikes a period apart give it to a fraction of a write.
+#[test]
+fn the_block_period_comes_from_chains_of_spikes() {
+    let d = draw(1, 72);
+    let (_, r) = check(&d).unwrap();
+    assert_eq!(r.block_bytes, Some(d.block_bytes), "{}: {}", d.summary, r.block.how);
+}
