@@ -642,6 +642,11 @@ class _Pool:
                         batch.append((task[0], future.result()))
                     except BrokenProcessPool:
                         lost.append(task)
+                # The next points go out before the caller stores these results (a few ms
+                # each), which the freed workers would otherwise spend idle.
+                while queue and not suspects and not lost and len(running) < self.jobs:
+                    task = queue.popleft()
+                    running[self.pool.submit(run_point, config, task[1])] = task
                 if batch:
                     yield batch
             # A broken pool fails every point it was running.
