@@ -29,7 +29,8 @@
 //!   any gap between them, after which 85 % of them recur), taken to a fraction of a write over
 //!   chains of spikes a period apart; the block is that period ÷ the erases in its recurring
 //!   spikes (a spike twice the typical one's excess is two), said as sure as both periods fall
-//!   near whole pages. One
+//!   near whole pages. Where the spikes show no period (planes cleaning out of step), the
+//!   block is the passes' writes ÷ their erases, said with confidence 0.3 at most. One
 //!   spike per period, all alike, may still carry several blocks (SAST merges a group's two
 //!   log blocks together): last of all the probes, a halving test overwrites only the first
 //!   half of every block found, then only a half straddling two halves; when the first costs
@@ -2099,6 +2100,7 @@ fn block(t: &mut dyn Target, r: &mut ProbeReport) -> Result<Option<Halving>, Str
     // the block is the bytes written per spike.
     rewrite(t, w, n)?;
     let (mut found, mut halving) = block_passes(t, r, w, n, false)?;
+    let mut per_erase = halving.per_erase;
     // A buffer that destages in groups of its own (a victim block of its own choosing) may
     // also put its rhythm on the spikes, which then repeat at no period or at one whose
     // erases do not divide it into whole pages (confidence 0). Passes that flush every write
@@ -2128,11 +2130,17 @@ fn block(t: &mut dyn Target, r: &mut ProbeReport) -> Result<Option<Halving>, Str
         let (f, h) = block_passes(t, r, w, n, true)?;
         let buffered = found.as_ref().filter(|_| !nothing).map(|p| p.period);
         match weigh_flushed(r, before, buffered, w) {
-            Flushed::Taken => (found, halving) = (f, h),
+            Flushed::Taken => {
+                per_erase = h.per_erase;
+                (found, halving) = (f, h);
+            }
             // A block from the buffered passes: not one to halve.
             Flushed::Buffered => found = None,
             Flushed::Dropped => {}
         }
+    }
+    if r.block.value.is_none() {
+        by_count(r, per_erase, w);
     }
     r.block_bytes = r.block.value;
     // One spike per period, always there: all spikes alike, so their sizes cannot tell whether
@@ -2245,6 +2253,8 @@ fn block_passes(
     let unit = median_f64(spikes.iter().map(|&i| excess(i))).max(1.0);
     let weight = |i: u64| ((excess(i) / unit).round() as u64).max(1);
     let found = spike_period(&spikes, &weight);
+    let erases: u64 = spikes.iter().map(|&i| weight(i)).sum();
+    let per_erase = (erases > 0).then(|| n as f64 / erases as f64);
     r.block = match &found {
         None => Detected {
             value: None,
@@ -2278,7 +2288,7 @@ fn block_passes(
         }
     };
     let seq = lat.iter().map(|&l| l as f64 - typical).sum::<f64>() / n as f64;
-    Ok((found, Halving { w, n: n / 3, pages: 0, typical, seq, flush }))
+    Ok((found, Halving { w, n: n / 3, pages: 0, typical, seq, flush, per_erase }))
 }
 
 /// The block probe's answer to test by halving it (`halve`).
@@ -2293,6 +2303,22 @@ struct Halving {
     seq: f64,
     /// Whether those passes flushed every write (the tests then do too, to compare alike).
     flush: bool,
+    /// The passes' writes per erase (their spikes weighed by the erases in each), if any.
+    per_erase: Option<f64>,
+}
+
+/// The block where the spikes show no period: the passes' writes ÷ their erases. Each block a
+/// pass fills costs one erase however the FTL interleaves its planes' cleaning (which can
+/// jitter the spikes out of any period), so the count holds where the rhythm does not; but a
+/// spike lost or one more shifts it, and a buffer's destages count as erases: said with little
+/// confidence, never more than 0.3.
+fn by_count(r: &mut ProbeReport, per_erase: Option<f64>, w: u64) {
+    let Some(pages) = per_erase.filter(|&p| p >= 1.0) else { return };
+    let rounded = pages.round();
+    let near = 1.0 - 2.0 * (pages - rounded).abs();
+    r.block.value = Some(rounded as u64 * w);
+    r.block.confidence = (0.3 * near).clamp(0.0, 0.3);
+    r.block.how += &format!("; by count: one erase per {pages:.2} writes");
 }
 
 /// Halves the block found while a half is a whole block: overwriting only the first half of

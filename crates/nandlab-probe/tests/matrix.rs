@@ -369,3 +369,14 @@ fn the_block_period_comes_from_chains_of_spikes() {
     let (_, r) = check(&d).unwrap();
     assert_eq!(r.block_bytes, Some(d.block_bytes), "{}: {}", d.summary, r.block.how);
 }
+
+/// Where the spikes show no period (8 dies cleaning out of step: device 94 of the seed-1
+/// matrix), the block is the passes' writes per erase, said with little confidence.
+#[test]
+fn without_a_period_the_block_comes_from_the_erase_count() {
+    let d = draw(1, 94);
+    let (_, r) = check(&d).unwrap();
+    assert!(r.block.how.contains("by count"), "{}: {}", d.summary, r.block.how);
+    assert_eq!(r.block_bytes, Some(d.block_bytes), "{}: {}", d.summary, r.block.how);
+    assert!(r.block.confidence <= 0.3, "{}: {}", r.block.confidence, r.block.how);
+}
