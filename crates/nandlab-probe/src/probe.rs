@@ -109,8 +109,23 @@
 //!   behind another is tolerated), with the same stopping rule. Pairs across zones are not
 //!   timed directly: both tables load first, and two tables on one die look like a collision.
 //!   Used when it finds more classes; confidence 0.5 at most (dies holding no table share one
-//!   signature). A device that keeps its data on fewer dies than it has (a block-mapped FTL
-//!   with fewer blocks than dies) shows fewer.
+//!   signature). **Block moves**: when no read cache intervenes and the pairs found fewer
+//!   classes than the area (the zone, or the device) has blocks, and the first two pages of
+//!   a block collide in 3 of 4 blocks (a block-mapped FTL keeps a logical block on one die; a
+//!   page FTL stripes them), the classes may be just the dies the FTL happened to put the
+//!   blocks on. Every logical block of the area (512 at most) is then rewritten whole, in
+//!   order, in whole pages, and flushed (the FTL gives it a block newly allocated, on
+//!   whichever die its allocator picks: a die holding no data has all its blocks free), and a
+//!   page of it (of each half when the halving test is still to come: SAST's doubled block is
+//!   two) is classified against one page per class, its anchor; then the blocks that joined a
+//!   class are rewritten and classified again in turn, until 6 (K + 1) + 10 in a row joined
+//!   one (or 512 moves more). Anchors' blocks stay put. A block is classified once its first
+//!   pages read from flash (a write buffer holds the last blocks written, until later ones
+//!   push them out). At the end the anchors are classified among themselves (a merge of a
+//!   group's log blocks may move one onto another's die) and their classes are the count,
+//!   used when it beats the pairs'; when every block but one became an anchor, confidence
+//!   × 0.3 (more dies may hold none of them). A device that keeps its data on fewer dies than
+//!   it has (a block-mapped FTL with fewer blocks than dies) shows fewer.
 //!
 //! Every step's time is the median of `repeats` measurements on wall-clock targets (one on the
 //! simulator, whose times are exact). Each result carries a confidence in [0, 1]: the step's
@@ -261,7 +276,7 @@ pub fn probe(
     }
     if options.parallel {
         progress("parallel units");
-        parallel(target, repeats, &mut report)?;
+        parallel(target, repeats, &mut report, halving.is_some())?;
     }
     // The block's halving test last: it overwrites the device in patterns of its own, and what
     // the zone and parallel probes see depends on where the sequential passes left the blocks.
@@ -987,8 +1002,14 @@ pub(crate) fn mix(x: u64) -> u64 {
 /// The parallel-units probe (the module doc's bullet): pairs of reads issued together, one of
 /// a page never read before and one of a representative of each unit found so far; a pair on
 /// one die takes about two reads, a pair on two dies about one (plus a bus transfer when they
-/// share a bus). The units are the classes of pages that collide.
-fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(), String> {
+/// share a bus). The units are the classes of pages that collide. `halves`: the block probe's
+/// halving test is still to come (the block found may be two).
+fn parallel(
+    t: &mut dyn Target,
+    repeats: usize,
+    r: &mut ProbeReport,
+    halves: bool,
+) -> Result<(), String> {
     let cap = t.capacity_bytes();
     let len = 4 * KIB;
     // Within one mapping zone when the zone probe found one: a read in another zone would time
@@ -1008,11 +1029,7 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     let unit = if area_bytes / page >= FRESH_PAGES_MIN { page } else { len };
     let area = area_bytes / unit;
     if area < 64 || t.max_queue_depth() < 2 {
-        r.parallel = Detected {
-            value: None,
-            confidence: 0.0,
-            how: "the target cannot keep two reads in flight (or has under 256 KiB)".into(),
-        };
+        r.parallel.how = "the target cannot keep two reads in flight (or has under 256 KiB)".into();
         return Ok(());
     }
     // The probe's own area, written in order and flushed (a read of space never written may
@@ -1031,21 +1048,8 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     if let Some(w) = window.filter(|&w| w > 0) {
         per_page(t, &mut fresh, w, page)?;
     }
-    // A read cache that let no page go, or (below) classes that did not settle: the period
-    // with which pages written in order come back to one unit, pages each read once.
     let Some(window) = window else {
-        if let Some(s) = stride(t, &mut fresh, one, repeats)? {
-            stride_report(r, &s, "a read cache answered a page read again after 2^14 others");
-            return Ok(());
-        }
-        r.parallel = Detected {
-            value: None,
-            confidence: 0.0,
-            how: "a read cache answered a page read again after 2^14 other reads, and pages \
-                  written in order showed no period"
-                .into(),
-        };
-        return Ok(());
+        return no_window(t, r, &mut fresh, (one, repeats));
     };
     // Behind a cache whose filler reads fill the area's own blocks (FAB), windows run to
     // thousands of reads: the pages are classified together.
@@ -1054,6 +1058,14 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     } else {
         collide_interleaved(t, &mut fresh, one, repeats, window)?
     };
+    // Few classes on a block-mapped FTL may be the dies its blocks happen to lie on: a page
+    // of every block, and blocks moved to others (`block_moves`).
+    let mut moved = None;
+    if let Some((c, m)) =
+        moves_over(t, r, (&fresh, &classes), (room, page, halves), (one, repeats))?
+    {
+        (classes, moved) = (c, Some(m));
+    }
     // No more classes than the area's blocks (+1, a log block) in one zone of four or more, no
     // buffer: maybe a block-mapped FTL's blocks, not its dies; table loads tell dies apart.
     let blocks = r.block_bytes.map_or(u64::MAX, |b| (fresh.area * unit / b).max(1));
@@ -1067,15 +1079,16 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
             let c = table_classes(t, &mut across, one, z)?;
             if c.units > classes.units {
                 by_tables = Some((wide / z, classes.units));
-                (classes, fresh) = (c, across);
+                (classes, fresh, moved) = (c, across, None);
             }
         }
     }
     let zone_bound = by_tables.is_none() && zone.is_some_and(|z| z < cap.min(want));
+    let area_read = moved.as_ref().map_or(fresh.area * unit, |m| m.blocks * m.block);
     // Classes that settled stand (their read cache's window was seen on several pages).
     if classes.exhausted {
         if let Some(s) = stride(t, &mut fresh, one, repeats)? {
-            stride_over_classes(r, &s, &classes, (fresh.area * unit, zone_bound));
+            stride_over_classes(r, &s, &classes, (area_read, zone_bound));
             return Ok(());
         }
     }
@@ -1083,8 +1096,60 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     if let Some((zones, within)) = by_tables {
         table_report(r, &classes, zones, within);
     }
-    parallel_caveats(r, classes.units, fresh.area * unit, zone_bound);
+    if let Some(m) = &moved {
+        moved_report(r, m);
+    }
+    parallel_caveats(r, classes.units, area_read, zone_bound);
     Ok(())
+}
+
+/// A read cache that let no page go: the period with which pages written in order come back
+/// to one unit (`stride`), pages each read once.
+fn no_window(
+    t: &mut dyn Target,
+    r: &mut ProbeReport,
+    fresh: &mut FreshPages,
+    (one, repeats): (f64, usize),
+) -> Result<(), String> {
+    if let Some(s) = stride(t, fresh, one, repeats)? {
+        stride_report(r, &s, "a read cache answered a page read again after 2^14 others");
+        return Ok(());
+    }
+    r.parallel = Detected {
+        value: None,
+        confidence: 0.0,
+        how: "a read cache answered a page read again after 2^14 other reads, and pages \
+              written in order showed no period"
+            .into(),
+    };
+    Ok(())
+}
+
+/// The block moves (`block_moves`) over the first `room` bytes when they may find more than
+/// the classes the pairs `found`: the block is known, fewer classes than blocks (or their
+/// halves, when the halving test is still to come: `halves`), and no read cache (a page is
+/// read many times) nor filler reads in the way. Their classes when they found more.
+fn moves_over(
+    t: &mut dyn Target,
+    r: &ProbeReport,
+    (fresh, found): (&FreshPages, &Classes),
+    (room, page, halves): (u64, u64, bool),
+    (one, repeats): (f64, usize),
+) -> Result<Option<(Classes, Moved)>, String> {
+    let Some(block) = r.block_bytes else { return Ok(None) };
+    // A block of an even number of pages that the halving test may halve (SAST's merges of
+    // two blocks at once read as one) is read in both halves: they may lie on two dies.
+    let parts = if halves && (block / page).is_multiple_of(2) { 2 } else { 1 };
+    let units = found.units;
+    if found.window > 0
+        || fresh.within
+        || fresh.outside.is_some()
+        || units as u64 >= room / block * parts
+    {
+        return Ok(None);
+    }
+    let m = block_moves(t, (block, room, page, parts), (one, repeats))?;
+    Ok(m.filter(|(c, _)| c.units > units))
 }
 
 /// Behind a read cache, which keeps whole logical pages (a 4 KiB read in a page read before
@@ -1531,6 +1596,218 @@ fn stride_report(r: &mut ProbeReport, s: &Stride, why: &str) {
         ),
     };
     r.parallel_units = r.parallel.value;
+}
+
+/// What the block moves did (`block_moves`): the block, the logical blocks of the area they
+/// read one page each of, the blocks rewritten, and whether every block but one became a
+/// class's anchor (more dies may hold no block of the area).
+struct Moved {
+    block: u64,
+    blocks: u64,
+    moves: usize,
+    anchors_out: bool,
+}
+
+/// Most logical blocks the block moves read one page each of.
+const MOVE_BLOCKS_MAX: u64 = 512;
+
+/// Most blocks the block moves rewrite after one pass over the area's.
+const MOVES_MAX: usize = 512;
+
+/// Most blocks the block moves rewrite in a row with none of them read from flash yet (a
+/// write buffer larger than the blocks that can move).
+const MOVES_IDLE_MAX: usize = 64;
+
+/// Pair reads of `a` and `b` (4 KiB each) together: whether they took two reads (one die).
+fn collide_pair(
+    t: &mut dyn Target,
+    (a, b): (u64, u64),
+    (one, repeats): (f64, usize),
+    c: &mut Classes,
+) -> Result<bool, String> {
+    let len = 4 * KIB;
+    let pair = timed(repeats, || t.read_queue(&[(a, len), (b, len)], 2))? as f64;
+    if pair > 1.5 * one {
+        c.same.push(pair);
+        return Ok(true);
+    }
+    c.apart.push(pair);
+    Ok(false)
+}
+
+/// Whether the effective pages of a logical block share a die: the first two pages of 4 blocks
+/// (of the `blocks` of `block` bytes from offset 0) read together, at least 3 of 4 pairs
+/// taking two reads. A page FTL stripes pages written in order over its dies (two pages of
+/// one die only on a device of one); a block-mapped FTL keeps a block in one physical block.
+fn blocks_on_one_die(
+    t: &mut dyn Target,
+    (block, blocks, page): (u64, u64, u64),
+    (one, repeats): (f64, usize),
+) -> Result<bool, String> {
+    let mut scratch = Classes::new(0);
+    let mut hits = 0;
+    for i in 0..4 {
+        let b = (i * blocks / 4).min(blocks - 1) * block;
+        hits += usize::from(collide_pair(t, (b, b + page), (one, repeats), &mut scratch)?);
+    }
+    Ok(hits >= 3)
+}
+
+/// The anchor of `anchors` (a page per class, the last joined first) that page `p` collides
+/// with, moved to the front; `None` when it collides with none.
+fn anchor_of(
+    t: &mut dyn Target,
+    p: u64,
+    anchors: &mut [(u64, u64)],
+    (one, repeats): (f64, usize),
+    c: &mut Classes,
+) -> Result<Option<usize>, String> {
+    for k in 0..anchors.len() {
+        if collide_pair(t, (p, anchors[k].0), (one, repeats), c)? {
+            anchors[..=k].rotate_right(1);
+            return Ok(Some(0));
+        }
+    }
+    Ok(None)
+}
+
+/// A page of each of the `parts` equal parts (whole effective pages of `page` bytes) of
+/// logical block `b` (of `block` bytes) read from flash: per part the first of its first 4
+/// effective pages whose single read takes at least half of `one` (a write buffer may still
+/// hold the block just written); `None` when each of some part's answered from RAM.
+fn flash_pages(
+    t: &mut dyn Target,
+    (b, block, page, parts): (u64, u64, u64, u64),
+    one: f64,
+) -> Result<Option<Vec<u64>>, String> {
+    let part = block / parts / page * page;
+    let mut found = Vec::new();
+    for k in 0..parts {
+        let mut from_flash = None;
+        for j in 0..4.min(part / page) {
+            let p = b * block + k * part + j * page;
+            if t.read(p, 4 * KIB)? as f64 >= 0.5 * one {
+                from_flash = Some(p);
+                break;
+            }
+        }
+        let Some(p) = from_flash else { return Ok(None) };
+        found.push(p);
+    }
+    Ok(Some(found))
+}
+
+/// Rewrites logical block `b` of `block` bytes whole, in order, in requests of whole effective
+/// pages of `page` bytes (a page written twice would break the order a switch merge needs),
+/// then a FLUSH: a block-mapped FTL puts it in a block newly allocated.
+fn rewrite_block(t: &mut dyn Target, b: u64, block: u64, page: u64) -> Result<(), String> {
+    let chunk = (MIB / page).max(1) * page;
+    let mut o = 0;
+    while o < block {
+        let n = chunk.min(block - o);
+        t.write(b * block + o, n)?;
+        o += n;
+    }
+    t.flush()?;
+    Ok(())
+}
+
+/// Block moves (the module doc's bullet): when the pages of a logical block share a die
+/// (`blocks_on_one_die`), every logical block of the first `room` bytes (blocks of `block`
+/// bytes, effective pages of `page`) is rewritten whole, in order, in turn (a block-mapped FTL
+/// gives each a block newly allocated, on whichever die its allocator picks: a die that holds
+/// no data has all its blocks free), and a page of it is classified against one page per class
+/// found (its anchor); then the blocks whose page joined a class are rewritten and classified
+/// again in turn, until 6 (K + 1) + 10 pages in a row joined one of the K classes. Anchors'
+/// blocks are not rewritten. A block is classified once its page reads from flash (a write
+/// buffer holds the last blocks written: they wait while later ones push them out). At the
+/// end the anchors are classified among themselves (a merge of a group's log blocks may have
+/// moved one onto another's die), and their classes are the count.
+fn block_moves(
+    t: &mut dyn Target,
+    (block, room, page, parts): (u64, u64, u64, u64),
+    (one, repeats): (f64, usize),
+) -> Result<Option<(Classes, Moved)>, String> {
+    let blocks = (room / block).min(MOVE_BLOCKS_MAX);
+    if blocks < 3
+        || block < 2 * page
+        || !blocks_on_one_die(t, (block, blocks, page), (one, repeats))?
+    {
+        return Ok(None);
+    }
+    let mut c = Classes::new(0);
+    // (page, logical block) per class, the last joined first; blocks that joined a class, in
+    // the order to move them; blocks rewritten and not yet classified, oldest first.
+    let mut anchors: Vec<(u64, u64)> = Vec::new();
+    let mut movers = std::collections::VecDeque::new();
+    let mut waiting = std::collections::VecDeque::new();
+    let (mut moves, mut since_new, mut idle) = (0, 0, 0);
+    loop {
+        let first_pass = moves < blocks as usize;
+        if !first_pass && since_new >= 6 * (anchors.len() + 1) + 10 {
+            break;
+        }
+        let Some(b) = (if first_pass { Some(moves as u64) } else { movers.pop_front() })
+            .or_else(|| waiting.pop_front())
+        else {
+            break;
+        };
+        if moves >= blocks as usize + MOVES_MAX || idle >= MOVES_IDLE_MAX {
+            c.exhausted = true;
+            break;
+        }
+        rewrite_block(t, b, block, page)?;
+        (moves, idle) = (moves + 1, idle + 1);
+        waiting.push_back(b);
+        while let Some(&w) = waiting.front() {
+            let Some(pages) = flash_pages(t, (w, block, page, parts), one)? else { break };
+            idle = 0;
+            waiting.pop_front();
+            let mut new = false;
+            for p in pages {
+                c.pages += 1;
+                if anchor_of(t, p, &mut anchors, (one, repeats), &mut c)?.is_none() {
+                    anchors.insert(0, (p, w));
+                    new = true;
+                }
+            }
+            if new {
+                since_new = 0;
+            } else {
+                movers.push_back(w);
+                since_new += 1;
+            }
+        }
+    }
+    // The anchors among themselves: one class per die they lie on now.
+    let mut reps: Vec<(u64, u64)> = Vec::new();
+    for &(p, _) in &anchors {
+        if anchor_of(t, p, &mut reps, (one, repeats), &mut c)?.is_none() {
+            reps.insert(0, (p, 0));
+        }
+    }
+    c.units = reps.len();
+    let anchors_out = movers.len() + waiting.len() <= 1;
+    Ok(Some((c, Moved { block, blocks, moves, anchors_out })))
+}
+
+/// The block moves' part of the report (`block_moves`): what they read and rewrote; when every
+/// block of the area but one is an anchor, more dies than blocks may hold none of them.
+fn moved_report(r: &mut ProbeReport, m: &Moved) {
+    r.parallel.how += &format!(
+        "; the pages of a logical block shared a die (a block-mapped FTL): a page of each of \
+         the area's {} logical blocks, and of {} blocks rewritten one at a time to move them \
+         to blocks newly allocated, classified against a page of each class",
+        m.blocks, m.moves
+    );
+    if m.anchors_out {
+        r.parallel.confidence *= 0.3;
+        r.parallel.how += &format!(
+            "; every block but one became a class's own: more dies than the area's {} blocks \
+             may hold none of its data",
+            m.blocks
+        );
+    }
 }
 
 /// The classes pair reads found: how many, the pair times on one unit and on two, the fresh
