@@ -75,7 +75,8 @@
 //!   reads in the next zone, after one that loads its table, take over 4x the area's: every
 //!   page answered from RAM, the zone being smaller than the buffer), 16 MiB written after
 //!   the zone push them out first, and the single reads are taken again. Where the area has
-//!   room, one read per effective page (a cache keeps whole logical pages), and behind a read
+//!   room or the page is no whole number of 4 KiB (a read would span two pages), one read per
+//!   effective page (a cache keeps whole logical pages), and behind a read
 //!   cache however few pages the area holds (16 at least). The reads stay within one mapping
 //!   zone when the zone probe found one (its first half when said with little confidence). Behind a cache that the
 //!   spacer's filler reads never make let a page go (FAB evicts the fullest block first, so
@@ -113,7 +114,10 @@
 //!   classes than the area (the zone, or the device) has blocks, and the first two pages of
 //!   a block collide in 3 of 4 blocks (a block-mapped FTL keeps a logical block on one die; a
 //!   page FTL stripes them), the classes may be just the dies the FTL happened to put the
-//!   blocks on. Every logical block of the area (512 at most) is then rewritten whole, in
+//!   blocks on. (Where neighbouring pages do not collide and the area holds at most 512
+//!   effective pages, a small zone of a page FTL, the same is done with pages for blocks: a
+//!   page rewritten goes to a page newly allocated.) Every logical block of the area (512 at
+//!   most) is then rewritten whole, in
 //!   order, in whole pages, and flushed (the FTL gives it a block newly allocated, on
 //!   whichever die its allocator picks: a die holding no data has all its blocks free), and a
 //!   page of it (of each half when the halving test is still to come: SAST's doubled block is
@@ -1024,9 +1028,11 @@ fn parallel(
     let area_bytes = room.min(want);
     // One read per effective page where the area has room for it: a read cache keeps whole
     // logical pages, so a second 4 KiB read in a page read before would be a hit, not a fresh
-    // page. (In a small zone the 4 KiB reads are kept: two in one page share its die anyway.)
+    // page. (In a small zone the 4 KiB reads are kept: two in one page share its die anyway;
+    // not when a page is no whole number of them: a 4 KiB read would span two pages.)
     let page = r.effective_page_bytes.unwrap_or(len).max(len);
-    let unit = if area_bytes / page >= FRESH_PAGES_MIN { page } else { len };
+    let whole = area_bytes / page >= FRESH_PAGES_MIN || !page.is_multiple_of(len);
+    let unit = if whole { page } else { len };
     let area = area_bytes / unit;
     if area < 64 || t.max_queue_depth() < 2 {
         r.parallel.how = "the target cannot keep two reads in flight (or has under 256 KiB)".into();
@@ -1125,10 +1131,14 @@ fn no_window(
     Ok(())
 }
 
-/// The block moves (`block_moves`) over the first `room` bytes when they may find more than
-/// the classes the pairs `found`: the block is known, fewer classes than blocks (or their
-/// halves, when the halving test is still to come: `halves`), and no read cache (a page is
-/// read many times) nor filler reads in the way. Their classes when they found more.
+/// The moves (`block_moves`) over the first `room` bytes when they may find more than the
+/// classes the pairs `found` (no read cache, a page being read many times, nor filler reads
+/// in the way): of logical blocks when the block is known and the first two pages of a
+/// block share a die (`blocks_on_one_die`), read in halves when the halving test is still to
+/// come (`halves`: SAST's merges of two blocks at once read as one block); else of effective
+/// pages of `page` bytes when the area holds few (a page FTL gives a page rewritten a page
+/// newly allocated too). Only with fewer classes than blocks (or halves, or pages). Their
+/// classes when they found more.
 fn moves_over(
     t: &mut dyn Target,
     r: &ProbeReport,
@@ -1136,20 +1146,26 @@ fn moves_over(
     (room, page, halves): (u64, u64, bool),
     (one, repeats): (f64, usize),
 ) -> Result<Option<(Classes, Moved)>, String> {
-    let Some(block) = r.block_bytes else { return Ok(None) };
-    // A block of an even number of pages that the halving test may halve (SAST's merges of
-    // two blocks at once read as one) is read in both halves: they may lie on two dies.
-    let parts = if halves && (block / page).is_multiple_of(2) { 2 } else { 1 };
-    let units = found.units;
-    if found.window > 0
-        || fresh.within
-        || fresh.outside.is_some()
-        || units as u64 >= room / block * parts
-    {
+    let units = found.units as u64;
+    if found.window > 0 || fresh.within || fresh.outside.is_some() {
         return Ok(None);
     }
-    let m = block_moves(t, (block, room, page, parts), (one, repeats))?;
-    Ok(m.filter(|(c, _)| c.units > units))
+    // Pairs of neighbouring pages at the starts of blocks (of pages when the block is not
+    // known, or not two pages): on one die on a block-mapped FTL.
+    let block = r.block_bytes.filter(|&b| b >= 2 * page && room >= b);
+    let span = block.unwrap_or(page);
+    let one_die =
+        blocks_on_one_die(t, (span, (room / span).min(MOVE_BLOCKS_MAX), page), (one, repeats))?;
+    let (unit, parts) = match block {
+        Some(b) if one_die => (b, if halves && (b / page).is_multiple_of(2) { 2 } else { 1 }),
+        _ if !one_die && room / page <= MOVE_BLOCKS_MAX => (page, 1),
+        _ => return Ok(None),
+    };
+    if units >= room / unit * parts || room / unit < 3 {
+        return Ok(None);
+    }
+    let (c, m) = block_moves(t, (unit, room, page, parts), (one, repeats))?;
+    Ok((c.units > found.units).then_some((c, m)))
 }
 
 /// Behind a read cache, which keeps whole logical pages (a 4 KiB read in a page read before
@@ -1606,6 +1622,8 @@ struct Moved {
     blocks: u64,
     moves: usize,
     anchors_out: bool,
+    /// The blocks were effective pages (a page FTL's).
+    pages: bool,
 }
 
 /// Most logical blocks the block moves read one page each of.
@@ -1635,10 +1653,11 @@ fn collide_pair(
     Ok(false)
 }
 
-/// Whether the effective pages of a logical block share a die: the first two pages of 4 blocks
-/// (of the `blocks` of `block` bytes from offset 0) read together, at least 3 of 4 pairs
-/// taking two reads. A page FTL stripes pages written in order over its dies (two pages of
-/// one die only on a device of one); a block-mapped FTL keeps a block in one physical block.
+/// Whether neighbouring effective pages (of `page` bytes) share a die: the first two pages of
+/// 4 units spread over the `blocks` units of `block` bytes from offset 0 (blocks, or pages)
+/// read together, at least 3 of 4 pairs taking two reads. A page FTL stripes pages written in
+/// order over its dies (two pages of one die only on a device of one); a block-mapped FTL
+/// keeps a block in one physical block.
 fn blocks_on_one_die(
     t: &mut dyn Target,
     (block, blocks, page): (u64, u64, u64),
@@ -1647,7 +1666,7 @@ fn blocks_on_one_die(
     let mut scratch = Classes::new(0);
     let mut hits = 0;
     for i in 0..4 {
-        let b = (i * blocks / 4).min(blocks - 1) * block;
+        let b = i * blocks.saturating_sub(1) / 4 * block;
         hits += usize::from(collide_pair(t, (b, b + page), (one, repeats), &mut scratch)?);
     }
     Ok(hits >= 3)
@@ -1727,14 +1746,8 @@ fn block_moves(
     t: &mut dyn Target,
     (block, room, page, parts): (u64, u64, u64, u64),
     (one, repeats): (f64, usize),
-) -> Result<Option<(Classes, Moved)>, String> {
+) -> Result<(Classes, Moved), String> {
     let blocks = (room / block).min(MOVE_BLOCKS_MAX);
-    if blocks < 3
-        || block < 2 * page
-        || !blocks_on_one_die(t, (block, blocks, page), (one, repeats))?
-    {
-        return Ok(None);
-    }
     let mut c = Classes::new(0);
     // (page, logical block) per class, the last joined first; blocks that joined a class, in
     // the order to move them; blocks rewritten and not yet classified, oldest first.
@@ -1788,22 +1801,29 @@ fn block_moves(
     }
     c.units = reps.len();
     let anchors_out = movers.len() + waiting.len() <= 1;
-    Ok(Some((c, Moved { block, blocks, moves, anchors_out })))
+    let pages = block == page;
+    Ok((c, Moved { block, blocks, moves, anchors_out, pages }))
 }
 
 /// The block moves' part of the report (`block_moves`): what they read and rewrote; when every
 /// block of the area but one is an anchor, more dies than blocks may hold none of them.
 fn moved_report(r: &mut ProbeReport, m: &Moved) {
+    let what = if m.pages { "effective pages" } else { "logical blocks" };
     r.parallel.how += &format!(
-        "; the pages of a logical block shared a die (a block-mapped FTL): a page of each of \
-         the area's {} logical blocks, and of {} blocks rewritten one at a time to move them \
-         to blocks newly allocated, classified against a page of each class",
-        m.blocks, m.moves
+        "; {}: the area's {} {what} rewritten one at a time to move them to ones newly \
+         allocated, {} rewrites in all, a page of each classified against a page of each class",
+        if m.pages {
+            "the area holds few pages"
+        } else {
+            "the pages of a logical block shared a die (a block-mapped FTL)"
+        },
+        m.blocks,
+        m.moves
     );
     if m.anchors_out {
         r.parallel.confidence *= 0.3;
         r.parallel.how += &format!(
-            "; every block but one became a class's own: more dies than the area's {} blocks \
+            "; every one but one became a class's own: more dies than the area's {} {what} \
              may hold none of its data",
             m.blocks
         );

@@ -355,3 +355,18 @@ fn block_moves_find_the_dies_a_block_mapped_ftl_left_empty() {
         assert!(r.parallel.how.contains("blocks rewritten one at a time"), "device {i}");
     }
 }
+
+/// A page FTL's small mapping zone holds few pages, and the dies they lie on may be fewer than
+/// it has: the pages are moved as blocks are (a page FTL with 36 dies and a zone of 48 pages).
+/// A page that is no whole number of 4 KiB is read one read per page (a 4 KiB read at a 4 KiB
+/// boundary may span two pages, on two dies): 14 KiB pages over 15 dies once read as 21.
+#[test]
+fn page_moves_and_whole_page_reads_count_the_dies_of_a_small_zone() {
+    let r = parallel_exact(&draw(4, 21));
+    assert!(
+        r.parallel.how.contains("effective pages rewritten one at a time"),
+        "{}",
+        r.parallel.how
+    );
+    parallel_exact(&draw(3, 84));
+}
