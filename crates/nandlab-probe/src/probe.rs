@@ -128,8 +128,16 @@
 //!   push them out). At the end the anchors are classified among themselves (a merge of a
 //!   group's log blocks may move one onto another's die) and their classes are the count,
 //!   used when it beats the pairs'; when every block but one became an anchor, confidence
-//!   × 0.3 (more dies may hold none of them). A device that keeps its data on fewer dies than
-//!   it has (a block-mapped FTL with fewer blocks than dies) shows fewer.
+//!   × 0.3 (more dies may hold none of them). Then (blocks only, and only when no block's
+//!   halves fell on two dies: a rewrite would allocate two blocks) a **block stride** follows:
+//!   an FTL that allocates blocks over its dies in turn puts one block rewritten again and
+//!   again (an anchor's, when no other is left) back on one die every N rewrites, N the dies,
+//!   however few blocks hold data. Up to 192 rewrites, each classified against the anchors;
+//!   the smallest period above the dies found, seen twice over and 8 rewrites more, in which
+//!   every label repeats a period later and every anchor left comes once (two at least; a
+//!   rewrite that allocated two blocks would skip half the dies), is N; confidence 0.6 at most (allocation in turn is the FTL's
+//!   choice). A device that keeps its data on fewer dies than it has (a block-mapped FTL with
+//!   fewer blocks than dies) and allocates otherwise shows fewer.
 //!
 //! Every step's time is the median of `repeats` measurements on wall-clock targets (one on the
 //! simulator, whose times are exact). Each result carries a confidence in [0, 1]: the step's
@@ -1102,10 +1110,7 @@ fn parallel(
     if let Some((zones, within)) = by_tables {
         table_report(r, &classes, zones, within);
     }
-    if let Some(m) = &moved {
-        moved_report(r, m);
-    }
-    parallel_caveats(r, classes.units, area_read, zone_bound);
+    moved_caveats(r, classes.units, moved.as_ref(), (area_read, zone_bound));
     Ok(())
 }
 
@@ -1161,7 +1166,9 @@ fn moves_over(
         _ if !one_die && room / page <= MOVE_BLOCKS_MAX => (page, 1),
         _ => return Ok(None),
     };
-    if units >= room / unit * parts || room / unit < 3 {
+    // Pages: no more classes to find than pages. Blocks: three at least, two to keep as
+    // anchors and one to rewrite (the stride needs every block but one an anchor).
+    if (unit == page && units >= room / unit) || room / unit < 3 {
         return Ok(None);
     }
     let (c, m) = block_moves(t, (unit, room, page, parts), (one, repeats))?;
@@ -1364,6 +1371,18 @@ fn table_report(r: &mut ProbeReport, c: &Classes, zones: u64, within: usize) {
         c.pages,
         if c.exhausted { "; stopped before the count settled" } else { "" },
     );
+}
+
+/// The block moves' report (`moved_report`), if any, and the caveats (`parallel_caveats`),
+/// which a block stride's period overrules (it counts dies beyond the blocks holding data).
+fn moved_caveats(r: &mut ProbeReport, units: usize, m: Option<&Moved>, area: (u64, bool)) {
+    if let Some(m) = m {
+        moved_report(r, m);
+        if m.stride.is_some() {
+            return;
+        }
+    }
+    parallel_caveats(r, units, area.0, area.1);
 }
 
 /// What may make the count the area's blocks rather than the dies: `units` classes over
@@ -1624,6 +1643,52 @@ struct Moved {
     anchors_out: bool,
     /// The blocks were effective pages (a page FTL's).
     pages: bool,
+    /// The block stride's period and rewrites (`block_stride`).
+    stride: Option<(usize, usize)>,
+}
+
+/// Most rewrites of one block the block stride takes.
+const BLOCK_STRIDE_MAX: usize = 192;
+
+/// The block stride: an FTL that allocates the blocks it writes over its dies in turn puts a
+/// logical block rewritten again and again (`unit`: the block, of `block` bytes, effective
+/// pages of `page`) back on one die every N rewrites, N the dies, however few blocks hold
+/// data. After each rewrite a page of it is classified against the `anchors` (one page per
+/// die found, `found` of them); the labels' period (`period`) is N. `None` when none shows
+/// within `BLOCK_STRIDE_MAX` rewrites, or a write buffer still holds the block just written.
+fn block_stride(
+    t: &mut dyn Target,
+    (b, block, page): (u64, u64, u64),
+    (anchors, found): (&mut Vec<(u64, u64)>, usize),
+    (one, repeats): (f64, usize),
+    c: &mut Classes,
+) -> Result<Option<(usize, usize)>, String> {
+    let mut labels = Vec::new();
+    while labels.len() < BLOCK_STRIDE_MAX {
+        rewrite_block(t, b, block, page)?;
+        let Some(pages) = flash_pages(t, (b, block, page, 1), one)? else { return Ok(None) };
+        let joined = anchor_of(t, pages[0], anchors, (one, repeats), c)?;
+        labels.push(joined.map(|_| anchors[0].1));
+        if let Some(p) = period(&labels, found, anchors.len()) {
+            return Ok(Some((p, labels.len())));
+        }
+    }
+    Ok(None)
+}
+
+/// The smallest period of `labels` above `found` (the dies the anchors showed) and seen twice
+/// over and 8 more: every label equal to the one a period later, and in a period each of the
+/// `anchors` once (every die's turn comes once; a rewrite that allocated two blocks would skip
+/// half the dies), two at least.
+fn period(labels: &[Option<u64>], found: usize, anchors: usize) -> Option<usize> {
+    let n = labels.len();
+    (found.max(1) + 1..=n.saturating_sub(8) / 2).find(|&p| {
+        let mut seen: Vec<u64> = labels[..p].iter().flatten().copied().collect();
+        seen.sort_unstable();
+        let k = seen.len();
+        seen.dedup();
+        seen.len() == k && k == anchors && k >= 2 && (0..n - p).all(|i| labels[i] == labels[i + p])
+    })
 }
 
 /// Most logical blocks the block moves read one page each of.
@@ -1754,7 +1819,7 @@ fn block_moves(
     let mut anchors: Vec<(u64, u64)> = Vec::new();
     let mut movers = std::collections::VecDeque::new();
     let mut waiting = std::collections::VecDeque::new();
-    let (mut moves, mut since_new, mut idle) = (0, 0, 0);
+    let (mut moves, mut since_new, mut idle, mut split) = (0, 0, 0, false);
     loop {
         let first_pass = moves < blocks as usize;
         if !first_pass && since_new >= 6 * (anchors.len() + 1) + 10 {
@@ -1777,13 +1842,17 @@ fn block_moves(
             idle = 0;
             waiting.pop_front();
             let mut new = false;
+            let mut dies = Vec::new();
             for p in pages {
                 c.pages += 1;
                 if anchor_of(t, p, &mut anchors, (one, repeats), &mut c)?.is_none() {
                     anchors.insert(0, (p, w));
                     new = true;
                 }
+                dies.push(anchors[0].0);
             }
+            // Halves on two dies: the block found is two.
+            split |= dies.iter().any(|&d| d != dies[0]);
             if new {
                 since_new = 0;
             } else {
@@ -1802,7 +1871,21 @@ fn block_moves(
     c.units = reps.len();
     let anchors_out = movers.len() + waiting.len() <= 1;
     let pages = block == page;
-    Ok((c, Moved { block, blocks, moves, anchors_out, pages }))
+    // Every block but one an anchor: more dies than blocks, maybe. One block rewritten again
+    // and again (an anchor's, when no other is left) may show the order of the allocations;
+    // not when the halves of a block lay on two dies (a rewrite allocates two blocks).
+    let mut stride = None;
+    if anchors_out && !pages && !split {
+        let mover = movers.front().or(waiting.front()).copied();
+        if let Some(m) = mover.or_else(|| anchors.pop().map(|a| a.1)) {
+            let unit = (m, block, page);
+            stride = block_stride(t, unit, (&mut anchors, c.units), (one, repeats), &mut c)?;
+        }
+    }
+    if let Some((period, _)) = stride {
+        c.units = period;
+    }
+    Ok((c, Moved { block, blocks, moves, anchors_out, pages, stride }))
 }
 
 /// The block moves' part of the report (`block_moves`): what they read and rewrote; when every
@@ -1820,7 +1903,15 @@ fn moved_report(r: &mut ProbeReport, m: &Moved) {
         m.blocks,
         m.moves
     );
-    if m.anchors_out {
+    if let Some((period, rewrites)) = m.stride {
+        // Allocation in turn is the FTL's choice, and a rewrite may allocate twice.
+        r.parallel.confidence = r.parallel.confidence.min(0.6);
+        r.parallel.how += &format!(
+            "; every block but one became a class's own, and one block rewritten {rewrites} \
+             times came back to one die every {period} rewrites (blocks allocated over the dies \
+             in turn): {period} dies"
+        );
+    } else if m.anchors_out {
         r.parallel.confidence *= 0.3;
         r.parallel.how += &format!(
             "; every one but one became a class's own: more dies than the area's {} {what} \
@@ -2800,5 +2891,19 @@ mod tests {
         assert!(!same_die(&class, &sig(&[], 0)));
         let none: Vec<(u32, u32)> = (0..8).map(|_| (2, 0)).collect();
         assert!(same_die(&none, &sig(&[], 4)));
+    }
+
+    #[test]
+    fn a_block_stride_is_a_period_every_anchor_comes_once_in() {
+        // Allocations over 8 dies in turn, anchors (dies found) on dies 2, 3 and 4.
+        let label = |die: u64| [2, 3, 4].contains(&die).then_some(die);
+        let turn: Vec<Option<u64>> = (0..40).map(|i| label(i % 8)).collect();
+        assert_eq!(period(&turn[..23], 3, 3), None, "seen twice over and 8 more");
+        assert_eq!(period(&turn[..24], 3, 3), Some(8));
+        // Two allocations a rewrite: dies 2 and 4 only, anchor 3 never comes.
+        let skip: Vec<Option<u64>> = (0..40).map(|i| label(2 * i % 8)).collect();
+        assert_eq!(period(&skip, 3, 3), None);
+        // No anchor in it: no period.
+        assert_eq!(period(&[None; 40], 2, 2), None);
     }
 }
