@@ -132,12 +132,14 @@
 //!   halves fell on two dies: a rewrite would allocate two blocks) a **block stride** follows:
 //!   an FTL that allocates blocks over its dies in turn puts one block rewritten again and
 //!   again (an anchor's, when no other is left) back on one die every N rewrites, N the dies,
-//!   however few blocks hold data. Up to 192 rewrites, each classified against the anchors;
-//!   the smallest period above the dies found, seen twice over and 8 rewrites more, in which
-//!   every label repeats a period later and every anchor left comes once (two at least; a
-//!   rewrite that allocated two blocks would skip half the dies), is N; confidence 0.6 at most (allocation in turn is the FTL's
-//!   choice). A device that keeps its data on fewer dies than it has (a block-mapped FTL with
-//!   fewer blocks than dies) and allocates otherwise shows fewer.
+//!   however few blocks hold data (behind a write buffer that held the blocks just written,
+//!   two blocks take turns, each read after the other's rewrite). Up to 192 rewrites, each
+//!   classified against the anchors; the smallest period above the dies found, seen twice
+//!   over and 8 rewrites more, in which every label repeats a period later and every anchor
+//!   left comes once (two at least; a rewrite that allocated two blocks would skip half the
+//!   dies), is N, confidence 0.6 at most (allocation in turn is the FTL's choice). A device
+//!   that keeps its data on fewer dies than it has (a block-mapped FTL with fewer blocks than
+//!   dies) and allocates otherwise shows fewer.
 //!
 //! Every step's time is the median of `repeats` measurements on wall-clock targets (one on the
 //! simulator, whose times are exact). Each result carries a confidence in [0, 1]: the step's
@@ -1651,21 +1653,30 @@ struct Moved {
 const BLOCK_STRIDE_MAX: usize = 192;
 
 /// The block stride: an FTL that allocates the blocks it writes over its dies in turn puts a
-/// logical block rewritten again and again (`unit`: the block, of `block` bytes, effective
-/// pages of `page`) back on one die every N rewrites, N the dies, however few blocks hold
-/// data. After each rewrite a page of it is classified against the `anchors` (one page per
-/// die found, `found` of them); the labels' period (`period`) is N. `None` when none shows
-/// within `BLOCK_STRIDE_MAX` rewrites, or a write buffer still holds the block just written.
+/// logical block rewritten again and again (of `block` bytes, effective pages of `page`) back
+/// on one die every N rewrites, N the dies, however few blocks hold data. After each rewrite
+/// a page of it is classified against the `anchors` (one page per die found, `found` of
+/// them); the labels' period (`period`) is N. Behind a write buffer that holds the block just
+/// written, two `movers` take turns, each read after the other's rewrite (the labels stay in
+/// the order of the allocations). `None` when no period shows within `BLOCK_STRIDE_MAX`
+/// rewrites, or the buffer still holds the block read.
 fn block_stride(
     t: &mut dyn Target,
-    (b, block, page): (u64, u64, u64),
+    (movers, block, page): (&[u64], u64, u64),
     (anchors, found): (&mut Vec<(u64, u64)>, usize),
     (one, repeats): (f64, usize),
     c: &mut Classes,
 ) -> Result<Option<(usize, usize)>, String> {
     let mut labels = Vec::new();
-    while labels.len() < BLOCK_STRIDE_MAX {
+    let (mut turn, mut last) = (0, None);
+    while labels.len() < BLOCK_STRIDE_MAX && !movers.is_empty() {
+        let b = movers[turn % movers.len()];
+        turn += 1;
         rewrite_block(t, b, block, page)?;
+        // Two blocks in turn: the one written before, which the last pushed out of a buffer.
+        let Some(b) = (if movers.len() == 1 { Some(b) } else { last.replace(b) }) else {
+            continue;
+        };
         let Some(pages) = flash_pages(t, (b, block, page, 1), one)? else { return Ok(None) };
         let joined = anchor_of(t, pages[0], anchors, (one, repeats), c)?;
         labels.push(joined.map(|_| anchors[0].1));
@@ -1819,7 +1830,7 @@ fn block_moves(
     let mut anchors: Vec<(u64, u64)> = Vec::new();
     let mut movers = std::collections::VecDeque::new();
     let mut waiting = std::collections::VecDeque::new();
-    let (mut moves, mut since_new, mut idle, mut split) = (0, 0, 0, false);
+    let (mut moves, mut since_new, mut idle, mut split, mut held) = (0, 0, 0, false, false);
     loop {
         let first_pass = moves < blocks as usize;
         if !first_pass && since_new >= 6 * (anchors.len() + 1) + 10 {
@@ -1838,7 +1849,10 @@ fn block_moves(
         (moves, idle) = (moves + 1, idle + 1);
         waiting.push_back(b);
         while let Some(&w) = waiting.front() {
-            let Some(pages) = flash_pages(t, (w, block, page, parts), one)? else { break };
+            let Some(pages) = flash_pages(t, (w, block, page, parts), one)? else {
+                held = true;
+                break;
+            };
             idle = 0;
             waiting.pop_front();
             let mut new = false;
@@ -1876,14 +1890,19 @@ fn block_moves(
     // not when the halves of a block lay on two dies (a rewrite allocates two blocks).
     let mut stride = None;
     if anchors_out && !pages && !split {
-        let mover = movers.front().or(waiting.front()).copied();
-        if let Some(m) = mover.or_else(|| anchors.pop().map(|a| a.1)) {
-            let unit = (m, block, page);
-            stride = block_stride(t, unit, (&mut anchors, c.units), (one, repeats), &mut c)?;
+        // Two blocks in turn when a write buffer held blocks just written (`block_stride`).
+        let want = if held { 2 } else { 1 };
+        let mut turns: Vec<u64> = movers.iter().chain(&waiting).copied().take(want).collect();
+        while turns.len() < want {
+            let Some(a) = anchors.pop() else { break };
+            turns.push(a.1);
         }
+        let unit = (&turns[..], block, page);
+        stride = block_stride(t, unit, (&mut anchors, c.units), (one, repeats), &mut c)?;
     }
     if let Some((period, _)) = stride {
-        c.units = period;
+        // The period is the count, whether or not the moves settled.
+        (c.units, c.exhausted) = (period, false);
     }
     Ok((c, Moved { block, blocks, moves, anchors_out, pages, stride }))
 }
