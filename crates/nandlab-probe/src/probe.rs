@@ -81,7 +81,8 @@
 //!   reads in the next zone, after one that loads its table, take over 4x the area's: every
 //!   page answered from RAM, the zone being smaller than the buffer), 16 MiB written after
 //!   the zone push them out first, and the single reads are taken again. Where the area has
-//!   room, one read per effective page (a cache keeps whole logical pages), and behind a read
+//!   room or the page is no whole number of 4 KiB (a read would span two pages), one read per
+//!   effective page (a cache keeps whole logical pages), and behind a read
 //!   cache however few pages the area holds (16 at least). The reads stay within one mapping
 //!   zone when the zone probe found one (its first half when said with little confidence). Behind a cache that the
 //!   spacer's filler reads never make let a page go (FAB evicts the fullest block first, so
@@ -115,8 +116,36 @@
 //!   behind another is tolerated), with the same stopping rule. Pairs across zones are not
 //!   timed directly: both tables load first, and two tables on one die look like a collision.
 //!   Used when it finds more classes; confidence 0.5 at most (dies holding no table share one
-//!   signature). A device that keeps its data on fewer dies than it has (a block-mapped FTL
-//!   with fewer blocks than dies) shows fewer.
+//!   signature). **Block moves**: when no read cache intervenes and the pairs found fewer
+//!   classes than the area (the zone, or the device) has blocks, and the first two pages of
+//!   a block collide in 3 of 4 blocks (a block-mapped FTL keeps a logical block on one die; a
+//!   page FTL stripes them), the classes may be just the dies the FTL happened to put the
+//!   blocks on. (Where neighbouring pages do not collide and the area holds at most 512
+//!   effective pages, a small zone of a page FTL, the same is done with pages for blocks: a
+//!   page rewritten goes to a page newly allocated.) Every logical block of the area (512 at
+//!   most) is then rewritten whole, in
+//!   order, in whole pages, and flushed (the FTL gives it a block newly allocated, on
+//!   whichever die its allocator picks: a die holding no data has all its blocks free), and a
+//!   page of it (of each half when the halving test is still to come: SAST's doubled block is
+//!   two) is classified against one page per class, its anchor; then the blocks that joined a
+//!   class are rewritten and classified again in turn, until 6 (K + 1) + 10 in a row joined
+//!   one (or 512 moves more). Anchors' blocks stay put. A block is classified once its first
+//!   pages read from flash (a write buffer holds the last blocks written, until later ones
+//!   push them out). At the end the anchors are classified among themselves (a merge of a
+//!   group's log blocks may move one onto another's die) and their classes are the count,
+//!   used when it beats the pairs'; when every block but one became an anchor, confidence
+//!   × 0.3 (more dies may hold none of them). Then (blocks only, and only when no block's
+//!   halves fell on two dies: a rewrite would allocate two blocks) a **block stride** follows:
+//!   an FTL that allocates blocks over its dies in turn puts one block rewritten again and
+//!   again (an anchor's, when no other is left) back on one die every N rewrites, N the dies,
+//!   however few blocks hold data (behind a write buffer that held the blocks just written,
+//!   two blocks take turns, each read after the other's rewrite). Up to 192 rewrites, each
+//!   classified against the anchors; the smallest period above the dies found, seen twice
+//!   over and 8 rewrites more, in which every label repeats a period later and every anchor
+//!   left comes once (two at least; a rewrite that allocated two blocks would skip half the
+//!   dies), is N, confidence 0.6 at most (allocation in turn is the FTL's choice). A device
+//!   that keeps its data on fewer dies than it has (a block-mapped FTL with fewer blocks than
+//!   dies) and allocates otherwise shows fewer.
 //!
 //! Every step's time is the median of `repeats` measurements on wall-clock targets (one on the
 //! simulator, whose times are exact). Each result carries a confidence in [0, 1]: the step's
@@ -267,7 +296,7 @@ pub fn probe(
     }
     if options.parallel {
         progress("parallel units");
-        parallel(target, repeats, &mut report)?;
+        parallel(target, repeats, &mut report, halving.is_some())?;
     }
     // The block's halving test last: it overwrites the device in patterns of its own, and what
     // the zone and parallel probes see depends on where the sequential passes left the blocks.
@@ -1020,8 +1049,14 @@ pub(crate) fn mix(x: u64) -> u64 {
 /// The parallel-units probe (the module doc's bullet): pairs of reads issued together, one of
 /// a page never read before and one of a representative of each unit found so far; a pair on
 /// one die takes about two reads, a pair on two dies about one (plus a bus transfer when they
-/// share a bus). The units are the classes of pages that collide.
-fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(), String> {
+/// share a bus). The units are the classes of pages that collide. `halves`: the block probe's
+/// halving test is still to come (the block found may be two).
+fn parallel(
+    t: &mut dyn Target,
+    repeats: usize,
+    r: &mut ProbeReport,
+    halves: bool,
+) -> Result<(), String> {
     let cap = t.capacity_bytes();
     let len = 4 * KIB;
     // Within one mapping zone when the zone probe found one: a read in another zone would time
@@ -1036,16 +1071,14 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     let area_bytes = room.min(want);
     // One read per effective page where the area has room for it: a read cache keeps whole
     // logical pages, so a second 4 KiB read in a page read before would be a hit, not a fresh
-    // page. (In a small zone the 4 KiB reads are kept: two in one page share its die anyway.)
+    // page. (In a small zone the 4 KiB reads are kept: two in one page share its die anyway;
+    // not when a page is no whole number of them: a 4 KiB read would span two pages.)
     let page = r.effective_page_bytes.unwrap_or(len).max(len);
-    let unit = if area_bytes / page >= FRESH_PAGES_MIN { page } else { len };
+    let whole = area_bytes / page >= FRESH_PAGES_MIN || !page.is_multiple_of(len);
+    let unit = if whole { page } else { len };
     let area = area_bytes / unit;
     if area < 64 || t.max_queue_depth() < 2 {
-        r.parallel = Detected {
-            value: None,
-            confidence: 0.0,
-            how: "the target cannot keep two reads in flight (or has under 256 KiB)".into(),
-        };
+        r.parallel.how = "the target cannot keep two reads in flight (or has under 256 KiB)".into();
         return Ok(());
     }
     // The probe's own area, written in order and flushed (a read of space never written may
@@ -1064,21 +1097,8 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     if let Some(w) = window.filter(|&w| w > 0) {
         per_page(t, &mut fresh, w, page)?;
     }
-    // A read cache that let no page go, or (below) classes that did not settle: the period
-    // with which pages written in order come back to one unit, pages each read once.
     let Some(window) = window else {
-        if let Some(s) = stride(t, &mut fresh, one, repeats)? {
-            stride_report(r, &s, "a read cache answered a page read again after 2^14 others");
-            return Ok(());
-        }
-        r.parallel = Detected {
-            value: None,
-            confidence: 0.0,
-            how: "a read cache answered a page read again after 2^14 other reads, and pages \
-                  written in order showed no period"
-                .into(),
-        };
-        return Ok(());
+        return no_window(t, r, &mut fresh, (one, repeats));
     };
     // Behind a cache whose filler reads fill the area's own blocks (FAB), windows run to
     // thousands of reads: the pages are classified together.
@@ -1087,6 +1107,14 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     } else {
         collide_interleaved(t, &mut fresh, one, repeats, window)?
     };
+    // Few classes on a block-mapped FTL may be the dies its blocks happen to lie on: a page
+    // of every block, and blocks moved to others (`block_moves`).
+    let mut moved = None;
+    if let Some((c, m)) =
+        moves_over(t, r, (&fresh, &classes), (room, page, halves), (one, repeats))?
+    {
+        (classes, moved) = (c, Some(m));
+    }
     // No more classes than the area's blocks (+1, a log block) in one zone of four or more, no
     // buffer: maybe a block-mapped FTL's blocks, not its dies; table loads tell dies apart.
     let blocks = r.block_bytes.map_or(u64::MAX, |b| (fresh.area * unit / b).max(1));
@@ -1100,15 +1128,16 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
             let c = table_classes(t, &mut across, one, z)?;
             if c.units > classes.units {
                 by_tables = Some((wide / z, classes.units));
-                (classes, fresh) = (c, across);
+                (classes, fresh, moved) = (c, across, None);
             }
         }
     }
     let zone_bound = by_tables.is_none() && zone.is_some_and(|z| z < cap.min(want));
+    let area_read = moved.as_ref().map_or(fresh.area * unit, |m| m.blocks * m.block);
     // Classes that settled stand (their read cache's window was seen on several pages).
     if classes.exhausted {
         if let Some(s) = stride(t, &mut fresh, one, repeats)? {
-            stride_over_classes(r, &s, &classes, (fresh.area * unit, zone_bound));
+            stride_over_classes(r, &s, &classes, (area_read, zone_bound));
             return Ok(());
         }
     }
@@ -1116,8 +1145,69 @@ fn parallel(t: &mut dyn Target, repeats: usize, r: &mut ProbeReport) -> Result<(
     if let Some((zones, within)) = by_tables {
         table_report(r, &classes, zones, within);
     }
-    parallel_caveats(r, classes.units, fresh.area * unit, zone_bound);
+    moved_caveats(r, classes.units, moved.as_ref(), (area_read, zone_bound));
     Ok(())
+}
+
+/// A read cache that let no page go: the period with which pages written in order come back
+/// to one unit (`stride`), pages each read once.
+fn no_window(
+    t: &mut dyn Target,
+    r: &mut ProbeReport,
+    fresh: &mut FreshPages,
+    (one, repeats): (f64, usize),
+) -> Result<(), String> {
+    if let Some(s) = stride(t, fresh, one, repeats)? {
+        stride_report(r, &s, "a read cache answered a page read again after 2^14 others");
+        return Ok(());
+    }
+    r.parallel = Detected {
+        value: None,
+        confidence: 0.0,
+        how: "a read cache answered a page read again after 2^14 other reads, and pages \
+              written in order showed no period"
+            .into(),
+    };
+    Ok(())
+}
+
+/// The moves (`block_moves`) over the first `room` bytes when they may find more than the
+/// classes the pairs `found` (no read cache, a page being read many times, nor filler reads
+/// in the way): of logical blocks when the block is known and the first two pages of a
+/// block share a die (`blocks_on_one_die`), read in halves when the halving test is still to
+/// come (`halves`: SAST's merges of two blocks at once read as one block); else of effective
+/// pages of `page` bytes when the area holds few (a page FTL gives a page rewritten a page
+/// newly allocated too). Only with fewer classes than blocks (or halves, or pages). Their
+/// classes when they found more.
+fn moves_over(
+    t: &mut dyn Target,
+    r: &ProbeReport,
+    (fresh, found): (&FreshPages, &Classes),
+    (room, page, halves): (u64, u64, bool),
+    (one, repeats): (f64, usize),
+) -> Result<Option<(Classes, Moved)>, String> {
+    let units = found.units as u64;
+    if found.window > 0 || fresh.within || fresh.outside.is_some() {
+        return Ok(None);
+    }
+    // Pairs of neighbouring pages at the starts of blocks (of pages when the block is not
+    // known, or not two pages): on one die on a block-mapped FTL.
+    let block = r.block_bytes.filter(|&b| b >= 2 * page && room >= b);
+    let span = block.unwrap_or(page);
+    let one_die =
+        blocks_on_one_die(t, (span, (room / span).min(MOVE_BLOCKS_MAX), page), (one, repeats))?;
+    let (unit, parts) = match block {
+        Some(b) if one_die => (b, if halves && (b / page).is_multiple_of(2) { 2 } else { 1 }),
+        _ if !one_die && room / page <= MOVE_BLOCKS_MAX => (page, 1),
+        _ => return Ok(None),
+    };
+    // Pages: no more classes to find than pages. Blocks: three at least, two to keep as
+    // anchors and one to rewrite (the stride needs every block but one an anchor).
+    if (unit == page && units >= room / unit) || room / unit < 3 {
+        return Ok(None);
+    }
+    let (c, m) = block_moves(t, (unit, room, page, parts), (one, repeats))?;
+    Ok((c.units > found.units).then_some((c, m)))
 }
 
 /// Behind a read cache, which keeps whole logical pages (a 4 KiB read in a page read before
@@ -1316,6 +1406,18 @@ fn table_report(r: &mut ProbeReport, c: &Classes, zones: u64, within: usize) {
         c.pages,
         if c.exhausted { "; stopped before the count settled" } else { "" },
     );
+}
+
+/// The block moves' report (`moved_report`), if any, and the caveats (`parallel_caveats`),
+/// which a block stride's period overrules (it counts dies beyond the blocks holding data).
+fn moved_caveats(r: &mut ProbeReport, units: usize, m: Option<&Moved>, area: (u64, bool)) {
+    if let Some(m) = m {
+        moved_report(r, m);
+        if m.stride.is_some() {
+            return;
+        }
+    }
+    parallel_caveats(r, units, area.0, area.1);
 }
 
 /// What may make the count the area's blocks rather than the dies: `units` classes over
@@ -1564,6 +1666,311 @@ fn stride_report(r: &mut ProbeReport, s: &Stride, why: &str) {
         ),
     };
     r.parallel_units = r.parallel.value;
+}
+
+/// What the block moves did (`block_moves`): the block, the logical blocks of the area they
+/// read one page each of, the blocks rewritten, and whether every block but one became a
+/// class's anchor (more dies may hold no block of the area).
+struct Moved {
+    block: u64,
+    blocks: u64,
+    moves: usize,
+    anchors_out: bool,
+    /// The blocks were effective pages (a page FTL's).
+    pages: bool,
+    /// The block stride's period and rewrites (`block_stride`).
+    stride: Option<(usize, usize)>,
+}
+
+/// Most rewrites of one block the block stride takes.
+const BLOCK_STRIDE_MAX: usize = 192;
+
+/// The block stride: an FTL that allocates the blocks it writes over its dies in turn puts a
+/// logical block rewritten again and again (of `block` bytes, effective pages of `page`) back
+/// on one die every N rewrites, N the dies, however few blocks hold data. After each rewrite
+/// a page of it is classified against the `anchors` (one page per die found, `found` of
+/// them); the labels' period (`period`) is N. Behind a write buffer that holds the block just
+/// written, two `movers` take turns, each read after the other's rewrite (the labels stay in
+/// the order of the allocations). `None` when no period shows within `BLOCK_STRIDE_MAX`
+/// rewrites, or the buffer still holds the block read.
+fn block_stride(
+    t: &mut dyn Target,
+    (movers, block, page): (&[u64], u64, u64),
+    (anchors, found): (&mut Vec<(u64, u64)>, usize),
+    (one, repeats): (f64, usize),
+    c: &mut Classes,
+) -> Result<Option<(usize, usize)>, String> {
+    let mut labels = Vec::new();
+    let (mut turn, mut last) = (0, None);
+    while labels.len() < BLOCK_STRIDE_MAX && !movers.is_empty() {
+        let b = movers[turn % movers.len()];
+        turn += 1;
+        rewrite_block(t, b, block, page)?;
+        // Two blocks in turn: the one written before, which the last pushed out of a buffer.
+        let Some(b) = (if movers.len() == 1 { Some(b) } else { last.replace(b) }) else {
+            continue;
+        };
+        let Some(pages) = flash_pages(t, (b, block, page, 1), one)? else { return Ok(None) };
+        let joined = anchor_of(t, pages[0], anchors, (one, repeats), c)?;
+        labels.push(joined.map(|_| anchors[0].1));
+        if let Some(p) = period(&labels, found, anchors.len()) {
+            return Ok(Some((p, labels.len())));
+        }
+    }
+    Ok(None)
+}
+
+/// The smallest period of `labels` above `found` (the dies the anchors showed) and seen twice
+/// over and 8 more: every label equal to the one a period later, and in a period each of the
+/// `anchors` once (every die's turn comes once; a rewrite that allocated two blocks would skip
+/// half the dies), two at least.
+fn period(labels: &[Option<u64>], found: usize, anchors: usize) -> Option<usize> {
+    let n = labels.len();
+    (found.max(1) + 1..=n.saturating_sub(8) / 2).find(|&p| {
+        let mut seen: Vec<u64> = labels[..p].iter().flatten().copied().collect();
+        seen.sort_unstable();
+        let k = seen.len();
+        seen.dedup();
+        seen.len() == k && k == anchors && k >= 2 && (0..n - p).all(|i| labels[i] == labels[i + p])
+    })
+}
+
+/// Most logical blocks the block moves read one page each of.
+const MOVE_BLOCKS_MAX: u64 = 512;
+
+/// Most blocks the block moves rewrite after one pass over the area's.
+const MOVES_MAX: usize = 512;
+
+/// Most blocks the block moves rewrite in a row with none of them read from flash yet (a
+/// write buffer larger than the blocks that can move).
+const MOVES_IDLE_MAX: usize = 64;
+
+/// Pair reads of `a` and `b` (4 KiB each) together: whether they took two reads (one die).
+fn collide_pair(
+    t: &mut dyn Target,
+    (a, b): (u64, u64),
+    (one, repeats): (f64, usize),
+    c: &mut Classes,
+) -> Result<bool, String> {
+    let len = 4 * KIB;
+    let pair = timed(repeats, || t.read_queue(&[(a, len), (b, len)], 2))? as f64;
+    if pair > 1.5 * one {
+        c.same.push(pair);
+        return Ok(true);
+    }
+    c.apart.push(pair);
+    Ok(false)
+}
+
+/// Whether neighbouring effective pages (of `page` bytes) share a die: the first two pages of
+/// 4 units spread over the `blocks` units of `block` bytes from offset 0 (blocks, or pages)
+/// read together, at least 3 of 4 pairs taking two reads. A page FTL stripes pages written in
+/// order over its dies (two pages of one die only on a device of one); a block-mapped FTL
+/// keeps a block in one physical block.
+fn blocks_on_one_die(
+    t: &mut dyn Target,
+    (block, blocks, page): (u64, u64, u64),
+    (one, repeats): (f64, usize),
+) -> Result<bool, String> {
+    let mut scratch = Classes::new(0);
+    let mut hits = 0;
+    for i in 0..4 {
+        let b = i * blocks.saturating_sub(1) / 4 * block;
+        hits += usize::from(collide_pair(t, (b, b + page), (one, repeats), &mut scratch)?);
+    }
+    Ok(hits >= 3)
+}
+
+/// The anchor of `anchors` (a page per class, the last joined first) that page `p` collides
+/// with, moved to the front; `None` when it collides with none.
+fn anchor_of(
+    t: &mut dyn Target,
+    p: u64,
+    anchors: &mut [(u64, u64)],
+    (one, repeats): (f64, usize),
+    c: &mut Classes,
+) -> Result<Option<usize>, String> {
+    for k in 0..anchors.len() {
+        if collide_pair(t, (p, anchors[k].0), (one, repeats), c)? {
+            anchors[..=k].rotate_right(1);
+            return Ok(Some(0));
+        }
+    }
+    Ok(None)
+}
+
+/// A page of each of the `parts` equal parts (whole effective pages of `page` bytes) of
+/// logical block `b` (of `block` bytes) read from flash: per part the first of its first 4
+/// effective pages whose single read takes at least half of `one` (a write buffer may still
+/// hold the block just written); `None` when each of some part's answered from RAM.
+fn flash_pages(
+    t: &mut dyn Target,
+    (b, block, page, parts): (u64, u64, u64, u64),
+    one: f64,
+) -> Result<Option<Vec<u64>>, String> {
+    let part = block / parts / page * page;
+    let mut found = Vec::new();
+    for k in 0..parts {
+        let mut from_flash = None;
+        for j in 0..4.min(part / page) {
+            let p = b * block + k * part + j * page;
+            if t.read(p, 4 * KIB)? as f64 >= 0.5 * one {
+                from_flash = Some(p);
+                break;
+            }
+        }
+        let Some(p) = from_flash else { return Ok(None) };
+        found.push(p);
+    }
+    Ok(Some(found))
+}
+
+/// Rewrites logical block `b` of `block` bytes whole, in order, in requests of whole effective
+/// pages of `page` bytes (a page written twice would break the order a switch merge needs),
+/// then a FLUSH: a block-mapped FTL puts it in a block newly allocated.
+fn rewrite_block(t: &mut dyn Target, b: u64, block: u64, page: u64) -> Result<(), String> {
+    let chunk = (MIB / page).max(1) * page;
+    let mut o = 0;
+    while o < block {
+        let n = chunk.min(block - o);
+        t.write(b * block + o, n)?;
+        o += n;
+    }
+    t.flush()?;
+    Ok(())
+}
+
+/// Block moves (the module doc's bullet): when the pages of a logical block share a die
+/// (`blocks_on_one_die`), every logical block of the first `room` bytes (blocks of `block`
+/// bytes, effective pages of `page`) is rewritten whole, in order, in turn (a block-mapped FTL
+/// gives each a block newly allocated, on whichever die its allocator picks: a die that holds
+/// no data has all its blocks free), and a page of it is classified against one page per class
+/// found (its anchor); then the blocks whose page joined a class are rewritten and classified
+/// again in turn, until 6 (K + 1) + 10 pages in a row joined one of the K classes. Anchors'
+/// blocks are not rewritten. A block is classified once its page reads from flash (a write
+/// buffer holds the last blocks written: they wait while later ones push them out). At the
+/// end the anchors are classified among themselves (a merge of a group's log blocks may have
+/// moved one onto another's die), and their classes are the count.
+fn block_moves(
+    t: &mut dyn Target,
+    (block, room, page, parts): (u64, u64, u64, u64),
+    (one, repeats): (f64, usize),
+) -> Result<(Classes, Moved), String> {
+    let blocks = (room / block).min(MOVE_BLOCKS_MAX);
+    let mut c = Classes::new(0);
+    // (page, logical block) per class, the last joined first; blocks that joined a class, in
+    // the order to move them; blocks rewritten and not yet classified, oldest first.
+    let mut anchors: Vec<(u64, u64)> = Vec::new();
+    let mut movers = std::collections::VecDeque::new();
+    let mut waiting = std::collections::VecDeque::new();
+    let (mut moves, mut since_new, mut idle, mut split, mut held) = (0, 0, 0, false, false);
+    loop {
+        let first_pass = moves < blocks as usize;
+        if !first_pass && since_new >= 6 * (anchors.len() + 1) + 10 {
+            break;
+        }
+        let Some(b) = (if first_pass { Some(moves as u64) } else { movers.pop_front() })
+            .or_else(|| waiting.pop_front())
+        else {
+            break;
+        };
+        if moves >= blocks as usize + MOVES_MAX || idle >= MOVES_IDLE_MAX {
+            c.exhausted = true;
+            break;
+        }
+        rewrite_block(t, b, block, page)?;
+        (moves, idle) = (moves + 1, idle + 1);
+        waiting.push_back(b);
+        while let Some(&w) = waiting.front() {
+            let Some(pages) = flash_pages(t, (w, block, page, parts), one)? else {
+                held = true;
+                break;
+            };
+            idle = 0;
+            waiting.pop_front();
+            let mut new = false;
+            let mut dies = Vec::new();
+            for p in pages {
+                c.pages += 1;
+                if anchor_of(t, p, &mut anchors, (one, repeats), &mut c)?.is_none() {
+                    anchors.insert(0, (p, w));
+                    new = true;
+                }
+                dies.push(anchors[0].0);
+            }
+            // Halves on two dies: the block found is two.
+            split |= dies.iter().any(|&d| d != dies[0]);
+            if new {
+                since_new = 0;
+            } else {
+                movers.push_back(w);
+                since_new += 1;
+            }
+        }
+    }
+    // The anchors among themselves: one class per die they lie on now.
+    let mut reps: Vec<(u64, u64)> = Vec::new();
+    for &(p, _) in &anchors {
+        if anchor_of(t, p, &mut reps, (one, repeats), &mut c)?.is_none() {
+            reps.insert(0, (p, 0));
+        }
+    }
+    c.units = reps.len();
+    let anchors_out = movers.len() + waiting.len() <= 1;
+    let pages = block == page;
+    // Every block but one an anchor: more dies than blocks, maybe. One block rewritten again
+    // and again (an anchor's, when no other is left) may show the order of the allocations;
+    // not when the halves of a block lay on two dies (a rewrite allocates two blocks).
+    let mut stride = None;
+    if anchors_out && !pages && !split {
+        // Two blocks in turn when a write buffer held blocks just written (`block_stride`).
+        let want = if held { 2 } else { 1 };
+        let mut turns: Vec<u64> = movers.iter().chain(&waiting).copied().take(want).collect();
+        while turns.len() < want {
+            let Some(a) = anchors.pop() else { break };
+            turns.push(a.1);
+        }
+        let unit = (&turns[..], block, page);
+        stride = block_stride(t, unit, (&mut anchors, c.units), (one, repeats), &mut c)?;
+    }
+    if let Some((period, _)) = stride {
+        // The period is the count, whether or not the moves settled.
+        (c.units, c.exhausted) = (period, false);
+    }
+    Ok((c, Moved { block, blocks, moves, anchors_out, pages, stride }))
+}
+
+/// The block moves' part of the report (`block_moves`): what they read and rewrote; when every
+/// block of the area but one is an anchor, more dies than blocks may hold none of them.
+fn moved_report(r: &mut ProbeReport, m: &Moved) {
+    let what = if m.pages { "effective pages" } else { "logical blocks" };
+    r.parallel.how += &format!(
+        "; {}: the area's {} {what} rewritten one at a time to move them to ones newly \
+         allocated, {} rewrites in all, a page of each classified against a page of each class",
+        if m.pages {
+            "the area holds few pages"
+        } else {
+            "the pages of a logical block shared a die (a block-mapped FTL)"
+        },
+        m.blocks,
+        m.moves
+    );
+    if let Some((period, rewrites)) = m.stride {
+        // Allocation in turn is the FTL's choice, and a rewrite may allocate twice.
+        r.parallel.confidence = r.parallel.confidence.min(0.6);
+        r.parallel.how += &format!(
+            "; every block but one became a class's own, and one block rewritten {rewrites} \
+             times came back to one die every {period} rewrites (blocks allocated over the dies \
+             in turn): {period} dies"
+        );
+    } else if m.anchors_out {
+        r.parallel.confidence *= 0.3;
+        r.parallel.how += &format!(
+            "; every one but one became a class's own: more dies than the area's {} {what} \
+             may hold none of its data",
+            m.blocks
+        );
+    }
 }
 
 /// The classes pair reads found: how many, the pair times on one unit and on two, the fresh
@@ -2625,5 +3032,19 @@ mod tests {
         let chain_pages = p.exact_period / p.per_period as f64;
         assert!((chain_pages - 357.0).abs() < 0.2, "chains: {chain_pages}");
         assert!((lag_pages - 357.0).abs() > (chain_pages - 357.0).abs(), "lag: {lag_pages}");
+    }
+
+    #[test]
+    fn a_block_stride_is_a_period_every_anchor_comes_once_in() {
+        // Allocations over 8 dies in turn, anchors (dies found) on dies 2, 3 and 4.
+        let label = |die: u64| [2, 3, 4].contains(&die).then_some(die);
+        let turn: Vec<Option<u64>> = (0..40).map(|i| label(i % 8)).collect();
+        assert_eq!(period(&turn[..23], 3, 3), None, "seen twice over and 8 more");
+        assert_eq!(period(&turn[..24], 3, 3), Some(8));
+        // Two allocations a rewrite: dies 2 and 4 only, anchor 3 never comes.
+        let skip: Vec<Option<u64>> = (0..40).map(|i| label(2 * i % 8)).collect();
+        assert_eq!(period(&skip, 3, 3), None);
+        // No anchor in it: no period.
+        assert_eq!(period(&[None; 40], 2, 2), None);
     }
 }
