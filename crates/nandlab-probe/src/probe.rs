@@ -481,47 +481,7 @@ fn page(
         r.curves.push(Curve::new(&name, "request KiB", "response ns", &xs, c));
     }
     r.page = match found {
-        Some((x, ratios)) => {
-            // The noise: how far below the step the sizes before it sat (their shifted ÷
-            // aligned medians); the step: the weakest of its pairs but the spared one.
-            let mut sorted = ratios.clone();
-            sorted.sort_by(f64::total_cmp);
-            let step = sorted[1];
-            let below: Vec<f64> = curves[0]
-                .iter()
-                .zip(&curves[1])
-                .map(|(a, u)| (u / a.max(1.0) - 1.0).abs())
-                .collect();
-            let noise = if below.len() > 1 {
-                median_f64(below[..below.len() - 1].iter().copied())
-            } else {
-                0.0
-            };
-            let stepped = ratios.iter().filter(|&&q| q >= PAGE_STEP).count() as u64;
-            // A pair short of all of them: a size just off the page may step by chance on
-            // all pairs but one (the matrices' one sure-and-wrong page of this kind, 191 KiB
-            // for 192, came so), so not sure.
-            // A weak step (under PAGE_STEP on most pairs) is never said with certainty: on a
-            // wall-clock target a few per cent is within what a client's noise can fake.
-            let short = if stepped + 1 < PAGE_PAIRS {
-                0.7
-            } else if stepped < PAGE_PAIRS {
-                0.85
-            } else {
-                1.0
-            };
-            Detected {
-                value: Some(x),
-                confidence: confidence(step, noise).min(short),
-                how: format!(
-                    "writes: at {x} bytes {stepped} of {PAGE_PAIRS} shifted requests are >= \
-                     {PAGE_STEP}x their aligned pair (weakest {step:.2}x{}); {:.2} typically \
-                     below",
-                    if stepped + 1 < PAGE_PAIRS { ": a weak step, below quiet sizes" } else { "" },
-                    1.0 + noise
-                ),
-            }
-        }
+        Some((x, ratios)) => page_found(x, &ratios, &curves),
         None => Detected {
             value: None,
             confidence: 0.0,
@@ -530,6 +490,44 @@ fn page(
     };
     r.effective_page_bytes = r.page.value;
     Ok(())
+}
+
+/// The writes' answer where the search found a step at `x` with these pairs' ratios (`curves`:
+/// the aligned and shifted medians of every size searched, the step's last).
+fn page_found(x: u64, ratios: &[f64], curves: &[Vec<f64>; 2]) -> Detected {
+    // The noise: how far below the step the sizes before it sat (their shifted ÷
+    // aligned medians); the step: the weakest of its pairs but the spared one.
+    let mut sorted = ratios.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let step = sorted[1];
+    let below: Vec<f64> =
+        curves[0].iter().zip(&curves[1]).map(|(a, u)| (u / a.max(1.0) - 1.0).abs()).collect();
+    let noise =
+        if below.len() > 1 { median_f64(below[..below.len() - 1].iter().copied()) } else { 0.0 };
+    let stepped = ratios.iter().filter(|&&q| q >= PAGE_STEP).count() as u64;
+    // A pair short of all of them: a size just off the page may step by chance on
+    // all pairs but one (the matrices' one sure-and-wrong page of this kind, 191 KiB
+    // for 192, came so), so not sure.
+    // A weak step (under PAGE_STEP on most pairs) is never said with certainty: on a
+    // wall-clock target a few per cent is within what a client's noise can fake.
+    let short = if stepped + 1 < PAGE_PAIRS {
+        0.7
+    } else if stepped < PAGE_PAIRS {
+        0.85
+    } else {
+        1.0
+    };
+    Detected {
+        value: Some(x),
+        confidence: confidence(step, noise).min(short),
+        how: format!(
+            "writes: at {x} bytes {stepped} of {PAGE_PAIRS} shifted requests are >= \
+             {PAGE_STEP}x their aligned pair (weakest {step:.2}x{}); {:.2} typically \
+             below",
+            if stepped + 1 < PAGE_PAIRS { ": a weak step, below quiet sizes" } else { "" },
+            1.0 + noise
+        ),
+    }
 }
 
 /// The page behind a cache that absorbs writes: the paper's read variant, with the writes'
