@@ -2838,16 +2838,19 @@ fn rewrite(t: &mut dyn Target, w: u64, n: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// The spike (of the sorted `spikes`) nearest `at`, if one lies within `tol` writes of it.
+fn nearest_spike(spikes: &[u64], at: u64, tol: u64) -> Option<u64> {
+    let i = spikes.partition_point(|&x| x + tol < at);
+    spikes[i..].iter().copied().take_while(|&x| x <= at + tol).min_by_key(|&x| x.abs_diff(at))
+}
+
 /// The period of spikes that repeat every `lag` writes (give or take `tol`), to a fraction of a
 /// write: from a spike, the spike nearest a lag later (or two or three lags, past a spike lost),
 /// again and again; the chains' spans ÷ the lags they span. The lag itself is one spike's
 /// distance from the first, off by their jitter; over chains of m periods the jitter of their
 /// ends counts 1/m (a 357-page block read as 357.7 from one lag of 7 blocks).
 fn chain_period(spikes: &[u64], lag: u64, tol: u64) -> f64 {
-    let nearest = |at: u64| {
-        let i = spikes.partition_point(|&x| x + tol < at);
-        spikes[i..].iter().copied().take_while(|&x| x <= at + tol).min_by_key(|&x| x.abs_diff(at))
-    };
+    let nearest = |at: u64| nearest_spike(spikes, at, tol);
     // One chain from each spike of the first period: a period of several spikes (planes
     // filling blocks in turn) gives as many chains, whose jitter averages out.
     let (mut span, mut lags) = (0u64, 0u64);
@@ -2894,10 +2897,7 @@ fn spike_period(spikes: &[u64], weight: &dyn Fn(u64) -> u64) -> Option<SpikePeri
     // a quiet spell doubles a gap, and with it the period found — and the spikes counted in
     // it, so the block stays the same.
     let shortest = spikes.windows(2).map(|p| p[1] - p[0]).max().unwrap_or(0);
-    let partner = |at: u64, tol: u64| {
-        let i = spikes.partition_point(|&x| x + tol < at);
-        spikes.get(i).is_some_and(|&x| x <= at + tol)
-    };
+    let partner = |at: u64, tol: u64| nearest_spike(spikes, at, tol).is_some();
     for &candidate in &spikes[1..] {
         let lag = candidate - first;
         if lag < 2 {

@@ -1110,16 +1110,13 @@ impl Engine {
         let batch = self.new_tag();
         let lead = self.queued[id as usize];
         let timed = self.time_queued(&lead, batch);
-        if self.planes_per_die == 1 || lead.kind == OpKind::Copyback {
-            self.finish_queued(id, timed.0, timed.1);
-            self.wake_next(die);
-            return;
-        }
         // Same-kind operations of the same rank on other planes at the same page offset join
-        // it (a multi-plane operation): look a few entries down the queue. Usually none does,
-        // and the lead finishes alone.
+        // it (a multi-plane operation; never a copyback): look a few entries down the queue.
+        // Usually none does, and the lead finishes alone.
         let window = 2 * self.planes_per_die as usize;
-        let joiner = {
+        let joiner = if self.planes_per_die == 1 || lead.kind == OpKind::Copyback {
+            None
+        } else {
             let q = &self.queues[di][rank];
             (0..q.len().min(window)).find(|&k| self.joins(di, &lead, q[k], at))
         };
