@@ -47,9 +47,9 @@ fn effective_page_is_exact_on_unbuffered_devices_of_the_random_matrix() {
 
 #[test]
 fn each_probe_is_exact_on_most_of_the_first_twenty_devices_and_rarely_sure_when_wrong() {
-    // (probe, floor): exact on at least this many of devices 0–19 (today page 20, block 18,
+    // (probe, floor): exact on at least this many of devices 0–19 (today page 20, block 19,
     // zone 20, parallel units 14 of 20; the floors leave at least one of margin).
-    let floors = [("page", 19), ("block", 17), ("zone", 19), ("parallel", 13)];
+    let floors = [("page", 19), ("block", 18), ("zone", 19), ("parallel", 13)];
     let mut exact = [0; 4];
     let mut misses = Vec::new();
     // Wrong answers said with confidence >= 0.9: today none (SAST's block, read 2x on devices
@@ -308,7 +308,9 @@ fn behind_a_buffer_the_flushed_passes_tell_the_block() {
         assert!(how.contains("every write flushed"), "device {i}: {how}");
         if [62, 75].contains(&i) {
             assert!(how.contains("of the buffered passes' periods"), "device {i}: {how}");
-            assert!(r.block.confidence <= 0.5, "device {i}: {}", r.block.confidence);
+            // Unless where pages stop sharing a die says the same block.
+            let confirmed = how.contains("the same block");
+            assert!(confirmed || r.block.confidence <= 0.5, "device {i}: {how}");
         }
     }
 }
@@ -370,15 +372,31 @@ fn the_block_period_comes_from_chains_of_spikes() {
     assert_eq!(r.block_bytes, Some(d.block_bytes), "{}: {}", d.summary, r.block.how);
 }
 
-/// Where the spikes show no period (8 dies cleaning out of step: device 94 of the seed-1
-/// matrix), the block is the passes' writes per erase, said with little confidence.
+/// Where the dies clean a few writes out of step, no lag holds to a write or two: device 94 of
+/// the seed-1 matrix (8 dies) showed no period and was found only by its erase count (with
+/// little confidence), devices 85 and 88 (4 and 6 dies) were wrong — 88 counted 16 spikes of
+/// the 18 a period has. A period that holds to 2 % of itself, its spikes counted per period
+/// cut mid-gap, finds all three, said with 0.8 at most.
 #[test]
-fn without_a_period_the_block_comes_from_the_erase_count() {
-    let d = draw(1, 94);
+fn a_period_that_holds_only_loosely_gives_the_block() {
+    for i in [94, 85, 88] {
+        let d = draw(1, i);
+        let (_, r) = check(&d).unwrap();
+        assert_eq!(r.block_bytes, Some(d.block_bytes), "{i} {}: {}", d.summary, r.block.how);
+        assert!(r.block.confidence <= 0.8, "{i}: {}: {}", r.block.confidence, r.block.how);
+    }
+}
+
+/// SAST's merges span its groups' log blocks, so the passes' spikes repeat every two blocks and
+/// halves of two blocks cost alike: device 97 of the seed-1 matrix (48 dies) said twice its
+/// block. After a sequential pass a block-mapped FTL keeps each block on one die: page s read
+/// together with page 0 takes two reads up to the block and one from there on.
+#[test]
+fn where_pages_stop_sharing_a_die_is_the_block_of_a_block_mapped_ftl() {
+    let d = draw(1, 97);
     let (_, r) = check(&d).unwrap();
-    assert!(r.block.how.contains("by count"), "{}: {}", d.summary, r.block.how);
     assert_eq!(r.block_bytes, Some(d.block_bytes), "{}: {}", d.summary, r.block.how);
-    assert!(r.block.confidence <= 0.3, "{}: {}", r.block.confidence, r.block.how);
+    assert!(r.block.how.contains("shares its die"), "{}", r.block.how);
 }
 
 /// A block-mapped FTL keeps each logical block on one die, and the dies its blocks happen to
