@@ -116,7 +116,7 @@
 //!   behind another is tolerated), with the same stopping rule. Pairs across zones are not
 //!   timed directly: both tables load first, and two tables on one die look like a collision.
 //!   Used when it finds more classes; confidence 0.5 at most (dies holding no table share one
-//!   signature). **Block moves**: when no read cache intervenes and the pairs found fewer
+//!   signature). **Block moves**: when the pairs found fewer
 //!   classes than the area (the zone, or the device) has blocks, and the first two pages of
 //!   a block collide in 3 of 4 blocks (a block-mapped FTL keeps a logical block on one die; a
 //!   page FTL stripes them), the classes may be just the dies the FTL happened to put the
@@ -134,7 +134,15 @@
 //!   push them out). At the end the anchors are classified among themselves (a merge of a
 //!   group's log blocks may move one onto another's die) and their classes are the count,
 //!   used when it beats the pairs'; when every block but one became an anchor, confidence
-//!   × 0.3 (more dies may hold none of them). Then (blocks only, and only when no block's
+//!   × 0.3 (more dies may hold none of them). Behind a read cache (blocks only) no page is
+//!   read twice while the cache may hold it: filler reads cycling through 16 MiB after the
+//!   zone (or in the device's last quarter, the blocks moved lying before it), each a miss,
+//!   push a block just rewritten out until its highest page not yet read reads from flash
+//!   (a page cache lets the oldest go first, a block cache the whole block); each pair then
+//!   reads a page of each block not read since, and more filler reads follow when a block's
+//!   pages run out; a block that collided with no anchor is tried once more with other
+//!   pages (a block's pages may lie in two log blocks until a merge). Then (blocks only, and
+//!   only when no block's
 //!   halves fell on two dies: a rewrite would allocate two blocks) a **block stride** follows:
 //!   an FTL that allocates blocks over its dies in turn puts one block rewritten again and
 //!   again (an anchor's, when no other is left) back on one die every N rewrites, N the dies,
@@ -1190,18 +1198,30 @@ fn moves_over(
     (one, repeats): (f64, usize),
 ) -> Result<Option<(Classes, Moved)>, String> {
     let units = found.units as u64;
-    if found.window > 0 || fresh.within || fresh.outside.is_some() {
+    let cached = found.window > 0 || fresh.within || fresh.outside.is_some();
+    // Behind a read cache, blocks only (a page moved is read once at most), filler reads
+    // after the zone or in the device's last quarter (up to the spacer's size), and the
+    // blocks before them.
+    let (mut ev, room) = if !cached {
+        (Evictor::none(), room)
+    } else if r.block_bytes.is_none() {
         return Ok(None);
-    }
+    } else if room < t.capacity_bytes() {
+        let len = SPACER_BYTES.min(t.capacity_bytes() - room);
+        (Evictor::behind_cache(t, (room, len), page, true)?, room)
+    } else {
+        let len = SPACER_BYTES.min(room / 4);
+        (Evictor::behind_cache(t, (room - len, len), page, false)?, room - len)
+    };
     // Pairs of neighbouring pages at the starts of blocks (of pages when the block is not
     // known, or not two pages): on one die on a block-mapped FTL.
     let block = r.block_bytes.filter(|&b| b >= 2 * page && room >= b);
     let span = block.unwrap_or(page);
-    let one_die =
-        blocks_on_one_die(t, (span, (room / span).min(MOVE_BLOCKS_MAX), page), (one, repeats))?;
+    let blocks = (room / span).min(MOVE_BLOCKS_MAX);
+    let one_die = blocks_on_one_die(t, (span, blocks, page), (one, repeats), &mut ev)?;
     let (unit, parts) = match block {
         Some(b) if one_die => (b, if halves && (b / page).is_multiple_of(2) { 2 } else { 1 }),
-        _ if !one_die && room / page <= MOVE_BLOCKS_MAX => (page, 1),
+        _ if !one_die && !cached && room / page <= MOVE_BLOCKS_MAX => (page, 1),
         _ => return Ok(None),
     };
     // Pages: no more classes to find than pages. Blocks: three at least, two to keep as
@@ -1209,8 +1229,11 @@ fn moves_over(
     if (unit == page && units >= room / unit) || room / unit < 3 {
         return Ok(None);
     }
-    let (c, m) = block_moves(t, (unit, room, page, parts), (one, repeats))?;
-    Ok((c.units > found.units).then_some((c, m)))
+    let (c, m) = block_moves(t, (unit, room, page, parts), (one, repeats), &mut ev)?;
+    // Behind a read cache, pair classes that settled stand against moves that did not (a
+    // block's pages split over two log blocks may found a class of their own).
+    let stands = cached && !found.exhausted && c.exhausted;
+    Ok((c.units > found.units && !stands).then_some((c, m)))
 }
 
 /// Behind a read cache, which keeps whole logical pages (a 4 KiB read in a page read before
@@ -1701,20 +1724,22 @@ fn block_stride(
     (movers, block, page): (&[u64], u64, u64),
     (anchors, found): (&mut Vec<(u64, u64)>, usize),
     (one, repeats): (f64, usize),
-    c: &mut Classes,
+    (c, ev): (&mut Classes, &mut Evictor),
 ) -> Result<Option<(usize, usize)>, String> {
     let mut labels = Vec::new();
     let (mut turn, mut last) = (0, None);
     while labels.len() < BLOCK_STRIDE_MAX && !movers.is_empty() {
         let b = movers[turn % movers.len()];
         turn += 1;
-        rewrite_block(t, b, block, page)?;
+        rewrite_block(t, b, (block, page), ev)?;
         // Two blocks in turn: the one written before, which the last pushed out of a buffer.
         let Some(b) = (if movers.len() == 1 { Some(b) } else { last.replace(b) }) else {
             continue;
         };
-        let Some(pages) = flash_pages(t, (b, block, page, 1), one)? else { return Ok(None) };
-        let joined = anchor_of(t, pages[0], anchors, (one, repeats), c)?;
+        let Some(pages) = flash_pages(t, (b, block, page, 1), one, ev)? else {
+            return Ok(None);
+        };
+        let joined = anchor_of(t, pages[0], anchors, (one, repeats), (c, ev))?;
         labels.push(joined.map(|_| anchors[0].1));
         if let Some(p) = period(&labels, found, anchors.len()) {
             return Ok(Some((p, labels.len())));
@@ -1774,12 +1799,25 @@ fn blocks_on_one_die(
     t: &mut dyn Target,
     (block, blocks, page): (u64, u64, u64),
     (one, repeats): (f64, usize),
+    ev: &mut Evictor,
 ) -> Result<bool, String> {
     let mut scratch = Classes::new(0);
     let mut hits = 0;
+    ev.blocks(block, 1);
     for i in 0..4 {
-        let b = i * blocks.saturating_sub(1) / 4 * block;
-        hits += usize::from(collide_pair(t, (b, b + page), (one, repeats), &mut scratch)?);
+        let mut b = i * blocks.saturating_sub(1) / 4 * block;
+        let mut pair = (b, b + page);
+        if ev.region.is_some() {
+            // Behind a read cache the block's pages may have been read: rewritten, pushed
+            // out, and two neighbouring pages not read since.
+            rewrite_block(t, b / block, (block, page), ev)?;
+            if !ev.pushed_out(t, b / block, one)? {
+                continue;
+            }
+            b = ev.fresh(t, b)?;
+            pair = (b, ev.fresh(t, b)?);
+        }
+        hits += usize::from(collide_pair(t, pair, (one, repeats), &mut scratch)?);
     }
     Ok(hits >= 3)
 }
@@ -1791,15 +1829,34 @@ fn anchor_of(
     p: u64,
     anchors: &mut [(u64, u64)],
     (one, repeats): (f64, usize),
-    c: &mut Classes,
+    (c, ev): (&mut Classes, &mut Evictor),
 ) -> Result<Option<usize>, String> {
     for k in 0..anchors.len() {
-        if collide_pair(t, (p, anchors[k].0), (one, repeats), c)? {
+        // Behind a read cache, pages of the two blocks not read since they were pushed out.
+        let (a, b) = (ev.fresh(t, p)?, ev.fresh(t, anchors[k].0)?);
+        if collide_pair(t, (a, b), (one, repeats), c)? {
             anchors[..=k].rotate_right(1);
             return Ok(Some(0));
         }
     }
     Ok(None)
+}
+
+/// `anchor_of`, and behind a read cache once more with other pages when the page collided
+/// with none: pages of a part need not all lie on one die (a hybrid FTL's log blocks hold
+/// what was rewritten until a merge), and one stray page would found a class of its own.
+fn anchor_checked(
+    t: &mut dyn Target,
+    p: u64,
+    anchors: &mut [(u64, u64)],
+    (one, repeats): (f64, usize),
+    (c, ev): (&mut Classes, &mut Evictor),
+) -> Result<Option<usize>, String> {
+    let found = anchor_of(t, p, anchors, (one, repeats), (c, ev))?;
+    if found.is_some() || ev.region.is_none() {
+        return Ok(found);
+    }
+    anchor_of(t, p, anchors, (one, repeats), (c, ev))
 }
 
 /// A page of each of the `parts` equal parts (whole effective pages of `page` bytes) of
@@ -1810,8 +1867,14 @@ fn flash_pages(
     t: &mut dyn Target,
     (b, block, page, parts): (u64, u64, u64, u64),
     one: f64,
+    ev: &mut Evictor,
 ) -> Result<Option<Vec<u64>>, String> {
     let part = block / parts / page * page;
+    if ev.region.is_some() {
+        // Behind a read cache: the parts once pushed out (`Evictor::fresh` hands out pages).
+        let pushed = ev.pushed_out(t, b, one)?;
+        return Ok(pushed.then(|| (0..parts).map(|k| b * block + k * part).collect()));
+    }
     let mut found = Vec::new();
     for k in 0..parts {
         let mut from_flash = None;
@@ -1831,7 +1894,12 @@ fn flash_pages(
 /// Rewrites logical block `b` of `block` bytes whole, in order, in requests of whole effective
 /// pages of `page` bytes (a page written twice would break the order a switch merge needs),
 /// then a FLUSH: a block-mapped FTL puts it in a block newly allocated.
-fn rewrite_block(t: &mut dyn Target, b: u64, block: u64, page: u64) -> Result<(), String> {
+fn rewrite_block(
+    t: &mut dyn Target,
+    b: u64,
+    (block, page): (u64, u64),
+    ev: &mut Evictor,
+) -> Result<(), String> {
     let chunk = (MIB / page).max(1) * page;
     let mut o = 0;
     while o < block {
@@ -1840,7 +1908,144 @@ fn rewrite_block(t: &mut dyn Target, b: u64, block: u64, page: u64) -> Result<()
         o += n;
     }
     t.flush()?;
+    ev.rewritten(b);
     Ok(())
+}
+
+/// Behind a read cache the block moves read no page twice while a cache may hold it: a page
+/// of a moved block is read only once the block's rewrite was pushed out of the cache, by
+/// filler reads cycling through a region twice the largest buffer (each one a miss), and each
+/// pair reads a page of each block it has not read since (a cache would answer a second read
+/// of one, and the pair would time one die). Without a read cache (`region` none) a block's
+/// page is its page, read as often as needed.
+struct Evictor {
+    /// Filler reads' region: its first byte and its pages (of `page` bytes).
+    region: Option<(u64, u64)>,
+    /// Filler reads issued so far (the next page of the region to read).
+    filled: u64,
+    /// Filler reads that last pushed a rewritten block out (the next push starts there).
+    chunk: u64,
+    /// The region lies in other mapping zones: after filler reads, a read of the area loads
+    /// its table before a pair would time the load.
+    zoned: bool,
+    page: u64,
+    block: u64,
+    parts: u64,
+    /// Per part of a block (its first byte): the next page to hand out and the end of those
+    /// that may be handed out (the pages above were read to test the push).
+    cursors: std::collections::HashMap<u64, (u64, u64)>,
+}
+
+impl Evictor {
+    /// No read cache: pages are handed out as they are.
+    fn none() -> Self {
+        Evictor {
+            region: None,
+            filled: 0,
+            chunk: 64,
+            zoned: false,
+            page: 1,
+            block: 1,
+            parts: 1,
+            cursors: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Behind a read cache: filler reads over `len` bytes from `start` (written first, so
+    /// they read flash), in pages of `page` bytes; `zoned`: in other mapping zones.
+    fn behind_cache(
+        t: &mut dyn Target,
+        (start, len): (u64, u64),
+        page: u64,
+        zoned: bool,
+    ) -> Result<Self, String> {
+        write_through(t, start, len / page * page)?;
+        t.flush()?;
+        Ok(Evictor { region: Some((start, len / page)), zoned, page, ..Evictor::none() })
+    }
+
+    /// Blocks of `block` bytes from now on, each read in `parts` parts.
+    fn blocks(&mut self, block: u64, parts: u64) {
+        (self.block, self.parts) = (block, parts.max(1));
+        self.cursors.clear();
+    }
+
+    fn part_bytes(&self) -> u64 {
+        self.block / self.parts / self.page * self.page
+    }
+
+    /// The first byte of the part of a block that byte `p` lies in.
+    fn part_of(&self, p: u64) -> u64 {
+        let b = p / self.block * self.block;
+        b + ((p - b) / self.part_bytes()).min(self.parts - 1) * self.part_bytes()
+    }
+
+    /// `n` filler reads, 64 in flight.
+    fn fill(&mut self, t: &mut dyn Target, n: u64) -> Result<(), String> {
+        let Some((start, pages)) = self.region.filter(|r| r.1 > 0) else { return Ok(()) };
+        let reqs: Vec<(u64, u64)> =
+            (0..n).map(|i| (start + (self.filled + i) % pages * self.page, 4 * KIB)).collect();
+        self.filled += n;
+        t.read_queue(&reqs, t.max_queue_depth().min(64))?;
+        Ok(())
+    }
+
+    /// Logical block `b` (its index) was rewritten: every page of it may be handed out again
+    /// once the rewrite is pushed out (`pushed_out`).
+    fn rewritten(&mut self, b: u64) {
+        let (part, pages) = (self.part_bytes(), self.part_bytes() / self.page);
+        for k in 0..self.parts {
+            self.cursors.insert(b * self.block + k * part, (0, pages));
+        }
+    }
+
+    /// Filler reads until block `b`'s parts read from flash, the last written first (a page
+    /// cache lets the oldest go first, a block cache the whole block): each test reads the
+    /// highest page not yet read, which is no longer handed out. False when none did after
+    /// filler reads four times the region, or pages ran short.
+    fn pushed_out(&mut self, t: &mut dyn Target, b: u64, one: f64) -> Result<bool, String> {
+        let Some((_, pages)) = self.region else { return Ok(true) };
+        for k in (0..self.parts).rev() {
+            let s = b * self.block + k * self.part_bytes();
+            let mut n = self.chunk.max(64);
+            loop {
+                let (c, end) = self.cursors.get(&s).copied().unwrap_or((0, 0));
+                if end <= c + 2 || n > 4 * pages {
+                    return Ok(false);
+                }
+                self.fill(t, n)?;
+                self.cursors.insert(s, (c, end - 1));
+                if t.read(s + (end - 1) * self.page, 4 * KIB)? as f64 >= 0.5 * one {
+                    self.chunk = n;
+                    break;
+                }
+                n *= 2;
+            }
+        }
+        Ok(true)
+    }
+
+    /// A page of the part of a block that byte `p` lies in that was not read since the block
+    /// was pushed out; when the part's pages ran out, filler reads push them out again (and,
+    /// zoned, a read of the part loads its table).
+    fn fresh(&mut self, t: &mut dyn Target, p: u64) -> Result<u64, String> {
+        if self.region.is_none() {
+            return Ok(p);
+        }
+        let s = self.part_of(p);
+        let full = self.part_bytes() / self.page;
+        let (mut c, end) = self.cursors.get(&s).copied().unwrap_or((0, full));
+        if c >= end {
+            self.fill(t, 2 * self.chunk)?;
+            c = 0;
+            if self.zoned {
+                t.read(s, 4 * KIB)?;
+                c = 1;
+            }
+        }
+        self.cursors.insert(s, (c + 1, end));
+        Ok(s + c.min(end.saturating_sub(1)) * self.page)
+    }
 }
 
 /// Block moves (the module doc's bullet): when the pages of a logical block share a die
@@ -1858,7 +2063,9 @@ fn block_moves(
     t: &mut dyn Target,
     (block, room, page, parts): (u64, u64, u64, u64),
     (one, repeats): (f64, usize),
+    ev: &mut Evictor,
 ) -> Result<(Classes, Moved), String> {
+    ev.blocks(block, parts);
     let blocks = (room / block).min(MOVE_BLOCKS_MAX);
     let mut c = Classes::new(0);
     // (page, logical block) per class, the last joined first; blocks that joined a class, in
@@ -1881,11 +2088,11 @@ fn block_moves(
             c.exhausted = true;
             break;
         }
-        rewrite_block(t, b, block, page)?;
+        rewrite_block(t, b, (block, page), ev)?;
         (moves, idle) = (moves + 1, idle + 1);
         waiting.push_back(b);
         while let Some(&w) = waiting.front() {
-            let Some(pages) = flash_pages(t, (w, block, page, parts), one)? else {
+            let Some(pages) = flash_pages(t, (w, block, page, parts), one, ev)? else {
                 held = true;
                 break;
             };
@@ -1895,7 +2102,7 @@ fn block_moves(
             let mut dies = Vec::new();
             for p in pages {
                 c.pages += 1;
-                if anchor_of(t, p, &mut anchors, (one, repeats), &mut c)?.is_none() {
+                if anchor_checked(t, p, &mut anchors, (one, repeats), (&mut c, ev))?.is_none() {
                     anchors.insert(0, (p, w));
                     new = true;
                 }
@@ -1914,7 +2121,7 @@ fn block_moves(
     // The anchors among themselves: one class per die they lie on now.
     let mut reps: Vec<(u64, u64)> = Vec::new();
     for &(p, _) in &anchors {
-        if anchor_of(t, p, &mut reps, (one, repeats), &mut c)?.is_none() {
+        if anchor_checked(t, p, &mut reps, (one, repeats), (&mut c, ev))?.is_none() {
             reps.insert(0, (p, 0));
         }
     }
@@ -1934,7 +2141,7 @@ fn block_moves(
             turns.push(a.1);
         }
         let unit = (&turns[..], block, page);
-        stride = block_stride(t, unit, (&mut anchors, c.units), (one, repeats), &mut c)?;
+        stride = block_stride(t, unit, (&mut anchors, c.units), (one, repeats), (&mut c, ev))?;
     }
     if let Some((period, _)) = stride {
         // The period is the count, whether or not the moves settled.

@@ -440,3 +440,17 @@ fn a_block_rewritten_again_and_again_counts_more_dies_than_blocks() {
         assert!(r.parallel.confidence <= 0.6, "seed {seed} device {i}");
     }
 }
+
+/// Behind a read cache, block moves read no page twice while the cache may hold it (filler
+/// reads push each rewritten block out, and each pair reads pages not read since): devices 33
+/// (FAST, FAB of 2 MiB, 28 dies, the pairs 13 before) and 54 (BAST, FAB of 4 MiB, 30 dies,
+/// 29 before) of the matrix.
+#[test]
+fn block_moves_behind_a_read_cache_reach_every_die() {
+    for i in [33, 54] {
+        let d = draw(1, i);
+        assert!(d.overrides.iter().any(|o| o == "buffer.kind=fab"), "{}", d.summary);
+        let report = parallel_exact(&d);
+        assert!(report.parallel.how.contains("rewritten one at a time"), "{}", report.parallel.how);
+    }
+}
