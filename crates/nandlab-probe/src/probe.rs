@@ -2766,9 +2766,11 @@ fn block(t: &mut dyn Target, r: &mut ProbeReport) -> Result<Halving, String> {
     // One spike per period, always there: all spikes alike, so their sizes cannot tell whether
     // each carries one block's erase or several (SAST merges a group's log blocks at once, one
     // spike per two blocks written); the halving test can.
+    // The block to halve as found (the chains' period), not the lag's whole writes per spike.
     let pages = found
         .filter(|p| p.score >= 0.95 && p.period.is_multiple_of(p.per_period))
-        .map_or(0, |p| p.period / p.per_period);
+        .and(r.block.value)
+        .map_or(0, |v| v / w);
     Ok(Halving { pages, ..halving })
 }
 
@@ -2840,7 +2842,7 @@ enum Flushed {
 /// rhythm may span several blocks (SAST merges a group's log blocks together): a flushed block
 /// that is a whole multiple of the buffered period is read as that many blocks.
 fn weigh_flushed(r: &mut ProbeReport, before: Detected, buffered: Option<u64>, w: u64) -> Flushed {
-    if r.block.confidence <= before.confidence {
+    if r.block.confidence < before.confidence {
         r.block = before;
         return Flushed::Dropped;
     }
@@ -2925,39 +2927,54 @@ fn block_passes(
                 spikes.len()
             ),
         },
-        Some(p) => {
-            // The block from the chains' period; as sure as the lag's period and the chains'
-            // both fall near whole pages (the chains' alone is precise but not always right:
-            // with many planes cleaning takes blocks a little out of step, and a spike
-            // miscounted in a period gives a whole number of other pages just as well).
-            let pages = p.exact_period / p.per_period as f64;
-            let rounded = pages.round().max(1.0);
-            let near = |q: f64| (p.score * (1.0 - 2.0 * (q - q.round()).abs())).clamp(0.0, 1.0);
-            // A period that holds only loosely is less sure (at most 0.8), and its lag, found
-            // to 2 %, says nothing the chains do not.
-            let confidence = if p.loose {
-                near(pages).min(0.8)
-            } else {
-                near(pages).min(near(p.period as f64 / p.per_period as f64))
-            };
-            Detected {
-                value: Some(rounded as u64 * w),
-                confidence,
-                how: format!(
-                    "{} spikes in {n} sequential writes of {w} bytes repeat every {} writes{} \
-                     ({:.0} % of them), {} per period: one per {pages:.2} pages",
-                    spikes.len(),
-                    p.period,
-                    if p.loose { " give or take 2 %" } else { "" },
-                    100.0 * p.score,
-                    p.per_period
-                ),
-            }
-        }
+        Some(p) => period_answer(p, spikes.len(), n, w),
     };
     let seq = lat.iter().map(|&l| l as f64 - typical).sum::<f64>() / n as f64;
     let period = found.as_ref().map(|p| p.exact_period);
     Ok((found, Halving { w, n: n / 3, pages: 0, typical, seq, flush, per_erase, period }))
+}
+
+/// `block_passes`' answer from the period `p` of `count` spikes in `n` writes of `w` bytes
+/// (three passes over the device).
+fn period_answer(p: &SpikePeriod, count: usize, n: u64, w: u64) -> Detected {
+    let cap_writes = n / 3;
+    // The block from the chains' period; as sure as the lag's period and the chains'
+    // both fall near whole pages (the chains' alone is precise but not always right:
+    // with many planes cleaning takes blocks a little out of step, and a spike
+    // miscounted in a period gives a whole number of other pages just as well).
+    let pages = p.exact_period / p.per_period as f64;
+    let rounded = pages.round().max(1.0);
+    let near = |q: f64| (p.score * (1.0 - 2.0 * (q - q.round()).abs())).clamp(0.0, 1.0);
+    // A period that holds only loosely is less sure (at most 0.8), and its lag, found
+    // to 2 %, says nothing the chains do not.
+    let mut confidence = if p.loose {
+        near(pages).min(0.8)
+    } else {
+        near(pages).min(near(p.period as f64 / p.per_period as f64))
+    };
+    // A period as long as a pass (or several) is the passes' own repeat: its length is
+    // the device's writes, so whole pages per spike say nothing (SAST's merges out of
+    // step with its groups repeat only so, unevenly weighed): at most 0.5.
+    let pass = cap_writes as f64;
+    let passes = (p.exact_period / pass).round();
+    let whole_passes = passes >= 1.0 && (p.exact_period - passes * pass).abs() <= 2.0;
+    if whole_passes {
+        confidence = confidence.min(0.5);
+    }
+    Detected {
+        value: Some(rounded as u64 * w),
+        confidence,
+        how: format!(
+            "{} spikes in {n} sequential writes of {w} bytes repeat every {} writes{} \
+             ({:.0} % of them), {} per period: one per {pages:.2} pages{}",
+            count,
+            p.period,
+            if p.loose { " give or take 2 %" } else { "" },
+            100.0 * p.score,
+            p.per_period,
+            if whole_passes { " (the period is the passes' own)" } else { "" }
+        ),
+    }
 }
 
 /// The block probe's passes, for the tests run after the other probes (`halve`, `die_check`).
