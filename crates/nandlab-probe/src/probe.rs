@@ -624,7 +624,11 @@ fn page_search(
         let quiet = if deviation.is_empty() { 0.0 } else { median_f64(deviation.iter().copied()) };
         let weak_floor = 1.0 + WEAK_STEP.max(4.0 * quiet);
         let weak = ratios.iter().filter(|&&q| q >= weak_floor).count();
-        let weak_step = ratios[0] >= weak_floor && weak as u64 + 1 >= PAGE_PAIRS;
+        // (And only once enough sizes were quiet to say what quiet is: through a served drive
+        // a client's noise faked one at 1.5 KiB, over the one size below it.)
+        let weak_step = deviation.len() >= WEAK_AFTER
+            && ratios[0] >= weak_floor
+            && weak as u64 + 1 >= PAGE_PAIRS;
         if stepped as u64 + 1 >= PAGE_PAIRS || weak_step {
             found = Some((x, ratios));
             break;
@@ -642,6 +646,8 @@ fn page_search(
 const PAGE_STEP: f64 = 1.1;
 /// The least step taken as a weak one (see `page_search`), where the sizes below were quiet.
 const WEAK_STEP: f64 = 0.015;
+/// The quiet sizes a weak step needs below it (a sector apart from 1 KiB: up to 4.5 KiB).
+const WEAK_AFTER: usize = 8;
 
 fn zone(
     t: &mut dyn Target,
