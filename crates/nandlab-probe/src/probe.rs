@@ -3001,6 +3001,14 @@ struct Halving {
     period: Option<f64>,
 }
 
+impl Halving {
+    /// A read of one page: 4 KiB, or the whole page where it is smaller (a read of 4 KiB from
+    /// the last page would pass the end of the device).
+    fn read_len(&self) -> u64 {
+        self.w.min(4 * KIB)
+    }
+}
+
 /// The block where the spikes show no period: the passes' writes ÷ their erases. Each block a
 /// pass fills costs one erase however the FTL interleaves its planes' cleaning (which can
 /// jitter the spikes out of any period), so the count holds where the rhythm does not; but a
@@ -3110,8 +3118,8 @@ fn die_step(
     let (mut firsts, mut seconds) = (Vec::new(), Vec::new());
     for k in 0..8 {
         let o = (k * h.n / 8 + 1) * h.w;
-        firsts.push(t.read(o, 4 * KIB)?);
-        seconds.push(timed(repeats, || t.read(o, 4 * KIB))?);
+        firsts.push(t.read(o, h.read_len())?);
+        seconds.push(timed(repeats, || t.read(o, h.read_len()))?);
     }
     let (first, mut one) = (median(firsts) as f64, median(seconds) as f64);
     let mut filler = None;
@@ -3124,7 +3132,7 @@ fn die_step(
         // room (FAB) only writes do.
         for writes in [false, true] {
             push_out_pages(t, h, pages, writes)?;
-            let evicted = t.read(h.w, 4 * KIB)? as f64;
+            let evicted = t.read(h.w, h.read_len())? as f64;
             if evicted >= 5.0 * one {
                 (one, filler) = (evicted, Some((pages, writes)));
                 break;
@@ -3164,7 +3172,7 @@ fn push_out_pages(t: &mut dyn Target, h: &Halving, pages: u64, writes: bool) -> 
         if writes {
             t.write(i * h.w, h.w)?;
         } else {
-            t.read(i * h.w, 4 * KIB)?;
+            t.read(i * h.w, h.read_len())?;
         }
     }
     if writes {
@@ -3186,7 +3194,7 @@ fn first_apart(
 ) -> Result<Option<u64>, String> {
     let mut shares = |s: u64| -> Result<bool, String> {
         let (a, b) = (base * h.w, (base + s) * h.w);
-        let len = 4 * KIB;
+        let len = h.read_len();
         let pair = timed(repeats, || {
             match filler {
                 Some((pages, writes)) => push_out_pages(t, h, pages, writes)?,
@@ -3547,6 +3555,29 @@ mod tests {
         // Held to one write, the same spikes repeat only over several periods.
         let strict = repeat_at(&spikes, &|_| 1, &|lag| 1 + lag / 500, false);
         assert!(strict.as_ref().is_none_or(|s| s.period >= 2 * 396 - 8), "{strict:?}");
+    }
+
+    #[test]
+    fn the_die_checks_filler_reads_stop_at_the_devices_end() {
+        // 2 KiB effective pages: a 4 KiB read of the last one would pass the end (devices 24
+        // and 63 of the seed-5 matrix failed their whole probe so).
+        let d = crate::matrix::draw(5, 63);
+        let mut t = crate::target::SimTarget::new(None, &d.overrides, true).unwrap();
+        let w = d.effective_page_bytes;
+        assert!(w < 4 * KIB);
+        let n = t.capacity_bytes() / w;
+        let h = Halving {
+            w,
+            n,
+            pages: 0,
+            typical: 0.0,
+            seq: 0.0,
+            flush: false,
+            per_erase: None,
+            period: None,
+        };
+        push_out_pages(&mut t, &h, 8, false).unwrap();
+        push_out_pages(&mut t, &h, 8, true).unwrap();
     }
 
     #[test]
