@@ -310,7 +310,8 @@ pub fn probe(
     // The block's halving test and die check last: they overwrite the device in patterns of
     // their own, and what the zone and parallel probes see depends on where the sequential
     // passes left the blocks.
-    if let Some(h) = halving {
+    if let Some(mut h) = halving {
+        h.zone_bytes = report.zone_bytes;
         if halves {
             progress("block halves");
             halve(target, &mut report, &h, repeats)?;
@@ -2937,7 +2938,9 @@ fn block_passes(
     };
     let seq = lat.iter().map(|&l| l as f64 - typical).sum::<f64>() / n as f64;
     let period = found.as_ref().map(|p| p.exact_period);
-    Ok((found, Halving { w, n: n / 3, pages: 0, typical, seq, flush, per_erase, period }))
+    let zone_bytes = None;
+    let h = Halving { w, n: n / 3, pages: 0, typical, seq, flush, per_erase, period, zone_bytes };
+    Ok((found, h))
 }
 
 /// `block_passes`' answer from the period `p` of `count` spikes in `n` writes of `w` bytes
@@ -2999,6 +3002,8 @@ struct Halving {
     per_erase: Option<f64>,
     /// Their spikes' period, in writes, if any.
     period: Option<f64>,
+    /// The mapping zone the zone probe found since (`None` until then, or none found).
+    zone_bytes: Option<u64>,
 }
 
 impl Halving {
@@ -3205,7 +3210,11 @@ fn first_apart(
             }
             t.read_queue(&[(a, len), (b, len)], 2)
         })?;
-        Ok(pair as f64 > 1.5 * one)
+        // A pair across mapping zones loads b's table (a's was loaded last, and a device that
+        // keeps one zone's table resident has dropped b's) before b's read: about two reads
+        // on two dies, three on one.
+        let across = h.zone_bytes.is_some_and(|z| a / z != b / z);
+        Ok(pair as f64 > if across { 2.5 } else { 1.5 } * one)
     };
     let limit = limit.min(h.n - base - filler.map_or(0, |f| f.0));
     if limit < 2 || !shares(1)? {
@@ -3575,6 +3584,7 @@ mod tests {
             flush: false,
             per_erase: None,
             period: None,
+            zone_bytes: None,
         };
         push_out_pages(&mut t, &h, 8, false).unwrap();
         push_out_pages(&mut t, &h, 8, true).unwrap();

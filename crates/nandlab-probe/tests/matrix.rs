@@ -472,3 +472,15 @@ fn a_period_of_whole_passes_is_not_sure_and_halving_starts_from_the_block_found(
     assert!(r.block.how.contains("the passes' own"), "{}", r.block.how);
     assert!(r.block.how.contains("shares its die"), "{}", r.block.how);
 }
+
+/// SAST whose mapping zone is its block (device 4 of the seed-1 matrix: one zone's table
+/// resident): every pair reaching past page 0's block also loads the other zone's table, about
+/// two reads on two dies, so the die check took every pair for one die's. Across zones a pair
+/// shares a die from three reads on.
+#[test]
+fn the_die_check_allows_for_a_table_load_in_pairs_across_zones() {
+    let d = draw(1, 4);
+    let (_, r) = check(&d).unwrap();
+    assert_eq!(r.block_bytes, Some(d.block_bytes), "{}: {}", d.summary, r.block.how);
+    assert!(r.block.how.contains("shares its die"), "{}", r.block.how);
+}
