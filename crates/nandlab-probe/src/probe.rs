@@ -106,9 +106,9 @@
 //!   of the classes (below). A read
 //!   cache's window is the longest of 8 pages' (each must show one: a cache evicting the
 //!   fullest block keeps some pages while letting others go). When the area is one
-//!   zone of four or more, no buffer intervenes and the pairs found no more classes than the
-//!   area has blocks (+1; a block-mapped FTL keeps a logical block on one die, so a zone of one
-//!   block shows one die), the whole device is written and its pages are classed by **table
+//!   zone of four or more, no buffer intervenes and the pairs found no more classes than
+//!   twice the area's blocks, +1 (a block-mapped FTL keeps a logical block on one die and its
+//!   log block on another, so a zone of one block shows one die or two), the whole device is written and its pages are classed by **table
 //!   loads** instead: a read of a page (its zone made resident first) issued with a read in
 //!   zone B delays B's table load when that table lies on the page's die, so the zones whose
 //!   loads a page delays (up to 64) are its die's signature; a page joins the class whose
@@ -1137,13 +1137,14 @@ fn parallel(
     {
         (classes, moved) = (c, Some(m));
     }
-    // No more classes than the area's blocks (+1, a log block) in one zone of four or more, no
-    // buffer: maybe a block-mapped FTL's blocks, not its dies; table loads tell dies apart.
+    // No more classes than the area's blocks and a log block each (BAST gives every logical
+    // block one), +1, in one zone of four or more, no buffer: maybe a block-mapped FTL's
+    // blocks, not its dies; table loads tell dies apart.
     let blocks = r.block_bytes.map_or(u64::MAX, |b| (fresh.area * unit / b).max(1));
     let wide = cap.min(want) / unit * unit;
     let mut by_tables = None;
     if let Some(z) = zone.filter(|&z| window == 0 && !spaced && 4 * z <= wide) {
-        if classes.units as u64 <= blocks + 1 {
+        if classes.units as u64 <= 2 * blocks + 1 {
             if let Some((c, across, l)) = by_table_loads(t, r, classes.units, (wide, z, unit), one)?
             {
                 (classes, fresh, moved, by_tables) = (c, across, None, Some(l));

@@ -477,7 +477,9 @@ fn a_period_of_whole_passes_is_not_sure_and_halving_starts_from_the_block_found(
 /// loads only the dies holding tables: one block rewritten again and again comes back to the
 /// same zones' table loads every N rewrites, N the dies (BAST, 14 dies, table loads 5 before;
 /// FAST, 40 dies, 4 before; FAST, 35 dies on the seed-4 matrix, whose earlier probes' log
-/// blocks fill some dies until the blocks are rewritten twice).
+/// blocks fill some dies until the blocks are rewritten twice). A zone of two blocks may show
+/// a log block's die besides theirs: table loads tell the dies apart even so (SAST, 7 dies on
+/// the seed-2 matrix, 3 units within the zone).
 #[test]
 fn a_block_rewritten_again_and_again_counts_the_dies_behind_table_loads() {
     for (seed, i) in [(1, 18), (1, 76), (4, 3)] {
@@ -485,4 +487,6 @@ fn a_block_rewritten_again_and_again_counts_the_dies_behind_table_loads() {
         assert!(r.parallel.how.contains("same zones' table loads"), "{}", r.parallel.how);
         assert!(r.parallel.confidence <= 0.5, "seed {seed} device {i}");
     }
+    let r = parallel_exact(&draw(2, 52));
+    assert!(r.parallel.how.contains("pairs showed only 3 units"), "{}", r.parallel.how);
 }
