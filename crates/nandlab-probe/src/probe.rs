@@ -106,9 +106,9 @@
 //!   of the classes (below). A read
 //!   cache's window is the longest of 8 pages' (each must show one: a cache evicting the
 //!   fullest block keeps some pages while letting others go). When the area is one
-//!   zone of four or more, no buffer intervenes and the pairs found no more classes than the
-//!   area has blocks (+1; a block-mapped FTL keeps a logical block on one die, so a zone of one
-//!   block shows one die), the whole device is written and its pages are classed by **table
+//!   zone of four or more, no buffer intervenes and the pairs found no more classes than
+//!   twice the area's blocks, +1 (a block-mapped FTL keeps a logical block on one die and its
+//!   log block on another, so a zone of one block shows one die or two), the whole device is written and its pages are classed by **table
 //!   loads** instead: a read of a page (its zone made resident first) issued with a read in
 //!   zone B delays B's table load when that table lies on the page's die, so the zones whose
 //!   loads a page delays (up to 64) are its die's signature; a page joins the class whose
@@ -116,7 +116,18 @@
 //!   behind another is tolerated), with the same stopping rule. Pairs across zones are not
 //!   timed directly: both tables load first, and two tables on one die look like a collision.
 //!   Used when it finds more classes; confidence 0.5 at most (dies holding no table share one
-//!   signature). **Block moves**: when the pairs found fewer
+//!   signature). A **table stride** follows when the block is known and fits a zone (the
+//!   first two pages of 3 of 4 blocks colliding, each block's zone loaded first): every
+//!   logical block is rewritten twice in order (spread evenly over the dies, so every die has
+//!   room, and log blocks left by earlier probes merged), then the first one again and again,
+//!   its zone made resident before each rewrite (a load under way makes a die look busy to an
+//!   allocator picking idle dies); after each, which zones' first pages read with a page of it
+//!   take a read more is its label. An FTL allocating blocks over its dies in turn brings it
+//!   back to one die every N rewrites: the smallest period seen twice over and 8 more, every
+//!   label a period later the same, two labels at least and only one (the dies holding no
+//!   table) more than once in it, is N, used when above the classes found and when its
+//!   labels are at least as many (a period that skips dies misses some); confidence 0.5 at
+//!   most, and the caveats of the classes. **Block moves**: when the pairs found fewer
 //!   classes than the area (the zone, or the device) has blocks, and the first two pages of
 //!   a block collide in 3 of 4 blocks (a block-mapped FTL keeps a logical block on one die; a
 //!   page FTL stripes them), the classes may be just the dies the FTL happened to put the
@@ -1133,20 +1144,17 @@ fn parallel(
     {
         (classes, moved) = (c, Some(m));
     }
-    // No more classes than the area's blocks (+1, a log block) in one zone of four or more, no
-    // buffer: maybe a block-mapped FTL's blocks, not its dies; table loads tell dies apart.
+    // No more classes than the area's blocks and a log block each (BAST gives every logical
+    // block one), +1, in one zone of four or more, no buffer: maybe a block-mapped FTL's
+    // blocks, not its dies; table loads tell dies apart.
     let blocks = r.block_bytes.map_or(u64::MAX, |b| (fresh.area * unit / b).max(1));
     let wide = cap.min(want) / unit * unit;
     let mut by_tables = None;
     if let Some(z) = zone.filter(|&z| window == 0 && !spaced && 4 * z <= wide) {
-        if classes.units as u64 <= blocks + 1 {
-            write_through(t, 0, wide)?;
-            t.flush()?;
-            let mut across = FreshPages::new(wide / unit, unit, len);
-            let c = table_classes(t, &mut across, one, z)?;
-            if c.units > classes.units {
-                by_tables = Some((wide / z, classes.units));
-                (classes, fresh, moved) = (c, across, None);
+        if classes.units as u64 <= 2 * blocks + 1 {
+            if let Some((c, across, l)) = by_table_loads(t, r, classes.units, (wide, z, unit), one)?
+            {
+                (classes, fresh, moved, by_tables) = (c, across, None, Some(l));
             }
         }
     }
@@ -1160,8 +1168,8 @@ fn parallel(
         }
     }
     parallel_report(r, &classes, one, fresh.outside.is_some());
-    if let Some((zones, within)) = by_tables {
-        table_report(r, &classes, zones, within);
+    if let Some(l) = by_tables {
+        table_report(r, &classes, &l);
     }
     moved_caveats(r, classes.units, moved.as_ref(), (area_read, zone_bound));
     Ok(())
@@ -1425,20 +1433,70 @@ fn cache_window(
     Ok((window, spaced))
 }
 
-/// The pair classes' report when the table loads told the classes apart (`table_classes`):
-/// `zones` tried, `within` the classes pairs within one zone found.
-fn table_report(r: &mut ProbeReport, c: &Classes, zones: u64, within: usize) {
+/// What the table loads found (`by_table_loads`): the zones tried, the classes pairs within
+/// one zone found, and the table stride's period and rewrites when it gave the count.
+struct TableLoads {
+    zones: u64,
+    within: usize,
+    stride: Option<(usize, usize, usize)>,
+}
+
+/// The pair classes' report when the table loads told the classes apart (`table_classes`,
+/// `table_stride`).
+fn table_report(r: &mut ProbeReport, c: &Classes, l: &TableLoads) {
     // Dies that hold no zone's table share one signature, and where the tables lie is the
     // device's own choice: fewer dies may be told apart than there are.
     r.parallel.confidence = r.parallel.confidence.min(0.5);
     r.parallel.how = format!(
-        "{} classes of pages over {} fresh pages in {zones} mapping zones, told apart by which \
+        "{} classes of pages over {} fresh pages in {} mapping zones, told apart by which \
          zones' table loads a read of the page delays (a load waits for a read on its die; \
-         within one zone, pairs showed only {within} units){}",
+         within one zone, pairs showed only {} units){}",
         c.units,
         c.pages,
+        l.zones,
+        l.within,
         if c.exhausted { "; stopped before the count settled" } else { "" },
     );
+    if let Some((period, rewrites, tables)) = l.stride {
+        // Allocation in turn is the FTL's choice.
+        r.parallel.how = format!(
+            "a logical block rewritten {rewrites} times came back to the same zones' table \
+             loads every {period} rewrites (blocks allocated over the dies in turn): {period} \
+             dies; pages classed by table loads found {tables} classes, pairs within one zone \
+             {} units",
+            l.within
+        );
+    }
+}
+
+/// The table loads (`table_classes`) over the first `wide` bytes (written first; zones of
+/// `zone` bytes, reads one per `unit` bytes), and the table stride (`table_stride`) when the
+/// block is known: its period is the count when above the classes the table loads or the
+/// pairs (`within`) found and when its labels tell at least as many dies apart (it must visit
+/// every die those found; an allocator that skips some dies shows a shorter period). Their
+/// classes when they found more than `within`.
+fn by_table_loads(
+    t: &mut dyn Target,
+    r: &ProbeReport,
+    within: usize,
+    (wide, zone, unit): (u64, u64, u64),
+    one: f64,
+) -> Result<Option<(Classes, FreshPages, TableLoads)>, String> {
+    write_through(t, 0, wide)?;
+    t.flush()?;
+    let mut across = FreshPages::new(wide / unit, unit, 4 * KIB);
+    let mut c = table_classes(t, &mut across, one, zone)?;
+    let page = r.effective_page_bytes.unwrap_or(unit);
+    let mut stride = None;
+    if let Some(b) = r.block_bytes.filter(|&b| b >= 2 * page && b <= zone) {
+        if let Some((p, n, labels)) = table_stride(t, (b, page, zone, wide), one)? {
+            let known = c.units.max(within);
+            if p > known && labels >= known {
+                (c.units, c.exhausted, stride) = (p, false, Some((p, n, c.units)));
+            }
+        }
+    }
+    Ok((c.units > within).then_some((c, across, TableLoads { zones: wide / zone, within, stride })))
 }
 
 /// The block moves' report (`moved_report`), if any, and the caveats (`parallel_caveats`),
@@ -2625,6 +2683,99 @@ fn table_classes(
     }
     c.units = sigs.len();
     Ok(c)
+}
+
+/// The table stride: the first logical block (of `block` bytes, in zone 0 of zones of
+/// `zone` bytes over the first `wide` bytes) rewritten again and again goes to a block newly
+/// allocated each time, on a block-mapped FTL that allocates over its dies in turn back on one
+/// die every N rewrites, N the dies. Its die shows in the zones whose first page, read with
+/// a page of it, takes a read more (the zone's table or its data lies on that die; the block's
+/// zone made resident first). The labels' period is N.
+fn table_stride(
+    t: &mut dyn Target,
+    (block, page, zone, wide): (u64, u64, u64, u64),
+    one: f64,
+) -> Result<Option<(usize, usize, usize)>, String> {
+    let len = 4 * KIB;
+    let zones = (wide / zone).min(64);
+    if zones < 3 {
+        return Ok(None);
+    }
+    // A read in zone 0 after one in another zone: a single read with a table load.
+    let mut singles = Vec::new();
+    for i in 0..8u64 {
+        t.read((1 + i % (zones - 1)) * zone, len)?;
+        singles.push(t.read(i % (block / page) * page, len)? as f64);
+    }
+    let one_x = median_f64(singles.into_iter());
+    // The pages of a block on one die (a block-mapped FTL), each block's zone loaded first.
+    let mut hits = 0;
+    for i in 1..5u64 {
+        let b = (i * (zones - 1) / 4) * zone;
+        t.read(b + 2 * page, len)?;
+        let pair = t.read_queue(&[(b, len), (b + page, len)], 2)? as f64;
+        hits += usize::from(pair > 1.5 * one);
+    }
+    if hits < 3 {
+        return Ok(None);
+    }
+    // Every logical block rewritten twice, in order: blocks allocated in turn spread evenly
+    // over the dies, so none is left without room (a die whose planes are all taken is
+    // skipped, and the period would miss it); the second pass merges log blocks the first
+    // left behind (a log block holding earlier probes' writes fills partway through one).
+    let mut ev = Evictor::none();
+    let all = (t.capacity_bytes() / block).min(MOVE_BLOCKS_MAX);
+    for b in 0..2 * all {
+        rewrite_block(t, b % all, (block, page), &mut ev)?;
+    }
+    let mut sigs: Vec<Vec<bool>> = Vec::new();
+    let mut labels = Vec::new();
+    while labels.len() < BLOCK_STRIDE_MAX {
+        // The block's zone resident first: a table load still under way when the rewrite
+        // allocates would make its die look busy, and an allocator picking idle dies skip it.
+        t.read(page, len)?;
+        rewrite_block(t, 0, (block, page), &mut ev)?;
+        let mut sig = Vec::new();
+        for b in 1..zones {
+            t.read(page, len)?;
+            let ns = t.read_queue(&[(page, len), (b * zone, len)], 2)? as f64 - one_x + one;
+            sig.push(ns > 1.5 * one);
+        }
+        let label = if sig.iter().any(|&d| d) {
+            let i = sigs.iter().position(|s| *s == sig).unwrap_or_else(|| {
+                sigs.push(sig);
+                sigs.len() - 1
+            });
+            Some(i as u64)
+        } else {
+            None
+        };
+        labels.push(label);
+        if let Some((p, k)) = sig_period(&labels) {
+            return Ok(Some((p, labels.len(), k)));
+        }
+    }
+    Ok(None)
+}
+
+/// The smallest period of `labels` seen twice over and 8 more, every label equal to the one a
+/// period later, with two different labels in it at least and none but one more than once
+/// (a die's turn comes once a period; dies that hold no table share one label); and the
+/// labels in it.
+fn sig_period(labels: &[Option<u64>]) -> Option<(usize, usize)> {
+    let n = labels.len();
+    (2..=n.saturating_sub(8) / 2).find_map(|p| {
+        let mut seen: Vec<Option<u64>> = labels[..p].to_vec();
+        seen.sort_unstable();
+        let all = seen.len();
+        seen.dedup();
+        let repeated =
+            seen.iter().filter(|&&l| labels[..p].iter().filter(|&&m| m == l).count() > 1);
+        let once = all - seen.len() <= 1 || repeated.count() <= 1;
+        let k = seen.iter().flatten().count();
+        let periodic = (0..n - p).all(|i| labels[i] == labels[i + p]);
+        (k >= 2 && once && periodic).then_some((p, seen.len()))
+    })
 }
 
 /// Whether a page's delays (`sig`) are a class's (`class`: per zone its members tested and

@@ -484,3 +484,21 @@ fn the_die_check_allows_for_a_table_load_in_pairs_across_zones() {
     assert_eq!(r.block_bytes, Some(d.block_bytes), "{}: {}", d.summary, r.block.how);
     assert!(r.block.how.contains("shares its die"), "{}", r.block.how);
 }
+
+/// A hybrid FTL whose mapping zone is one block shows one die within the zone, and table
+/// loads only the dies holding tables: one block rewritten again and again comes back to the
+/// same zones' table loads every N rewrites, N the dies (BAST, 14 dies, table loads 5 before;
+/// FAST, 40 dies, 4 before; FAST, 35 dies on the seed-4 matrix, whose earlier probes' log
+/// blocks fill some dies until the blocks are rewritten twice). A zone of two blocks may show
+/// a log block's die besides theirs: table loads tell the dies apart even so (SAST, 7 dies on
+/// the seed-2 matrix, 3 units within the zone).
+#[test]
+fn a_block_rewritten_again_and_again_counts_the_dies_behind_table_loads() {
+    for (seed, i) in [(1, 18), (1, 76), (4, 3)] {
+        let r = parallel_exact(&draw(seed, i));
+        assert!(r.parallel.how.contains("same zones' table loads"), "{}", r.parallel.how);
+        assert!(r.parallel.confidence <= 0.5, "seed {seed} device {i}");
+    }
+    let r = parallel_exact(&draw(2, 52));
+    assert!(r.parallel.how.contains("pairs showed only 3 units"), "{}", r.parallel.how);
+}
