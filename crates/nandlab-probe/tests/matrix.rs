@@ -47,9 +47,9 @@ fn effective_page_is_exact_on_unbuffered_devices_of_the_random_matrix() {
 
 #[test]
 fn each_probe_is_exact_on_most_of_the_first_twenty_devices_and_rarely_sure_when_wrong() {
-    // (probe, floor): exact on at least this many of devices 0–19 (today page 20, block 19,
-    // zone 20, parallel units 14 of 20; the floors leave at least one of margin).
-    let floors = [("page", 19), ("block", 18), ("zone", 19), ("parallel", 13)];
+    // (probe, floor): exact on at least this many of devices 0–19 (today page 20, block 20,
+    // zone 20, parallel units 16 of 20; the floors leave at least one of margin).
+    let floors = [("page", 19), ("block", 19), ("zone", 19), ("parallel", 15)];
     let mut exact = [0; 4];
     let mut misses = Vec::new();
     // Wrong answers said with confidence >= 0.9: today none (SAST's block, read 2x on devices
