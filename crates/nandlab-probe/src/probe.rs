@@ -325,7 +325,7 @@ pub fn probe(
         h.zone_bytes = report.zone_bytes;
         if halves {
             progress("block halves");
-            halve(target, &mut report, &h, repeats)?;
+            halve(target, &mut report, &h)?;
         }
         die_check(target, &mut report, &h, repeats)?;
     }
@@ -3193,12 +3193,7 @@ fn by_count(r: &mut ProbeReport, per_erase: Option<f64>, w: u64) {
 /// is merged, or cleaned, with nothing to copy), and overwriting a half that straddles two
 /// halves costs several times that (each half of a block it leaves is copied by a merge). On a
 /// page-mapped FTL both cost alike, whatever the block: it does not map by logical blocks.
-fn halve(
-    t: &mut dyn Target,
-    r: &mut ProbeReport,
-    h: &Halving,
-    repeats: usize,
-) -> Result<(), String> {
+fn halve(t: &mut dyn Target, r: &mut ProbeReport, h: &Halving) -> Result<(), String> {
     let mut pages = h.pages;
     let mut confidence = r.block.confidence;
     // At least 4 candidate blocks: a straddling half needs a next block, and merges a few.
@@ -3229,19 +3224,8 @@ fn halve(
             // would (a block half overwritten costs copies: a page FTL's cleaning, a hybrid
             // FTL's partial merges), yet the straddling halves cost little more: unsure which
             // the half is (SAST out of step with its groups reads so at twice its block).
-            // Where pages stop sharing a die may tell (`die_step`).
-            if let Some(block) = die_step(t, h, pages, repeats)? {
-                r.block.how += &format!(
-                    "; page s read together with page 0 shares its die up to s = {} and not \
-                     from {block} on, and so again from a block further on (a block-mapped FTL \
-                     keeps a block on one die)",
-                    block - 1
-                );
-                confidence = confidence.min(0.8);
-                pages = block;
-            } else {
-                confidence *= 0.5;
-            }
+            // Where pages stop sharing a die may tell: `die_check`, right after.
+            confidence *= 0.5;
             break;
         }
         confidence *= (contrast / 6.0).min(1.0);
